@@ -1,0 +1,183 @@
+import AtollCore
+import Foundation
+
+/// An ordered list of values or objects, as a property: `@Persisted var dogs: List<Dog>`.
+///
+/// ```swift
+/// try realm.write { person.dogs.append(rex) }
+/// person.dogs.first?.name
+/// ```
+public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection, CustomStringConvertible {
+    enum Backing {
+        case unmanaged([Element])
+        case managed(ManagedObjectState, Int)
+    }
+
+    var backing: Backing
+
+    public init() { backing = .unmanaged([]) }
+
+    init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
+
+    /// The realm of the owning object, if managed.
+    public var realm: Realm? {
+        if case .managed(let state, _) = backing { return state.realm }
+        return nil
+    }
+
+    public var isInvalidated: Bool {
+        if case .managed(let state, _) = backing { return state.isInvalidated }
+        return false
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public var count: Int {
+        switch backing {
+        case .unmanaged(let elements): elements.count
+        case .managed(let state, let index): state.realm.collectionCount(state, index)
+        }
+    }
+
+    public subscript(position: Int) -> Element {
+        get {
+            switch backing {
+            case .unmanaged(let elements): return elements[position]
+            case .managed(let state, let index):
+                return Self.decode(state.realm.listElement(state, index, at: position))
+            }
+        }
+        set {
+            switch backing {
+            case .unmanaged(var elements):
+                elements[position] = newValue
+                backing = .unmanaged(elements)
+            case .managed(let state, let index):
+                state.realm.listSet(state, index, newValue._atollStored(), at: position)
+            }
+        }
+    }
+
+    static func decode(_ stored: StoredElement) -> Element {
+        guard let element = Element._atollFromStored(stored) else {
+            preconditionFailure("A stored element is not a \(Element.self)")
+        }
+        return element
+    }
+
+    public func append(_ element: Element) { insert(element, at: count) }
+
+    public func append<S: Sequence>(contentsOf elements: S) where S.Element == Element {
+        for element in elements { append(element) }
+    }
+
+    public func insert(_ element: Element, at position: Int) {
+        switch backing {
+        case .unmanaged(var elements):
+            elements.insert(element, at: position)
+            backing = .unmanaged(elements)
+        case .managed(let state, let index):
+            state.realm.listInsert(state, index, element._atollStored(), at: position)
+        }
+    }
+
+    @discardableResult
+    public func remove(at position: Int) -> Element {
+        let element = self[position]
+        switch backing {
+        case .unmanaged(var elements):
+            elements.remove(at: position)
+            backing = .unmanaged(elements)
+        case .managed(let state, let index):
+            state.realm.listRemove(state, index, at: position)
+        }
+        return element
+    }
+
+    public func removeAll() {
+        switch backing {
+        case .unmanaged: backing = .unmanaged([])
+        case .managed(let state, let index): state.realm.collectionClear(state, index)
+        }
+    }
+
+    public func removeLast() { remove(at: count - 1) }
+    public func removeFirst() { remove(at: 0) }
+
+    public func move(from: Int, to: Int) {
+        switch backing {
+        case .unmanaged(var elements):
+            let element = elements.remove(at: from)
+            elements.insert(element, at: to)
+            backing = .unmanaged(elements)
+        case .managed(let state, let index):
+            state.realm.listMove(state, index, from: from, to: to)
+        }
+    }
+
+    public func replace(index: Int, object: Element) { self[index] = object }
+
+    public func swapAt(_ index1: Int, _ index2: Int) {
+        guard index1 != index2 else { return }
+        let first = self[index1]
+        let second = self[index2]
+        self[index1] = second
+        self[index2] = first
+    }
+
+    public func index(of element: Element) -> Int? { firstIndex(of: element) }
+
+    /// The elements as a Swift array.
+    var elements: [Element] {
+        switch backing {
+        case .unmanaged(let elements): return elements
+        case .managed(let state, let index):
+            return state.realm.collectionElements(state, index).map { Self.decode($0.element) }
+        }
+    }
+
+    public var description: String { "List<\(Element.self)> " + elements.description }
+}
+
+extension List: _Persistable {
+    public static var _atollProperty: _PropertyShape {
+        var shape = Element._atollElementShape
+        shape.collection = .list
+        return shape
+    }
+
+    public static func _atollDefault() -> List<Element> { List() }
+
+    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> List<Element> {
+        if let cached = object.collections[index] as? List<Element> { return cached }
+        let list = List(state: object, index: index)
+        object.collections[index] = list
+        return list
+    }
+
+    public static func _atollSet(_ value: List<Element>, _ object: ManagedObjectState, _ index: Int) {
+        let elements = value.elements.map { $0._atollStored() }
+        guard let transaction = object.realm.requireWrite("assign a list") else { return }
+        object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .elements(elements), transaction) }
+    }
+
+    public func _atollContent() -> FieldContent { .elements(elements.map { $0._atollStored() }) }
+
+    public static func _atollFromAny(_ any: Any) throws -> List<Element> {
+        if let list = any as? List<Element> { return list }
+        guard let array = any as? [Any] else {
+            throw Realm.Error(.invalidValue, "a \(type(of: any)) cannot be stored in a List<\(Element.self)>")
+        }
+        let list = List()
+        list.backing = .unmanaged(try array.map { try Element._atollFromAny($0) })
+        return list
+    }
+}
+
+extension List: ExpressibleByArrayLiteral {
+    public convenience init(arrayLiteral elements: Element...) {
+        self.init()
+        backing = .unmanaged(elements)
+    }
+}

@@ -1,0 +1,125 @@
+import AtollCore
+import Foundation
+
+/// String keys to values or objects: `@Persisted var scores: Map<String, Int>`.
+public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible {
+    enum Backing {
+        case unmanaged([String: Value])
+        case managed(ManagedObjectState, Int)
+    }
+
+    var backing: Backing
+
+    public init() { backing = .unmanaged([:]) }
+
+    init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
+
+    public var realm: Realm? {
+        if case .managed(let state, _) = backing { return state.realm }
+        return nil
+    }
+
+    public var count: Int {
+        switch backing {
+        case .unmanaged(let entries): entries.count
+        case .managed(let state, let index): state.realm.collectionCount(state, index)
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    var entries: [(key: String, value: Value)] {
+        switch backing {
+        case .unmanaged(let entries): return entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        case .managed(let state, let index):
+            return state.realm.collectionElements(state, index).map { ($0.key ?? "", List<Value>.decode($0.element)) }
+        }
+    }
+
+    public var keys: [String] { entries.map(\.key) }
+    public var values: [Value] { entries.map(\.value) }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: Value)]> { entries.makeIterator() }
+
+    public subscript(key: Key) -> Value? {
+        get { self[string: key._atollMapKey] }
+        set { self[string: key._atollMapKey] = newValue }
+    }
+
+    subscript(string key: String) -> Value? {
+        get {
+            switch backing {
+            case .unmanaged(let entries): return entries[key]
+            case .managed(let state, let index):
+                return state.realm.mapValue(state, index, key: key).map(List<Value>.decode)
+            }
+        }
+        set {
+            switch backing {
+            case .unmanaged(var entries):
+                entries[key] = newValue
+                backing = .unmanaged(entries)
+            case .managed(let state, let index):
+                if let newValue { state.realm.mapSet(state, index, key: key, newValue._atollStored()) }
+                else { state.realm.mapRemove(state, index, key: key) }
+            }
+        }
+    }
+
+    public func updateValue(_ value: Value, forKey key: Key) { self[key] = value }
+
+    public func removeObject(for key: Key) { self[key] = nil }
+
+    public func removeAll() {
+        switch backing {
+        case .unmanaged: backing = .unmanaged([:])
+        case .managed(let state, let index): state.realm.collectionClear(state, index)
+        }
+    }
+
+    public var description: String { "Map<String, \(Value.self)> " + entries.map { "\($0.key): \($0.value)" }.description }
+}
+
+extension Map: _Persistable {
+    public static var _atollProperty: _PropertyShape {
+        var shape = Value._atollElementShape
+        shape.collection = .map
+        return shape
+    }
+
+    public static func _atollDefault() -> Map<Key, Value> { Map() }
+
+    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Map<Key, Value> {
+        if let cached = object.collections[index] as? Map<Key, Value> { return cached }
+        let map = Map(state: object, index: index)
+        object.collections[index] = map
+        return map
+    }
+
+    public static func _atollSet(_ value: Map<Key, Value>, _ object: ManagedObjectState, _ index: Int) {
+        let entries = value.entries.map { ($0.key, $0.value._atollStored()) }
+        guard let transaction = object.realm.requireWrite("assign a map") else { return }
+        object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .entries(entries), transaction) }
+    }
+
+    public func _atollContent() -> FieldContent { .entries(entries.map { ($0.key, $0.value._atollStored()) }) }
+
+    public static func _atollFromAny(_ any: Any) throws -> Map<Key, Value> {
+        if let map = any as? Map<Key, Value> { return map }
+        guard let dictionary = any as? [String: Any] else {
+            throw Realm.Error(.invalidValue, "a \(type(of: any)) cannot be stored in a Map<String, \(Value.self)>")
+        }
+        let map = Map()
+        for (key, element) in dictionary { map[string: key] = try Value._atollFromAny(element) }
+        return map
+    }
+}
+
+/// The key type of a `Map`: strings.
+public protocol _MapKey: Hashable {
+    var _atollMapKey: String { get }
+}
+
+extension String: _MapKey {
+    public var _atollMapKey: String { self }
+}

@@ -1,0 +1,74 @@
+import AtollCore
+import Foundation
+
+/// The link between a managed object accessor and its row: which realm, table and row, and a cache
+/// of the row's values valid for one snapshot.
+public final class ManagedObjectState {
+    let realm: Realm
+    let table: TableInfo
+    let row: Int64
+    private var cache: [SQLValue]?
+    private var cacheStamp = -1
+    /// Managed collection accessors handed out, so repeated reads return the same instance.
+    var collections: [Int: AnyObject] = [:]
+
+    init(realm: Realm, table: TableInfo, row: Int64, prefetched: [SQLValue]? = nil) {
+        self.realm = realm
+        self.table = table
+        self.row = row
+        if let prefetched {
+            cache = prefetched
+            cacheStamp = realm.stamp
+        }
+    }
+
+    var objectSchema: AtollCore.ObjectSchema { table.schema }
+
+    /// The row's values in the realm's current snapshot, or `nil` when the row is gone.
+    func values() -> [SQLValue]? {
+        if cacheStamp == realm.stamp, let cache { return cache }
+        realm.verifyThread()
+        let fetched = try? realm.connection.fetchOne(table.selectRow, [.integer(row)])
+        cache = fetched
+        cacheStamp = realm.stamp
+        return fetched
+    }
+
+    var isInvalidated: Bool { values() == nil }
+
+    private func liveValues(_ index: Int) -> [SQLValue] {
+        guard let values = values() else {
+            preconditionFailure("Object of type '\(table.name)' has been deleted or invalidated (reading '\(table.property(index).name)')")
+        }
+        return values
+    }
+
+    func scalar(at index: Int) -> Value {
+        let raw = liveValues(index)[table.columnPosition[index]!]
+        return Value(sql: raw, type: table.property(index).type) ?? .null
+    }
+
+    func stored(at index: Int) -> StoredElement {
+        let property = table.property(index)
+        guard property.type == .object else { return .value(scalar(at: index)) }
+        guard case .integer(let target) = liveValues(index)[table.columnPosition[index]!],
+              let targetTable = realm.coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
+        return .object(realm.materialize(targetTable, row: target))
+    }
+
+    func setScalar(_ value: Value, at index: Int) {
+        guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
+        realm.perform(transaction) { try realm.setField(self, index, value, transaction) }
+    }
+
+    func setStored(_ stored: StoredElement, at index: Int) {
+        switch stored {
+        case .value(let value): setScalar(value, at: index)
+        case .object(let object):
+            guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
+            realm.perform(transaction) { try realm.setLink(self, index, object, transaction) }
+        }
+    }
+
+    func invalidateCache() { cacheStamp = -1 }
+}

@@ -1,0 +1,141 @@
+import AtollCore
+import Foundation
+
+/// The common base of `Object` and `EmbeddedObject`: identity, the owning realm, and key-value access.
+open class ObjectBase: Hashable, CustomStringConvertible {
+    /// Set once the object is managed by a realm.
+    package var _managedState: ManagedObjectState?
+
+    public required init() {}
+
+    /// Creates an unmanaged object from a dictionary of property names to values, or an array of
+    /// values in property order, or another object.
+    ///
+    /// ```swift
+    /// let dog = Dog(value: ["name": "Rex", "age": 3])
+    /// ```
+    public convenience init(value: Any) {
+        self.init()
+        do {
+            try ClassInfo.of(type(of: self)).assign(value, to: self)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// The name the schema uses for this class.
+    open class func className() -> String {
+        String(describing: self)
+    }
+
+    /// The realm managing the object, or `nil` while it is unmanaged.
+    public var realm: Realm? { _managedState?.realm }
+
+    /// Whether the object was deleted from its realm, or its realm was invalidated.
+    public var isInvalidated: Bool { _managedState?.isInvalidated ?? false }
+
+    /// Whether the object is a frozen snapshot.
+    public var isFrozen: Bool { _managedState?.realm.isFrozen ?? false }
+
+    /// The schema of this object's type.
+    public var objectSchema: AtollCore.ObjectSchema {
+        _managedState?.objectSchema ?? ClassInfo.of(type(of: self)).schema
+    }
+
+    /// Reads or writes a property by name.
+    public subscript(key: String) -> Any? {
+        get { ClassInfo.of(type(of: self)).value(forKey: key, of: self) }
+        set {
+            do {
+                try ClassInfo.of(type(of: self)).setValue(newValue ?? NSNull(), forKey: key, of: self)
+            } catch {
+                preconditionFailure("\(error)")
+            }
+        }
+    }
+
+    /// Whether two accessors refer to the same stored object (or are the same unmanaged instance).
+    public func isSameObject(as other: ObjectBase?) -> Bool {
+        guard let other else { return false }
+        if self === other { return true }
+        guard let a = _managedState, let b = other._managedState else { return false }
+        return a.table === b.table && a.row == b.row && a.realm.coordinator === b.realm.coordinator
+    }
+
+    public static func == (lhs: ObjectBase, rhs: ObjectBase) -> Bool { lhs.isSameObject(as: rhs) }
+
+    public func hash(into hasher: inout Hasher) {
+        if let state = _managedState {
+            hasher.combine(state.row)
+            hasher.combine(ObjectIdentifier(state.table))
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+
+    open var description: String {
+        let info = ClassInfo.of(type(of: self))
+        if isInvalidated { return "\(info.schema.name) { invalidated }" }
+        let fields = info.schema.properties.map { "\t\($0.name) = \(describe(value(forKey: $0.name)))" }
+        return "\(info.schema.name) {\n" + fields.joined(separator: ";\n") + ";\n}"
+    }
+
+    private func describe(_ value: Any?) -> String {
+        switch value {
+        case nil: "nil"
+        case let object as ObjectBase: "\(object.objectSchema.name)"
+        case let string as String: "\"\(string)\""
+        case let some?: "\(some)"
+        }
+    }
+
+    /// Reads a property by name (Realm's KVC spelling).
+    public func value(forKey key: String) -> Any? { self[key] }
+
+    /// Writes a property by name (Realm's KVC spelling).
+    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+}
+
+/// A top-level persisted object type. Subclass it and declare `@Persisted` properties.
+///
+/// ```swift
+/// class Dog: Object {
+///     @Persisted(primaryKey: true) var _id: ObjectId
+///     @Persisted var name = ""
+///     @Persisted var age = 0
+/// }
+/// ```
+open class Object: ObjectBase {
+    public required init() { super.init() }
+
+    /// The primary key property name, if the type declares one.
+    open class func primaryKey() -> String? {
+        ClassInfo.of(self).schema.primaryKey
+    }
+}
+
+/// An object type with no identity of its own, owned by exactly one parent object.
+/// Deleting the parent deletes it.
+open class EmbeddedObject: ObjectBase {
+    public required init() { super.init() }
+}
+
+extension ObjectBase: RealmCollectionValue {
+    public static var _atollElementShape: _PropertyShape {
+        _PropertyShape(type: .object, objectClass: self)
+    }
+    public func _atollStored() -> StoredElement { .object(self) }
+    public static func _atollFromStored(_ stored: StoredElement) -> Self? {
+        guard case .object(let o) = stored else { return nil }
+        return o as? Self
+    }
+    public static func _atollFromAny(_ any: Any) throws -> Self {
+        if let object = any as? Self { return object }
+        if any is [String: Any] || any is [Any] {
+            let object = self.init()
+            try ClassInfo.of(self).assign(any, to: object)
+            return object
+        }
+        throw Realm.Error(.invalidValue, "\(type(of: any)) value '\(any)' cannot be stored as a \(self) object")
+    }
+}

@@ -1,0 +1,134 @@
+import AtollCore
+
+/// Declares a stored property of an `Object` or `EmbeddedObject`.
+///
+/// ```swift
+/// class Task: Object {
+///     @Persisted(primaryKey: true) var _id: ObjectId
+///     @Persisted(indexed: true) var owner = ""
+///     @Persisted var tags: List<String>
+/// }
+/// ```
+/// Unmanaged objects keep the value in the wrapper; once the object is added to a realm, reads and
+/// writes go to the realm.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+    enum Storage {
+        case unmanaged(Value)
+        case managed(Int)
+    }
+
+    var storage: Storage
+    let options: PersistedOptions
+
+    public init() {
+        storage = .unmanaged(Value._atollDefault())
+        options = []
+    }
+
+    public init(wrappedValue: Value) {
+        storage = .unmanaged(wrappedValue)
+        options = .hasDefault
+    }
+
+    public init(primaryKey: Bool) {
+        storage = .unmanaged(Value._atollDefault())
+        options = primaryKey ? .primaryKey : []
+    }
+
+    public init(wrappedValue: Value, primaryKey: Bool) {
+        storage = .unmanaged(wrappedValue)
+        options = primaryKey ? [.primaryKey, .hasDefault] : .hasDefault
+    }
+
+    public init(indexed: Bool) {
+        storage = .unmanaged(Value._atollDefault())
+        options = indexed ? .indexed : []
+    }
+
+    public init(wrappedValue: Value, indexed: Bool) {
+        storage = .unmanaged(wrappedValue)
+        options = indexed ? [.indexed, .hasDefault] : .hasDefault
+    }
+
+    @available(*, unavailable, message: "@Persisted can only be used on Object and EmbeddedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError() }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError() }
+    }
+
+    public static subscript<EnclosingSelf: ObjectBase>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            switch object[keyPath: storageKeyPath].storage {
+            case .unmanaged(let value): return value
+            case .managed(let index):
+                return Value._atollGet(object._managedState!, index)
+            }
+        }
+        set {
+            switch object[keyPath: storageKeyPath].storage {
+            case .unmanaged:
+                object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+            case .managed(let index):
+                Value._atollSet(newValue, object._managedState!, index)
+            }
+        }
+    }
+}
+
+struct PersistedOptions: OptionSet {
+    let rawValue: UInt8
+    static let primaryKey = PersistedOptions(rawValue: 1)
+    static let indexed = PersistedOptions(rawValue: 2)
+    static let hasDefault = PersistedOptions(rawValue: 4)
+}
+
+/// Type-erased access to a `Persisted` field at a known offset inside an object, used for schema
+/// discovery, for binding an object to a realm, and for key-value access by property name.
+protocol PersistedField {
+    static var shape: _PropertyShape { get }
+    static func options(at pointer: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
+    static func bind(at pointer: UnsafeMutableRawPointer, index: Int)
+    static func content(at pointer: UnsafeRawPointer) -> FieldContent?
+    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, object: ObjectBase) throws
+    static func get(at pointer: UnsafeRawPointer, object: ObjectBase) -> Any
+}
+
+extension Persisted: PersistedField {
+    static var shape: _PropertyShape { Value._atollProperty }
+
+    static func options(at pointer: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool) {
+        let options = pointer.assumingMemoryBound(to: Self.self).pointee.options
+        return (options.contains(.primaryKey), options.contains(.indexed))
+    }
+
+    static func bind(at pointer: UnsafeMutableRawPointer, index: Int) {
+        pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managed(index)
+    }
+
+    static func content(at pointer: UnsafeRawPointer) -> FieldContent? {
+        guard case .unmanaged(let value) = pointer.assumingMemoryBound(to: Self.self).pointee.storage else { return nil }
+        return value._atollContent()
+    }
+
+    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, object: ObjectBase) throws {
+        let field = pointer.assumingMemoryBound(to: Self.self)
+        let value = try Value._atollFromAny(any)
+        switch field.pointee.storage {
+        case .unmanaged: field.pointee.storage = .unmanaged(value)
+        case .managed(let index): Value._atollSet(value, object._managedState!, index)
+        }
+    }
+
+    static func get(at pointer: UnsafeRawPointer, object: ObjectBase) -> Any {
+        switch pointer.assumingMemoryBound(to: Self.self).pointee.storage {
+        case .unmanaged(let value): return value
+        case .managed(let index): return Value._atollGet(object._managedState!, index)
+        }
+    }
+}

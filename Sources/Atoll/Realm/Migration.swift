@@ -1,0 +1,198 @@
+import AtollCore
+import Foundation
+
+/// Passed to a configuration's `migrationBlock` when `schemaVersion` grows: read objects as they
+/// were, write them as they are now, rename properties.
+///
+/// ```swift
+/// config.migrationBlock = { migration, oldVersion in
+///     migration.enumerateObjects(ofType: "Person") { old, new in
+///         new!["fullName"] = "\(old!["firstName"] as! String) \(old!["lastName"] as! String)"
+///     }
+/// }
+/// ```
+public final class Migration: @unchecked Sendable {
+    let connection: Connection
+    /// The schema before and after the migration.
+    public let oldSchema: [AtollCore.ObjectSchema]
+    public let newSchema: [AtollCore.ObjectSchema]
+    private let changes: [SchemaInstaller.Change]
+    private var oldRows: [String: [(row: Int64, values: [String: Any])]] = [:]
+    private var deleted: Set<String> = []
+    private var failure: (any Error)?
+
+    init(connection: Connection, stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema],
+         changes: [SchemaInstaller.Change]) throws {
+        self.connection = connection
+        oldSchema = stored
+        newSchema = declared
+        self.changes = changes
+        for schema in stored {
+            let columns = schema.properties.filter(\.isSingle)
+            let select = "SELECT _row\(columns.map { ", " + StorageLayout.quote($0.name) }.joined()) FROM \(StorageLayout.quote(StorageLayout.table(schema.name))) ORDER BY _row"
+            oldRows[schema.name] = try connection.fetchAll(select).map { row in
+                guard case .integer(let id) = row[0] else { return (0, [:]) }
+                var values: [String: Any] = [:]
+                for (offset, property) in columns.enumerated() {
+                    values[property.name] = Value(sql: row[offset + 1], type: property.type).map(MigrationObject.swiftValue) ?? NSNull()
+                }
+                return (id, values)
+            }
+        }
+    }
+
+    func prepare() {}
+
+    func finish() throws {
+        if let failure { throw failure }
+    }
+
+    private func record(_ body: () throws -> Void) {
+        do { try body() } catch { if failure == nil { failure = error } }
+    }
+
+    /// Calls `block` for every object of `typeName` with its old and new form. `new` is `nil` when the
+    /// type no longer exists; `old` is `nil` for a type added by this migration.
+    public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
+        let newType = newSchema.first { $0.name == typeName }
+        for (row, values) in oldRows[typeName] ?? [] where !deleted.contains("\(typeName)#\(row)") {
+            let old = MigrationObject(migration: self, type: typeName, row: row, oldValues: values)
+            let new = newType.map { MigrationObject(migration: self, type: $0.name, row: row, oldValues: nil) }
+            block(old, new)
+        }
+    }
+
+    /// Creates an object of `typeName` in the new schema.
+    @discardableResult
+    public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
+        var row: Int64 = 0
+        record {
+            try connection.execute("INSERT INTO \(StorageLayout.quote(StorageLayout.table(typeName))) DEFAULT VALUES")
+            row = try connection.lastInsertedRow
+        }
+        let object = MigrationObject(migration: self, type: typeName, row: row, oldValues: nil)
+        if let dictionary = value as? [String: Any] {
+            for (key, element) in dictionary { object[key] = element }
+        }
+        return object
+    }
+
+    /// Deletes an object (given as its old or new form).
+    public func delete(_ object: MigrationObject) {
+        deleted.insert("\(object.type)#\(object.row)")
+        record {
+            try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(object.type))) WHERE _row = ?", [.integer(object.row)])
+        }
+    }
+
+    /// Deletes every object of a type; returns whether the type existed.
+    @discardableResult
+    public func deleteData(forType typeName: String) -> Bool {
+        guard oldSchema.contains(where: { $0.name == typeName }) else { return false }
+        for (row, _) in oldRows[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
+        record { try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(typeName)))") }
+        return true
+    }
+
+    /// Moves a property's data to its new name. The old name must be gone from the new schema and
+    /// the new name must be new in it, with the same type.
+    public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
+        record {
+            guard let old = oldSchema.first(where: { $0.name == typeName })?[property: oldName] else {
+                throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
+            }
+            guard let new = newSchema.first(where: { $0.name == typeName })?[property: newName] else {
+                throw Realm.Error(.schemaMismatch, "Renamed property '\(typeName).\(newName)' is not in the new schema.")
+            }
+            guard old.type == new.type, old.collection == new.collection else {
+                throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' to '\(newName)': their types differ (\(old.typeDescription) vs \(new.typeDescription)).")
+            }
+            var renamed = old
+            renamed.name = "_atoll_renamed"
+            let table = StorageLayout.quote(StorageLayout.table(typeName))
+            if old.isSingle {
+                try connection.execute("UPDATE \(table) SET \(StorageLayout.quote(newName)) = \(StorageLayout.quote(oldName))")
+            } else {
+                let source = StorageLayout.quote(StorageLayout.collectionTable(typeName, old))
+                let target = StorageLayout.quote(StorageLayout.collectionTable(typeName, new))
+                try connection.execute("INSERT INTO \(target) SELECT * FROM \(source)")
+            }
+            for (index, entry) in (oldRows[typeName] ?? []).enumerated() {
+                oldRows[typeName]![index].values[newName] = entry.values[oldName]
+            }
+        }
+    }
+
+    fileprivate func read(_ type: String, _ row: Int64, _ key: String) -> Any? {
+        guard let property = newSchema.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
+        var result: Any?
+        record {
+            let value = try connection.fetchOne("SELECT \(StorageLayout.quote(key)) FROM \(StorageLayout.quote(StorageLayout.table(type))) WHERE _row = ?", [.integer(row)])?.first ?? .null
+            result = Value(sql: value, type: property.type).map(MigrationObject.swiftValue)
+        }
+        return result
+    }
+
+    fileprivate func write(_ type: String, _ row: Int64, _ key: String, _ value: Any?) {
+        record {
+            guard let property = newSchema.first(where: { $0.name == type })?[property: key] else {
+                throw Realm.Error(.invalidValue, "'\(type)' has no property '\(key)' in the new schema")
+            }
+            guard property.isSingle, property.type != .object else {
+                throw Realm.Error(.invalidValue, "'\(type).\(key)': migrations can set scalar properties only")
+            }
+            let converted = value.flatMap { Value(any: $0) } ?? .null
+            try connection.execute("UPDATE \(StorageLayout.quote(StorageLayout.table(type))) SET \(StorageLayout.quote(key)) = ? WHERE _row = ?",
+                                   [converted.sqlValue, .integer(row)])
+        }
+    }
+}
+
+/// An object as a migration sees it: properties by name.
+public final class MigrationObject {
+    unowned let migration: Migration
+    let type: String
+    let row: Int64
+    private let oldValues: [String: Any]?
+
+    init(migration: Migration, type: String, row: Int64, oldValues: [String: Any]?) {
+        self.migration = migration
+        self.type = type
+        self.row = row
+        self.oldValues = oldValues
+    }
+
+    public subscript(key: String) -> Any? {
+        get {
+            if let oldValues {
+                let value = oldValues[key]
+                return value is NSNull ? nil : value
+            }
+            return migration.read(type, row, key)
+        }
+        set {
+            precondition(oldValues == nil, "The old object of a migration is read-only")
+            migration.write(type, row, key, newValue)
+        }
+    }
+
+    static func swiftValue(_ value: Value) -> Any {
+        switch value {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .int(let i): Int(i)
+        case .double(let d): d
+        case .float(let f): f
+        case .string(let s): s
+        case .data(let d): d
+        case .date(let d): d
+        case .objectId(let o): o
+        case .uuid(let u): u
+        case .decimal(let d): d
+        default: value
+        }
+    }
+}
+
+/// The dynamic object type of migrations, under its Realm name.
+public typealias DynamicObject = MigrationObject

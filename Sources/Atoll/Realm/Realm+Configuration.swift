@@ -1,0 +1,87 @@
+import AtollCore
+import Foundation
+
+extension Realm {
+    /// Where a realm lives and what it holds.
+    ///
+    /// ```swift
+    /// var config = Realm.Configuration()
+    /// config.fileURL = folder.appendingPathComponent("tasks.realm")
+    /// config.objectTypes = [Task.self]
+    /// let realm = try Realm(configuration: config)
+    /// ```
+    public struct Configuration: @unchecked Sendable {
+        /// The file holding the realm. Ignored when `inMemoryIdentifier` is set.
+        public var fileURL: URL? {
+            didSet { if fileURL != nil { _inMemoryIdentifier = nil } }
+        }
+        private var _inMemoryIdentifier: String?
+        /// Realms with the same identifier share their data in memory for as long as one is open.
+        public var inMemoryIdentifier: String? {
+            get { _inMemoryIdentifier }
+            set {
+                _inMemoryIdentifier = newValue
+                if newValue != nil { fileURL = nil; _inMemoryIdentifier = newValue }
+            }
+        }
+        /// The types stored; `nil` means every `Object` subclass the process uses.
+        public var objectTypes: [ObjectBase.Type]?
+        public var schemaVersion: UInt64 = 0
+        public var migrationBlock: MigrationBlock?
+        public var deleteRealmIfMigrationNeeded = false
+        public var readOnly = false
+        /// Kept for source compatibility; an encryption key is not supported yet and must be `nil`.
+        public var encryptionKey: Data?
+        /// Called on first open with the file size and used bytes; return `true` to compact.
+        public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
+
+        public init(
+            fileURL: URL? = URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)
+                .appendingPathComponent("default.realm"),
+            inMemoryIdentifier: String? = nil,
+            encryptionKey: Data? = nil,
+            readOnly: Bool = false,
+            schemaVersion: UInt64 = 0,
+            migrationBlock: MigrationBlock? = nil,
+            deleteRealmIfMigrationNeeded: Bool = false,
+            shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
+            objectTypes: [ObjectBase.Type]? = nil
+        ) {
+            self.fileURL = fileURL
+            if let inMemoryIdentifier { self.inMemoryIdentifier = inMemoryIdentifier }
+            self.encryptionKey = encryptionKey
+            self.readOnly = readOnly
+            self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+            self.objectTypes = objectTypes
+        }
+
+        private static let defaultLock = NSLock()
+        nonisolated(unsafe) private static var _default = Configuration()
+
+        /// The configuration `Realm()` uses.
+        public static var defaultConfiguration: Configuration {
+            get { defaultLock.withLock { _default } }
+            set { defaultLock.withLock { _default = newValue } }
+        }
+
+        /// A key identifying the storage this configuration opens.
+        var storageKey: String {
+            if let id = inMemoryIdentifier { return "memory:" + id }
+            return "file:" + (fileURL?.standardizedFileURL.path ?? "")
+        }
+    }
+
+    /// The folder holding `default.realm`: `ATOLL_HOME` if set, else the user's documents folder,
+    /// else the current directory.
+    public static var defaultDirectory: String {
+        if let home = ProcessInfo.processInfo.environment["ATOLL_HOME"] { return home }
+        let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first
+        return documents?.path ?? FileManager.default.currentDirectoryPath
+    }
+}
+
+/// Runs during a migration with the old schema version.
+public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) -> Void

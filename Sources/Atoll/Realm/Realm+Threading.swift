@@ -1,0 +1,181 @@
+import AtollCore
+import Foundation
+
+extension Realm {
+    /// An immutable snapshot of the realm that any thread may read.
+    public func freeze() -> Realm {
+        verifyThread()
+        if isFrozen { return self }
+        do {
+            return try Realm(configuration: configuration, confinement: .frozen)
+        } catch {
+            preconditionFailure("cannot freeze \(coordinator.path): \(error)")
+        }
+    }
+
+    /// A live realm of the same configuration on the current thread.
+    public func thaw() -> Realm {
+        do {
+            return try Realm(configuration: configuration)
+        } catch {
+            preconditionFailure("cannot thaw \(coordinator.path): \(error)")
+        }
+    }
+
+    /// Opens a realm isolated to `actor`: use it only from that actor.
+    ///
+    /// ```swift
+    /// @MainActor func load() async throws {
+    ///     let realm = try await Realm(configuration: config, actor: MainActor.shared)
+    /// }
+    /// ```
+    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
+                                      _ isolation: isolated A = #isolation) async throws {
+        try self.init(configuration: configuration, confinement: .actor(actor))
+    }
+
+    /// Opens a realm on the current actor (or thread) asynchronously.
+    public static func open(configuration: Configuration = .defaultConfiguration,
+                            _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
+        if let isolation { return try Realm(configuration: configuration, confinement: .actor(isolation)) }
+        return try Realm(configuration: configuration)
+    }
+
+    /// Opens a realm and calls `callback` with it (or the error) on `callbackQueue`.
+    @discardableResult
+    public static func asyncOpen(configuration: Configuration = .defaultConfiguration,
+                                 callbackQueue: DispatchQueue = .main,
+                                 callback: @escaping @Sendable (Result<Realm, Swift.Error>) -> Void) -> AsyncOpenTask {
+        callbackQueue.async {
+            do { callback(.success(try Realm(configuration: configuration))) } catch { callback(.failure(error)) }
+        }
+        return AsyncOpenTask()
+    }
+
+    /// Runs `block` in a write transaction on the realm's actor.
+    @discardableResult
+    public func asyncWrite<Result>(_ block: () throws -> Result, _ isolation: isolated (any Actor)? = #isolation) async throws -> Result {
+        try write(block)
+    }
+
+    /// Writes a consistent copy of the realm to `configuration`'s file, which must not exist.
+    public func writeCopy(configuration: Configuration) throws {
+        verifyThread()
+        guard let url = configuration.fileURL, configuration.inMemoryIdentifier == nil else {
+            throw Error(.fileAccess, "writeCopy(configuration:) needs a configuration with a fileURL")
+        }
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw Error(.fileExists, "File at path '\(url.path)' already exists")
+        }
+        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        do {
+            // VACUUM INTO reads the connection's current snapshot: the copy is consistent.
+            try connection.execute("VACUUM INTO ?", [.text(url.path)])
+        } catch {
+            throw Error(.fileAccess, "cannot write a copy to \(url.path): \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
+    }
+
+    /// Realm-level change notifications.
+    public enum Notification: String, Sendable {
+        case didChange = "RLMRealmDidChangeNotification"
+        case refreshRequired = "RLMRealmRefreshRequiredNotification"
+    }
+
+    /// Calls `block` after every change of the realm (own writes and other realms' commits).
+    public func observe(_ block: @escaping (Notification, Realm) -> Void) -> NotificationToken {
+        verifyThread()
+        let token = NotificationToken {}
+        notifiers.add(RealmNotifier(block: block, token: token))
+        return token
+    }
+
+    /// Deletes the files of a realm that no one has open; returns whether a file existed.
+    @discardableResult
+    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
+        guard let url = configuration.fileURL else { return false }
+        guard !RealmCoordinator.isOpen(configuration) else {
+            throw Error(.fileAccess, "Cannot delete files of an open Realm: '\(url.path)' is still in use")
+        }
+        var existed = false
+        for suffix in ["", "-wal", "-shm"] {
+            let path = url.path + suffix
+            if FileManager.default.fileExists(atPath: path) {
+                existed = true
+                try FileManager.default.removeItem(atPath: path)
+            }
+        }
+        return existed
+    }
+}
+
+/// A handle on an asynchronous open.
+public final class AsyncOpenTask: Sendable {
+    public func cancel() {}
+}
+
+final class RealmNotifier: Notifier {
+    let block: (Realm.Notification, Realm) -> Void
+
+    init(block: @escaping (Realm.Notification, Realm) -> Void, token: NotificationToken) {
+        self.block = block
+        super.init(token: token)
+    }
+
+    override func deliver(_ summary: ChangeSummary, in realm: Realm) {
+        guard !summary.isEmpty else { return }
+        block(.didChange, realm)
+    }
+}
+
+/// Passes a managed object, results or list to another thread: resolve it there with
+/// `realm.resolve(_:)`.
+///
+/// ```swift
+/// let ref = ThreadSafeReference(to: dog)
+/// DispatchQueue.global().async {
+///     let realm = try! Realm(configuration: config)
+///     let dog = realm.resolve(ref)
+/// }
+/// ```
+public final class ThreadSafeReference<Confined>: @unchecked Sendable {
+    enum Target {
+        case object(type: String, row: Int64)
+        case results(QueryExpression, type: String)
+    }
+
+    let target: Target
+    let version: Int64
+
+    public init(to object: Confined) where Confined: ObjectBase {
+        guard let state = object._managedState else {
+            preconditionFailure("Cannot construct reference to unmanaged object, which can be passed across threads directly")
+        }
+        target = .object(type: state.table.name, row: state.row)
+        version = state.realm.snapshotVersion
+    }
+
+    public init<E>(to results: Results<E>) where Confined == Results<E> {
+        target = .results(results.core.expression, type: results.core.table?.name ?? "")
+        version = results.core.realm.snapshotVersion
+    }
+}
+
+extension Realm {
+    /// The object a reference names, in this realm, or `nil` if it was deleted.
+    public func resolve<T: ObjectBase>(_ reference: ThreadSafeReference<T>) -> T? {
+        verifyThread()
+        if snapshotVersion < reference.version { refresh() }
+        guard case .object(let type, let row) = reference.target, let table = coordinator.table(named: type) else { return nil }
+        guard (try? connection.fetchOne("SELECT 1 FROM \(table.table) WHERE _row = ?", [.integer(row)])) ?? nil != nil else { return nil }
+        return materialize(table, row: row) as? T
+    }
+
+    /// The results a reference names, evaluated in this realm.
+    public func resolve<E: ObjectBase>(_ reference: ThreadSafeReference<Results<E>>) -> Results<E>? {
+        verifyThread()
+        if snapshotVersion < reference.version { refresh() }
+        guard case .results(let expression, let type) = reference.target else { return nil }
+        return Results(realm: self, table: coordinator.table(named: type), expression: expression)
+    }
+}

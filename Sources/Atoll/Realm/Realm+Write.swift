@@ -1,0 +1,161 @@
+import AtollCore
+import Foundation
+
+/// The state of an open write transaction: the instructions it recorded and the rows it touched.
+final class WriteTransaction {
+    var instructions: [Instruction] = []
+    var summary = ChangeSummary()
+    /// The first error raised by a non-throwing call inside the transaction (`add` of a duplicate
+    /// primary key, say); it makes the transaction fail when committed.
+    var error: Realm.Error?
+    /// Objects added in this transaction, by table, so a repeated add is a no-op.
+    let startedAt = Date()
+
+    func record(_ instruction: Instruction) { instructions.append(instruction) }
+
+    func fail(_ error: Realm.Error) {
+        if self.error == nil { self.error = error }
+    }
+}
+
+/// How `add(_:update:)` and `create(_:value:update:)` treat an existing object with the same key.
+public enum UpdatePolicy: Int, Sendable {
+    /// Adding an object whose primary key exists is an error.
+    case error = 1
+    /// Only properties whose value differs are written (and reported as changed).
+    case modified = 3
+    /// Every property is written.
+    case all = 2
+}
+
+extension Realm {
+    /// Runs `block` in a write transaction and commits it; if `block` throws, nothing is kept.
+    ///
+    /// ```swift
+    /// try realm.write {
+    ///     realm.add(dog)
+    ///     dog.age += 1
+    /// }
+    /// ```
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try connection.run { _ in try block() }
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
+    /// Starts a write transaction; the realm moves to the newest version first.
+    public func beginWrite() throws {
+        try checkThread()
+        guard !isFrozen else { throw Error(.readOnly, "Can't perform transactions on a frozen Realm") }
+        guard !configuration.readOnly else { throw Error(.readOnly, "Can't perform transactions on a read-only Realm") }
+        guard transaction == nil else {
+            throw Error(.alreadyInWriteTransaction, "The Realm is already in a write transaction")
+        }
+        let old = snapshotVersion
+        try advanceForWrite()
+        deliverNotifications(from: old)
+        transaction = WriteTransaction()
+    }
+
+    /// Commits the open write transaction: data and its history record land together or not at all.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try checkThread()
+        guard let transaction else {
+            throw Error(.notInWriteTransaction, "Can't commit a non-existing write transaction")
+        }
+        if let error = transaction.error {
+            cancelWrite()
+            throw error
+        }
+        let old = snapshotVersion
+        let version = old + 1
+        do {
+            try connection.run { _ in
+                if !transaction.instructions.isEmpty {
+                    let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
+                                              instructions: transaction.instructions)
+                    try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
+                                           [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
+                }
+                try connection.execute("UPDATE _atoll_meta SET value = ? WHERE key = 'version'", [.integer(version)])
+                try connection.execute("COMMIT")
+            }
+        } catch {
+            cancelWrite()
+            throw Error(.fileAccess, "the write transaction could not be committed: \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
+        self.transaction = nil
+        try finishWrite(version: version)
+        coordinator.didCommit(version: version, summary: transaction.summary, by: self)
+        notifiers.skip(tokens)
+        deliverNotifications(from: old)
+    }
+
+    /// Discards every change of the open write transaction.
+    public func cancelWrite() {
+        verifyThread()
+        guard transaction != nil else { return }
+        try? connection.execute("ROLLBACK")
+        transaction = nil
+        try? finishWrite(version: nil)
+    }
+
+    /// Writes `block` asynchronously on this realm's thread or actor; `onComplete` gets the error if any.
+    @discardableResult
+    public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Swift.Error?) -> Void)? = nil) -> Int {
+        do {
+            try write(block)
+            onComplete?(nil)
+        } catch {
+            onComplete?(error)
+        }
+        return 0
+    }
+
+    /// Whether an asynchronous write is pending (writes run at once here, so never).
+    public var isPerformingAsynchronousWriteOperations: Bool { false }
+
+    // MARK: Plumbing
+
+    private func advanceForWrite() throws {
+        do {
+            try connection.run { _ in
+                try? connection.execute("COMMIT")
+                try connection.execute("BEGIN IMMEDIATE")
+            }
+        } catch {
+            throw Error(.fileAccess, "cannot start a write transaction on \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
+        try reloadVersion()
+    }
+
+    /// Checks that a change may happen now; records a failure in the transaction otherwise.
+    func requireWrite(_ what: @autoclosure () -> String = "modify objects") -> WriteTransaction? {
+        verifyThread()
+        guard let transaction else {
+            preconditionFailure("Cannot \(what()) outside of a write transaction: call it inside realm.write { }")
+        }
+        guard transaction.error == nil else { return nil }
+        return transaction
+    }
+
+    /// Runs one storage step of a write; an SQLite failure fails the transaction.
+    func perform(_ transaction: WriteTransaction, _ step: () throws -> Void) {
+        do {
+            try step()
+        } catch let error as Error {
+            transaction.fail(error)
+        } catch {
+            transaction.fail(Error(.fileAccess, "a write failed: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+        bumpStamp()
+    }
+}

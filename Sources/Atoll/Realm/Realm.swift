@@ -1,0 +1,264 @@
+import AtollCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A local object database: a file (or a shared in-memory store) of objects, read through
+/// consistent snapshots and changed in write transactions.
+///
+/// ```swift
+/// let realm = try Realm()
+/// try realm.write { realm.add(Task(value: ["name": "Buy milk"])) }
+/// let open = realm.objects(Task.self).where { $0.done == false }
+/// ```
+///
+/// A `Realm` is confined to the thread (or actor) that opened it. Open another one on another
+/// thread, or pass objects across with `ThreadSafeReference`.
+public final class Realm {
+    /// Where a realm may be used.
+    enum Confinement {
+        case thread(pthread_t)
+        case actor(any Actor)
+        case frozen
+    }
+
+    public let configuration: Configuration
+    let coordinator: RealmCoordinator
+    let connection: Connection
+    let confinement: Confinement
+    private let isMainThreadRealm = Thread.isMainThread
+    /// The version of the snapshot this realm reads.
+    private(set) var snapshotVersion: Int64 = 0
+    /// Bumped whenever what the snapshot shows may have changed; object caches compare against it.
+    private(set) var stamp = 0
+    var transaction: WriteTransaction?
+    private var hasReadTransaction = false
+    private let notified = Atomic<Int64>(0)
+    private let refreshPending = Atomic<Bool>(false)
+    var notifiers = NotifierList()
+    /// Whether the realm advances to the newest version on its own when another realm commits.
+    public var autorefresh = true
+
+    var notifiedVersion: Int64 { notified.load(ordering: .relaxed) }
+
+    /// Opens the realm of `configuration` on the current thread.
+    public convenience init(configuration: Configuration = .defaultConfiguration) throws {
+        try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+    }
+
+    /// Opens the default realm at `fileURL`.
+    public convenience init(fileURL: URL) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        try self.init(configuration: configuration)
+    }
+
+    init(configuration: Configuration, confinement: Confinement) throws {
+        guard configuration.encryptionKey == nil else {
+            throw Error(.fileAccess, "encrypted realms are not supported yet; set encryptionKey to nil")
+        }
+        self.configuration = configuration
+        self.confinement = confinement
+        coordinator = try RealmCoordinator.coordinator(for: configuration)
+        do {
+            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
+        } catch {
+            throw Error(.fileAccess, "cannot open \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
+        try beginRead()
+        notified.store(snapshotVersion, ordering: .relaxed)
+        coordinator.register(self)
+    }
+
+    deinit {
+        coordinator.unregister(self)
+        if transaction != nil { try? connection.execute("ROLLBACK") }
+        try? connection.queue.close()
+    }
+
+    // MARK: Confinement
+
+    /// Fails loudly when used from the wrong thread.
+    func verifyThread(_ function: StaticString = #function) {
+        if let message = wrongThreadMessage() { preconditionFailure("\(message) (\(function))") }
+    }
+
+    func checkThread() throws {
+        if let message = wrongThreadMessage() { throw Error(.wrongThread, message) }
+    }
+
+    private func wrongThreadMessage() -> String? {
+        switch confinement {
+        case .thread(let owner):
+            return pthread_equal(owner, pthread_self()) != 0 ? nil
+                : "Realm accessed from incorrect thread: a Realm is confined to the thread that opened it; open another Realm on this thread or pass a ThreadSafeReference"
+        case .actor, .frozen:
+            return nil
+        }
+    }
+
+    public var isFrozen: Bool {
+        if case .frozen = confinement { return true }
+        return false
+    }
+
+    // MARK: Snapshots
+
+    private func beginRead() throws {
+        try connection.run { _ in
+            try connection.execute("BEGIN DEFERRED")
+            snapshotVersion = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'version'") ?? 0
+        }
+        hasReadTransaction = true
+        stamp &+= 1
+    }
+
+    /// Inside a fresh write transaction: reads the newest version.
+    func reloadVersion() throws {
+        hasReadTransaction = false
+        snapshotVersion = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'version'") ?? 0
+        stamp &+= 1
+    }
+
+    /// After a commit or rollback: opens the next read snapshot.
+    func finishWrite(version: Int64?) throws {
+        hasReadTransaction = false
+        try beginRead()
+        if let version { precondition(snapshotVersion >= version, "the committed version is not visible") }
+    }
+
+    func bumpStamp() { stamp &+= 1 }
+
+    private func endRead() throws {
+        guard hasReadTransaction else { return }
+        try connection.execute("COMMIT")
+        hasReadTransaction = false
+    }
+
+    /// Moves the realm to the newest version and delivers notifications for what changed.
+    /// Returns whether the version changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        verifyThread()
+        guard !isFrozen, transaction == nil else { return false }
+        let old = snapshotVersion
+        do {
+            try endRead()
+            try beginRead()
+        } catch {
+            preconditionFailure("cannot refresh \(coordinator.path): \(error)")
+        }
+        deliverNotifications(from: old)
+        return snapshotVersion != old
+    }
+
+    /// Called by another realm's commit, from its thread.
+    func scheduleRefresh() {
+        guard autorefreshEnabled, !refreshPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let box = UncheckedRealm(realm: self)
+        switch confinement {
+        case .actor(let actor):
+            _Concurrency.Task { await runIsolated(actor) { box.realm?.autoRefresh() } }
+        case .thread:
+            if isMainThreadRealm {
+                DispatchQueue.main.async { box.realm?.autoRefresh() }
+            }
+            // Other threads have no run loop to deliver on: they advance at their next refresh()
+            // or write.
+        case .frozen:
+            break
+        }
+    }
+
+    private var autorefreshEnabled: Bool {
+        // Read from other threads; the flag only ever gates a harmless extra refresh.
+        autorefresh && !isFrozen
+    }
+
+    private func autoRefresh() {
+        refreshPending.store(false, ordering: .relaxed)
+        guard autorefresh, transaction == nil else { return }
+        refresh()
+    }
+
+    func deliverNotifications(from old: Int64) {
+        let summary = coordinator.changes(from: old, to: snapshotVersion)
+        notified.store(snapshotVersion, ordering: .relaxed)
+        notifiers.deliver(summary, in: self)
+    }
+
+    // MARK: Properties
+
+    /// The schema of the realm's tables.
+    public var schema: Schema {
+        (try? Schema(coordinator.allTables.map(\.schema))) ?? .empty
+    }
+
+    /// Whether the realm holds no objects.
+    public var isEmpty: Bool {
+        verifyThread()
+        for table in coordinator.allTables where !table.schema.isEmbedded {
+            if (try? connection.fetchOne("SELECT 1 FROM \(table.table) LIMIT 1")) ?? nil != nil { return false }
+        }
+        return true
+    }
+
+    public var isInWriteTransaction: Bool { transaction != nil }
+
+    /// Ends the realm's use of its snapshot; objects read from it become invalid until `refresh()`.
+    public func invalidate() {
+        verifyThread()
+        if transaction != nil { cancelWrite() }
+        stamp &+= 1
+    }
+
+    /// The table of `type`, created on first use when the configuration lists no object types.
+    func table(for type: ObjectBase.Type, create: Bool) throws -> TableInfo? {
+        let info = ClassInfo.of(type)
+        if let table = coordinator.table(named: info.schema.name) {
+            guard table.classInfo != nil || table.schema == info.schema else {
+                return table
+            }
+            return table
+        }
+        guard create else { return nil }
+        if let types = configuration.objectTypes, !types.contains(where: { $0 == type }) {
+            throw Error(.schemaMismatch, "Object type '\(info.schema.name)' is not managed by this Realm: add it to the configuration's objectTypes")
+        }
+        guard !configuration.readOnly else {
+            throw Error(.readOnly, "Object type '\(info.schema.name)' is not in the read-only realm \(coordinator.path)")
+        }
+        let newInfos = ClassInfo.closure(of: [type]).filter { coordinator.table(named: $0.schema.name) == nil }
+        do {
+            _ = try Schema(coordinator.allTables.map(\.schema) + newInfos.map(\.schema))
+        } catch let error as SchemaError {
+            throw Error(.invalidSchema, error.message, underlying: error)
+        }
+        let adopt = {
+            try SchemaInstaller.addTypes(newInfos.map(\.schema), connection: self.connection, path: self.coordinator.path)
+            for info in newInfos {
+                self.coordinator.install(TableInfo(schema: info.schema, classInfo: info))
+                self.transaction?.record(.addTable(info.schema))
+            }
+        }
+        if transaction != nil {
+            try adopt()
+        } else {
+            try write(withoutNotifying: []) { try adopt() }
+        }
+        return coordinator.table(named: info.schema.name)
+    }
+}
+
+/// Runs `body` isolated to `actor`.
+func runIsolated(_ actor: isolated any Actor, _ body: () -> Void) {
+    body()
+}
+
+
+/// Lets a realm reference cross into a closure that runs on the realm's own thread or actor.
+struct UncheckedRealm: @unchecked Sendable {
+    weak var realm: Realm?
+}

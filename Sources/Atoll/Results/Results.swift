@@ -1,0 +1,191 @@
+import AtollCore
+import Foundation
+
+/// The objects of a type that match a query, in the realm's current snapshot. Results are lazy
+/// (nothing is read until used) and live (they reflect later writes once the realm advances).
+///
+/// ```swift
+/// let mine = realm.objects(Task.self).filter("owner == %@", "Frodo").sorted(byKeyPath: "priority")
+/// for task in mine { print(task.name) }
+/// ```
+public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+    let core: ResultsCore
+
+    init(realm: Realm, table: TableInfo?, expression: QueryExpression = QueryExpression(predicate: .truePredicate)) {
+        core = ResultsCore(realm: realm, table: table, expression: expression)
+    }
+
+    init(core: ResultsCore) { self.core = core }
+
+    /// The realm the results read from.
+    public var realm: Realm? { core.realm }
+
+    public var isFrozen: Bool { core.realm.isFrozen }
+
+    /// Whether the realm was invalidated.
+    public var isInvalidated: Bool { false }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The number of matching objects.
+    /// - Complexity: O(n) on first use after a change, then O(1).
+    public var count: Int { core.rows().count }
+
+    public subscript(position: Int) -> Element {
+        let rows = core.rows()
+        precondition(position >= 0 && position < rows.count, "Index \(position) is out of bounds (must be less than \(rows.count)).")
+        return core.object(at: position, rows) as! Element
+    }
+
+    public var first: Element? { isEmpty ? nil : self[0] }
+    public var last: Element? { isEmpty ? nil : self[count - 1] }
+
+    public func index(of object: Element) -> Int? {
+        guard let state = object._managedState, state.table === core.table else { return nil }
+        return core.rows().firstIndex { $0.row == state.row }
+    }
+
+    public var description: String { "Results<\(Element.self)> (\(count) objects)" }
+
+    // MARK: Derived results
+
+    func with(_ expression: QueryExpression) -> Results<Element> {
+        Results(core: ResultsCore(realm: core.realm, table: core.table, expression: expression))
+    }
+
+    /// Narrows the results with a query in the Realm Query Language.
+    ///
+    /// ```swift
+    /// results.filter("owner == %@ AND priority > %d", "Frodo", 5)
+    /// ```
+    /// An invalid query stops the program with a message saying what is wrong and where; use
+    /// ``filter(query:arguments:)`` to get the error as a value.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        do {
+            return try filter(query: predicateFormat, arguments: args)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Narrows the results with a query, throwing a `Realm.Error` with code `.invalidQuery` when the
+    /// query does not parse or does not fit the schema.
+    public func filter(query: String, arguments: [Any] = []) throws -> Results<Element> {
+        let values = try arguments.map { argument -> AtollCore.Value in
+            try QueryArguments.value(argument)
+        }
+        let parsed: QueryExpression
+        do {
+            parsed = try QueryExpression.parse(query, arguments: values)
+        } catch {
+            throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
+        }
+        let combined = core.expression.and(parsed)
+        try core.validate(combined)
+        return with(combined)
+    }
+
+    /// Sorts by a key path (`"dog.name"` goes through a link).
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        with(core.expression.sorted(by: QueryKeyPath(keyPath), ascending: ascending))
+    }
+
+    /// Sorts by several properties, most significant first.
+    public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        var expression = core.expression
+        expression.clauses.append(.sort(descriptors.map { QuerySortKey(QueryKeyPath($0.keyPath), ascending: $0.ascending) }))
+        return with(expression)
+    }
+
+    /// Keeps the first object of each distinct combination of the given properties.
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        with(core.expression.distinct(by: keyPaths.map { QueryKeyPath($0) }))
+    }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property among the results, or `nil` when empty.
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? {
+        core.aggregate(property).compactMap { T(_atollValue: $0) }.min { a, b in
+            a._atollValue.compare(to: b._atollValue) == .orderedAscending
+        }
+    }
+
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? {
+        core.aggregate(property).compactMap { T(_atollValue: $0) }.max { a, b in
+            a._atollValue.compare(to: b._atollValue) == .orderedAscending
+        }
+    }
+
+    /// The sum of a numeric property (0 when empty).
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T {
+        core.aggregate(property).compactMap { T(_atollValue: $0) }.reduce(.zero, +)
+    }
+
+    /// The mean of a numeric property, or `nil` when empty.
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        let values = core.aggregate(property).compactMap(\.numericValue)
+        guard !values.isEmpty else { return nil }
+        return T(values.reduce(0, +) / Double(values.count))
+    }
+
+    // MARK: Freezing
+
+    /// An immutable copy of the results that can be read from any thread.
+    public func freeze() -> Results<Element> {
+        if isFrozen { return self }
+        let frozen = core.realm.freeze()
+        return Results(core: ResultsCore(realm: frozen, table: core.table, expression: core.expression))
+    }
+
+    /// The live results of a frozen copy, on the current thread's realm.
+    public func thaw() -> Results<Element>? {
+        guard isFrozen, let live = try? Realm(configuration: core.realm.configuration) else { return self }
+        return Results(core: ResultsCore(realm: live, table: core.table, expression: core.expression))
+    }
+}
+
+/// One sort key for `sorted(by:)`.
+public struct SortDescriptor: Sendable, Hashable, ExpressibleByStringLiteral {
+    public var keyPath: String
+    public var ascending: Bool
+
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+
+    public init(stringLiteral value: String) { self.init(keyPath: value) }
+
+    public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
+}
+
+extension AtollCore.Value {
+    var numericValue: Double? {
+        switch self {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        case .float(let f): Double(f)
+        case .decimal(let d): d.doubleValue
+        default: nil
+        }
+    }
+}
+
+/// Converts query arguments passed from Swift into values.
+enum QueryArguments {
+    static func value(_ argument: Any) throws -> AtollCore.Value {
+        if let value = AtollCore.Value(any: argument) { return value }
+        if let object = argument as? ObjectBase {
+            guard let state = object._managedState else {
+                throw Realm.Error(.invalidQuery, "an unmanaged object cannot be a query argument")
+            }
+            return .link(ObjectLink(objectType: state.table.name, primaryKey: .int(state.row)))
+        }
+        if let array = argument as? [Any] { return .list(try array.map(value)) }
+        if let set = argument as? Set<AnyHashable> { return .list(try set.map { try value($0.base) }) }
+        if case Optional<Any>.none = argument { return .null }
+        throw Realm.Error(.invalidQuery, "a \(type(of: argument)) cannot be a query argument")
+    }
+}

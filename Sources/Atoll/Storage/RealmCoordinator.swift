@@ -1,0 +1,150 @@
+import AtollCore
+import Foundation
+import Synchronization
+
+/// Process-wide state of one realm file: its tables, the newest committed version, recent change
+/// summaries (for notifications) and the open `Realm` instances to notify.
+final class RealmCoordinator: @unchecked Sendable {
+    let key: String
+    let path: String
+    let isInMemory: Bool
+    let readOnly: Bool
+
+    private let lock = NSLock()
+    private var tables: [String: TableInfo] = [:]
+    private var _latestVersion: Int64 = 0
+    private var log: [(version: Int64, summary: ChangeSummary)] = []
+    private var realms: [WeakRealm] = []
+
+    private struct WeakRealm { weak var realm: Realm? }
+
+    private static let registry = Mutex<[String: WeakCoordinator]>([:])
+    private struct WeakCoordinator { weak var coordinator: RealmCoordinator? }
+
+    private init(key: String, path: String, isInMemory: Bool, readOnly: Bool) {
+        self.key = key
+        self.path = path
+        self.isInMemory = isInMemory
+        self.readOnly = readOnly
+    }
+
+    deinit {
+        if isInMemory {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+
+    /// The coordinator for `configuration`'s storage, opening and migrating the file on first use.
+    static func coordinator(for configuration: Realm.Configuration) throws -> RealmCoordinator {
+        let key = configuration.storageKey
+        // Opening is serialized so two threads never migrate the same file at once.
+        return try registry.withLock { registry in
+            if let existing = registry[key]?.coordinator { return existing }
+            let coordinator = try open(configuration, key: key)
+            registry[key] = WeakCoordinator(coordinator: coordinator)
+            return coordinator
+        }
+    }
+
+    /// Whether any `Realm` of this storage is open in the process.
+    static func isOpen(_ configuration: Realm.Configuration) -> Bool {
+        registry.withLock { $0[configuration.storageKey]?.coordinator != nil }
+    }
+
+    private static func open(_ configuration: Realm.Configuration, key: String) throws -> RealmCoordinator {
+        let path: String
+        let inMemory = configuration.inMemoryIdentifier != nil
+        if let id = configuration.inMemoryIdentifier {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-memory", isDirectory: true)
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let name = "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)-" +
+                String(id.unicodeScalars.filter { $0.properties.isAlphabetic || ("0"..."9").contains($0) }.prefix(40))
+            path = folder.appendingPathComponent(name).path
+        } else {
+            guard let url = configuration.fileURL else {
+                throw Realm.Error(.fileAccess, "the configuration has neither a fileURL nor an inMemoryIdentifier")
+            }
+            path = url.standardizedFileURL.path
+            let folder = url.deletingLastPathComponent()
+            if !configuration.readOnly {
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw Realm.Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)")
+                }
+            } else if !FileManager.default.fileExists(atPath: path) {
+                throw Realm.Error(.fileAccess, "cannot open \(path) read-only: the file does not exist")
+            }
+        }
+        let coordinator = RealmCoordinator(key: key, path: path, isInMemory: inMemory, readOnly: configuration.readOnly)
+        try SchemaInstaller(coordinator: coordinator, configuration: configuration).run()
+        return coordinator
+    }
+
+    // MARK: Tables
+
+    func table(named name: String) -> TableInfo? { lock.withLock { tables[name] } }
+
+    var allTables: [TableInfo] { lock.withLock { Array(tables.values) }.sorted { $0.name < $1.name } }
+
+    func install(_ table: TableInfo) { lock.withLock { tables[table.name] = table } }
+
+    /// Tables and properties that link to `type`, for cleaning up after a delete.
+    func incomingLinks(to type: String) -> [(TableInfo, Int)] {
+        allTables.flatMap { table in
+            table.schema.properties.indices.compactMap { index in
+                table.schema.properties[index].objectType == type ? (table, index) : nil
+            }
+        }
+    }
+
+    // MARK: Versions and notifications
+
+    var latestVersion: Int64 { lock.withLock { _latestVersion } }
+
+    func setLatestVersion(_ version: Int64) { lock.withLock { _latestVersion = max(_latestVersion, version) } }
+
+    func register(_ realm: Realm) {
+        lock.withLock {
+            realms.removeAll { $0.realm == nil }
+            realms.append(WeakRealm(realm: realm))
+        }
+    }
+
+    func unregister(_ realm: Realm) {
+        lock.withLock { realms.removeAll { $0.realm == nil || $0.realm === realm } }
+    }
+
+    /// Records a commit and tells every other open realm of this file that it can advance.
+    func didCommit(version: Int64, summary: ChangeSummary, by committer: Realm) {
+        let others: [Realm] = lock.withLock {
+            _latestVersion = max(_latestVersion, version)
+            log.append((version, summary))
+            trimLog()
+            return realms.compactMap(\.realm).filter { $0 !== committer }
+        }
+        for realm in others { realm.scheduleRefresh() }
+    }
+
+    /// The changes between two versions, or a wholesale marker when the log no longer covers them.
+    func changes(from old: Int64, to new: Int64) -> ChangeSummary {
+        lock.withLock {
+            var summary = ChangeSummary()
+            guard old < new else { return summary }
+            let covered = log.first.map { $0.version <= old + 1 } ?? false
+            guard covered else {
+                summary.isWholesale = true
+                return summary
+            }
+            for entry in log where entry.version > old && entry.version <= new { summary.append(entry.summary) }
+            return summary
+        }
+    }
+
+    private func trimLog() {
+        // Keep what the slowest open realm still needs to compute its notifications.
+        let oldest = realms.compactMap { $0.realm?.notifiedVersion }.min() ?? _latestVersion
+        log.removeAll { $0.version <= oldest }
+        if log.count > 10_000 { log.removeFirst(log.count - 10_000) }
+    }
+}

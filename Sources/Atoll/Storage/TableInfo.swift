@@ -1,0 +1,110 @@
+import AtollCore
+import Foundation
+
+/// How one object type is laid out in SQLite, with its statements prepared as text.
+final class TableInfo: @unchecked Sendable {
+    let schema: AtollCore.ObjectSchema
+    let classInfo: ClassInfo?
+    let table: String
+    /// Property indices of the single-valued properties, in column order of `selectRow`.
+    let columns: [Int]
+    /// For each property, its position in a fetched row (`nil` for collections).
+    let columnPosition: [Int?]
+    let selectRow: String
+    let insertRow: String
+    let primaryKeyIndex: Int?
+
+    init(schema: AtollCore.ObjectSchema, classInfo: ClassInfo?) {
+        self.schema = schema
+        self.classInfo = classInfo
+        table = StorageLayout.quote(StorageLayout.table(schema.name))
+        columns = schema.properties.indices.filter { schema.properties[$0].isSingle }
+        var positions = [Int?](repeating: nil, count: schema.properties.count)
+        for (position, index) in columns.enumerated() { positions[index] = position }
+        columnPosition = positions
+        let names = columns.map { StorageLayout.quote(schema.properties[$0].name) }
+        selectRow = "SELECT \(names.isEmpty ? "NULL" : names.joined(separator: ", ")) FROM \(table) WHERE _row = ?"
+        let extra = schema.isEmbedded ? ["_parent_type", "_parent_row", "_parent_prop"] : []
+        let all = names + extra
+        insertRow = all.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
+            : "INSERT INTO \(table) (\(all.joined(separator: ", "))) VALUES (\(all.map { _ in "?" }.joined(separator: ", ")))"
+        primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
+    }
+
+    var name: String { schema.name }
+
+    func property(_ index: Int) -> Property { schema.properties[index] }
+
+    func collectionTable(_ index: Int) -> String {
+        StorageLayout.quote(StorageLayout.collectionTable(schema.name, schema.properties[index]))
+    }
+
+    func column(_ index: Int) -> String { StorageLayout.quote(schema.properties[index].name) }
+
+    // MARK: DDL
+
+    static func affinity(_ property: Property) -> String {
+        switch property.type {
+        case .bool, .int, .object: "INTEGER"
+        case .double, .float, .date: "REAL"
+        case .string: "TEXT"
+        case .decimal128: "TEXT COLLATE \(StorageLayout.decimalCollation)"
+        case .data, .objectId, .uuid: "BLOB"
+        }
+    }
+
+    /// Statements creating the table, its collection tables and its indexes.
+    static func createStatements(for schema: AtollCore.ObjectSchema) -> [String] {
+        let table = StorageLayout.quote(StorageLayout.table(schema.name))
+        var columns = ["_row INTEGER PRIMARY KEY AUTOINCREMENT"]
+        var statements: [String] = []
+        for property in schema.properties where property.isSingle {
+            columns.append(columnDefinition(property))
+        }
+        if schema.isEmbedded {
+            columns += ["_parent_type TEXT", "_parent_row INTEGER", "_parent_prop TEXT"]
+        }
+        statements.append("CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
+        for property in schema.properties {
+            statements += propertyStatements(schema.name, property)
+        }
+        return statements
+    }
+
+    static func columnDefinition(_ property: Property) -> String {
+        StorageLayout.quote(property.name) + " " + affinity(property)
+    }
+
+    /// Collection table and index statements for one property.
+    static func propertyStatements(_ type: String, _ property: Property) -> [String] {
+        let table = StorageLayout.quote(StorageLayout.table(type))
+        var statements: [String] = []
+        let element = affinity(property)
+        switch property.collection {
+        case .single:
+            if property.isPrimaryKey {
+                statements.append("CREATE UNIQUE INDEX \(StorageLayout.quote("pk_\(type)_\(property.name)")) ON \(table)(\(StorageLayout.quote(property.name)))")
+            } else if property.isIndexed || property.type == .object {
+                statements.append("CREATE INDEX \(StorageLayout.quote("idx_\(type)_\(property.name)")) ON \(table)(\(StorageLayout.quote(property.name)))")
+            }
+        case .list:
+            let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, pos INTEGER NOT NULL, value \(element), PRIMARY KEY (owner, pos)) WITHOUT ROWID")
+            if property.type == .object { statements.append(valueIndex(name, type, property)) }
+        case .set:
+            let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, value \(element))")
+            statements.append("CREATE INDEX \(StorageLayout.quote("own_\(type)_\(property.name)")) ON \(name)(owner, value)")
+            if property.type == .object { statements.append(valueIndex(name, type, property)) }
+        case .map:
+            let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, key TEXT NOT NULL, value \(element), PRIMARY KEY (owner, key)) WITHOUT ROWID")
+            if property.type == .object { statements.append(valueIndex(name, type, property)) }
+        }
+        return statements
+    }
+
+    private static func valueIndex(_ table: String, _ type: String, _ property: Property) -> String {
+        "CREATE INDEX \(StorageLayout.quote("val_\(type)_\(property.name)")) ON \(table)(value)"
+    }
+}

@@ -1,0 +1,97 @@
+/// A query checked against a schema: every key path resolved to properties and every constant
+/// converted to the type it is compared with. Evaluate it on objects in memory with
+/// ``evaluate(on:resolver:)``, or turn it into SQL with ``SQLTranslator``; both give the same answers.
+///
+/// ```swift
+/// let query = try BoundQuery(parsing: "owner == %@ AND priority > 2", arguments: [.string("Frodo")],
+///                            objectType: "Task", schema: schema)
+/// query.evaluate(on: ["owner": .string("Frodo"), "priority": .int(3)], resolver: NoLinkResolver())  // true
+/// ```
+public struct BoundQuery: Sendable, Hashable {
+    public let schema: Schema
+    public let objectType: String
+    /// The query as parsed or built.
+    public let expression: QueryExpression
+    let predicate: BoundPredicate
+    /// The tail clauses, in the order written.
+    public let clauses: [BoundClause]
+}
+
+/// A bound tail clause.
+public enum BoundClause: Sendable, Hashable, CustomStringConvertible {
+    case sort([BoundKey])
+    case distinct([BoundKey])
+    case limit(Int)
+
+    public var description: String {
+        switch self {
+        case .sort(let keys):
+            "SORT(" + keys.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
+        case .distinct(let keys): "DISTINCT(" + keys.map(\.keyPath.description).joined(separator: ", ") + ")"
+        case .limit(let n): "LIMIT(\(n))"
+        }
+    }
+}
+
+/// A key of `SORT` or `DISTINCT`: a key path with one value per object (through to-one links only).
+public struct BoundKey: Sendable, Hashable {
+    public let keyPath: QueryKeyPath
+    /// Always `true` for `DISTINCT` keys.
+    public let ascending: Bool
+    let scalar: BoundScalar
+    /// The property type the key path ends at (`.object` for a link).
+    public let type: PropertyType
+}
+
+/// How a bound predicate compares two values.
+enum BoundComparison: String, Sendable, Hashable {
+    case equal = "IS", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+}
+
+/// `@sum`, `@avg`, `@min` or `@max`.
+enum BoundAggregate: Sendable, Hashable {
+    case sum, average, minimum, maximum
+}
+
+indirect enum BoundPredicate: Sendable, Hashable {
+    case constant(Bool)
+    case and(BoundPredicate, BoundPredicate)
+    case or(BoundPredicate, BoundPredicate)
+    case not(BoundPredicate)
+    /// `decimal`: compare with the Decimal128 collation.
+    case compare(BoundScalar, BoundComparison, BoundScalar, decimal: Bool)
+    /// A string operator or a case-insensitive `==`, through ``StringOperator/evaluate(_:_:_:caseInsensitive:)``.
+    case string(StringOperator, BoundScalar, BoundScalar, caseInsensitive: Bool)
+    /// The inner predicate sees each element as context `collection.context`.
+    case quantified(QueryQuantifier, BoundCollection, BoundPredicate)
+}
+
+/// An expression with one value, evaluated where some contexts (the object, collection elements) are set.
+indirect enum BoundScalar: Sendable, Hashable {
+    case constant(Value)
+    /// Context 0 is the object the query runs on; others are collection elements.
+    case context(Int)
+    /// A property of the object that `base` evaluates to (`null` when `base` is `null`).
+    case property(BoundScalar, owner: String, Property)
+    /// `map['key']` of the object that `base` evaluates to.
+    case mapValue(BoundScalar, owner: String, Property, key: String)
+    case count(BoundCollection)
+    /// `element` is evaluated for each element with the collection's context set; `type` is its type.
+    case aggregate(BoundAggregate, BoundCollection, element: BoundScalar, type: PropertyType)
+    /// The length of a string (Unicode scalars) or data (bytes).
+    case size(BoundScalar)
+}
+
+/// A collection property of the object `base` evaluates to.
+struct BoundCollection: Sendable, Hashable {
+    var base: BoundScalar
+    var owner: String
+    var property: Property
+    /// Iterate a map's keys instead of its values.
+    var keys: Bool
+    /// The context each element is bound to.
+    var context: Int
+
+    /// The object type of the elements, when they are objects.
+    var elementObjectType: String? { keys ? nil : property.objectType }
+}

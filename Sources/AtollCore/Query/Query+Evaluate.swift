@@ -1,0 +1,206 @@
+import Foundation
+
+/// Finds the objects that links point to, for evaluating queries in memory.
+public protocol ObjectResolver {
+    /// The property values of the linked object, or `nil` if it does not exist.
+    func object(for link: ObjectLink) -> [String: Value]?
+}
+
+/// A resolver for objects without links: every link resolves to nothing.
+public struct NoLinkResolver: ObjectResolver {
+    public init() {}
+    public func object(for link: ObjectLink) -> [String: Value]? { nil }
+}
+
+/// A resolver over objects held in a dictionary.
+public struct DictionaryObjectResolver: ObjectResolver, Sendable {
+    public var objects: [ObjectLink: [String: Value]]
+    public init(_ objects: [ObjectLink: [String: Value]]) { self.objects = objects }
+    public func object(for link: ObjectLink) -> [String: Value]? { objects[link] }
+}
+
+extension BoundQuery {
+    /// Whether `object` (property name → value) matches the predicate. Missing properties are `null`,
+    /// missing collections empty; links are resolved through `resolver`.
+    ///
+    /// Nulls behave as in Realm: `x == nil` holds for null, `x != "a"` holds for null, and `<`, `<=`, `>`,
+    /// `>=` and the string operators never hold when either side is null.
+    public func evaluate(on object: [String: Value], resolver: some ObjectResolver) -> Bool {
+        QueryEvaluator(resolver: resolver, contexts: [0: .object(object)]).test(predicate)
+    }
+}
+
+/// Evaluates bound predicates with some contexts (the object, the current collection elements) set.
+struct QueryEvaluator<Resolver: ObjectResolver> {
+    let resolver: Resolver
+    var contexts: [Int: Value]
+
+    func test(_ predicate: BoundPredicate) -> Bool {
+        switch predicate {
+        case .constant(let value): return value
+        case .and(let a, let b): return test(a) && test(b)
+        case .or(let a, let b): return test(a) || test(b)
+        case .not(let a): return !test(a)
+        case .compare(let lhs, let op, let rhs, _):
+            let a = value(lhs), b = value(rhs)
+            switch op {
+            case .equal: return QueryOrdering.equal(a, b)
+            case .notEqual: return !QueryOrdering.equal(a, b)
+            default:
+                guard !a.isNull, !b.isNull, let order = QueryOrdering.compare(a, b) else { return false }
+                switch op {
+                case .less: return order == .orderedAscending
+                case .lessOrEqual: return order != .orderedDescending
+                case .greater: return order == .orderedDescending
+                default: return order != .orderedAscending
+                }
+            }
+        case .string(let op, let lhs, let rhs, let caseInsensitive):
+            return StringOperator.evaluate(op, string(value(lhs)), string(value(rhs)), caseInsensitive: caseInsensitive)
+        case .quantified(let quantifier, let collection, let inner):
+            var scope = self
+            let matches = { (element: Value) -> Bool in
+                scope.contexts[collection.context] = element
+                return scope.test(inner)
+            }
+            let items = elements(of: collection)
+            switch quantifier {
+            case .any: return items.contains(where: matches)
+            case .all: return items.allSatisfy(matches)
+            case .none: return !items.contains(where: matches)
+            }
+        }
+    }
+
+    func value(_ scalar: BoundScalar) -> Value {
+        switch scalar {
+        case .constant(let value): return value
+        case .context(let id): return contexts[id] ?? .null
+        case .property(let base, _, let property):
+            return object(value(base))?[property.name] ?? .null
+        case .mapValue(let base, _, let property, let key):
+            guard case .map(let entries) = object(value(base))?[property.name] else { return .null }
+            return entries[key] ?? .null
+        case .count(let collection):
+            return .int(Int64(elements(of: collection).count))
+        case .aggregate(let kind, let collection, let element, let type):
+            var scope = self
+            var values: [Value] = []
+            for item in elements(of: collection) {
+                scope.contexts[collection.context] = item
+                let v = scope.value(element)
+                if !v.isNull { values.append(v) }
+            }
+            return Self.aggregate(kind, values, type: type)
+        case .size(let base):
+            switch value(base) {
+            case .string(let s): return .int(Int64(s.unicodeScalars.count))
+            case .data(let d): return .int(Int64(d.count))
+            default: return .null
+            }
+        }
+    }
+
+    func object(_ value: Value) -> [String: Value]? {
+        switch value {
+        case .object(let fields): fields
+        case .link(let link): resolver.object(for: link)
+        default: nil
+        }
+    }
+
+    func elements(of collection: BoundCollection) -> [Value] {
+        switch object(value(collection.base))?[collection.property.name] {
+        case .list(let items), .set(let items): items
+        case .map(let entries): collection.keys ? entries.keys.map { .string($0) } : Array(entries.values)
+        default: []
+        }
+    }
+
+    private func string(_ value: Value) -> String? {
+        if case .string(let s) = value { return s }
+        return nil
+    }
+
+    /// `values` holds no nulls. Sums of no values are 0; averages, minimums and maximums `null`.
+    static func aggregate(_ kind: BoundAggregate, _ values: [Value], type: PropertyType) -> Value {
+        let decimals: [Decimal128] = values.compactMap { value -> Decimal128? in
+            if case .decimal(let d) = value { return d }
+            return nil
+        }
+        switch kind {
+        case .sum:
+            switch type {
+            case .int:
+                return .int(values.reduce(Int64(0)) { total, v in if case .int(let i) = v { total &+ i } else { total } })
+            case .decimal128: return .decimal(QueryFunctions.sumOfDecimals(decimals))
+            default: return .double(values.reduce(0) { $0 + ($1.numericDouble ?? 0) })
+            }
+        case .average:
+            if type == .decimal128 { return QueryFunctions.averageOfDecimals(decimals).map(Value.decimal) ?? .null }
+            guard !values.isEmpty else { return .null }
+            return .double(values.reduce(0) { $0 + ($1.numericDouble ?? 0) } / Double(values.count))
+        case .minimum:
+            return values.min { QueryOrdering.compare($0, $1) == .orderedAscending } ?? .null
+        case .maximum:
+            return values.max { QueryOrdering.compare($0, $1) == .orderedAscending } ?? .null
+        }
+    }
+}
+
+/// The order and equality queries and sorts use, matching SQLite's on the stored form of each value:
+/// `null` first; numbers by value; strings by Unicode scalars (UTF-8 bytes); data, ObjectId and UUID by
+/// bytes; dates by seconds since 1970; decimals by value (the `ATOLL_DECIMAL` collation).
+enum QueryOrdering {
+    static func compare(_ a: Value, _ b: Value) -> ComparisonResult? {
+        switch (a, b) {
+        case (.null, .null): return .orderedSame
+        case (.null, _): return .orderedAscending
+        case (_, .null): return .orderedDescending
+        case let (.int(x), .int(y)): return order(x, y)
+        case let (.bool(x), .bool(y)): return order(x ? 1 : 0, y ? 1 : 0)
+        case let (.decimal(x), .decimal(y)): return QueryFunctions.compare(x, y)
+        case let (.decimal(x), y) where isNumber(y):
+            return QueryFunctions.compare(x, Decimal128(y.numericDouble ?? 0))
+        case let (x, .decimal(y)) where isNumber(x):
+            return QueryFunctions.compare(Decimal128(x.numericDouble ?? 0), y)
+        case let (x, y) where isNumber(x) && isNumber(y):
+            return order(x.numericDouble ?? 0, y.numericDouble ?? 0)
+        case let (.string(x), .string(y)): return bytes(Array(x.unicodeScalars.map(\.value)), Array(y.unicodeScalars.map(\.value)))
+        case let (.data(x), .data(y)): return bytes(Array(x), Array(y))
+        case let (.date(x), .date(y)): return order(x.timeIntervalSince1970, y.timeIntervalSince1970)
+        case let (.objectId(x), .objectId(y)): return bytes(Array(x.bytes), Array(y.bytes))
+        case let (.uuid(x), .uuid(y)): return bytes(uuidBytes(x), uuidBytes(y))
+        case let (.link(x), .link(y)):
+            guard x.objectType == y.objectType else { return nil }
+            return compare(x.primaryKey, y.primaryKey)
+        default: return nil
+        }
+    }
+
+    static func equal(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.null, _), (_, .null): false
+        case let (.object(x), .object(y)): x == y
+        default: compare(a, b) == .orderedSame
+        }
+    }
+
+    private static func isNumber(_ v: Value) -> Bool {
+        switch v {
+        case .int, .double, .float: true
+        default: false
+        }
+    }
+
+    private static func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
+        a < b ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+    }
+
+    private static func bytes<T: Comparable>(_ a: [T], _ b: [T]) -> ComparisonResult {
+        a.lexicographicallyPrecedes(b) ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+    }
+
+    private static func uuidBytes(_ u: UUID) -> [UInt8] { withUnsafeBytes(of: u.uuid) { Array($0) } }
+}

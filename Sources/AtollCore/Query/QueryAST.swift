@@ -1,0 +1,262 @@
+/// Where a piece of a query came from in its text.
+///
+/// `offset` and `length` count characters from the start of the query; `line` and `column` start at 1.
+/// Nodes built in code carry ``SourceRange/none``.
+public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
+    public var offset: Int
+    public var length: Int
+    public var line: Int
+    public var column: Int
+
+    public init(offset: Int, length: Int, line: Int, column: Int) {
+        self.offset = offset
+        self.length = length
+        self.line = line
+        self.column = column
+    }
+
+    /// The range of a node that was not parsed from text.
+    public static let none = SourceRange(offset: 0, length: 0, line: 0, column: 0)
+
+    /// Whether the range points into query text.
+    public var isKnown: Bool { line > 0 }
+
+    /// The range from the start of `self` to the end of `other`.
+    public func through(_ other: SourceRange) -> SourceRange {
+        guard isKnown else { return other }
+        guard other.isKnown else { return self }
+        return SourceRange(offset: offset, length: max(length, other.offset + other.length - offset),
+                           line: line, column: column)
+    }
+
+    public var description: String { "line \(line), column \(column)" }
+}
+
+/// A parsed query: a predicate, then tail clauses (`SORT`, `DISTINCT`, `LIMIT`) in the order written.
+///
+/// ```swift
+/// let query = try QueryExpression.parse("age > %d SORT(name ASC) LIMIT(10)", arguments: [.int(18)])
+/// query.description   // "age > 18 SORT(name ASC) LIMIT(10)"
+/// ```
+///
+/// Equality compares meaning only: two expressions parsed from differently spaced text, or one parsed
+/// and one built in code, are equal when they say the same thing. Source ranges are not compared.
+public struct QueryExpression: Hashable, Sendable {
+    public var predicate: QueryPredicate
+    public var clauses: [QueryClause]
+
+    public init(predicate: QueryPredicate, clauses: [QueryClause] = []) {
+        self.predicate = predicate
+        self.clauses = clauses
+    }
+}
+
+/// A boolean condition on one object.
+public struct QueryPredicate: Hashable, Sendable {
+    public indirect enum Kind: Hashable, Sendable {
+        /// `TRUEPREDICATE` or `FALSEPREDICATE`.
+        case constant(Bool)
+        case and(QueryPredicate, QueryPredicate)
+        case or(QueryPredicate, QueryPredicate)
+        case not(QueryPredicate)
+        case comparison(QueryComparison)
+    }
+
+    public var kind: Kind
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = .none) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}
+
+/// `ANY`/`SOME`, `ALL` or `NONE` in front of a comparison through a collection.
+public enum QueryQuantifier: String, Hashable, Sendable {
+    case any = "ANY"
+    case all = "ALL"
+    case none = "NONE"
+}
+
+/// The operator of a comparison.
+public enum QueryOperator: String, Hashable, Sendable, CaseIterable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    /// `*` matches any run of characters, `?` exactly one.
+    case like = "LIKE"
+    /// The right side is a list (`{1, 2}`, an array argument) or a collection key path.
+    case `in` = "IN"
+    /// The right side is a two-element list `{low, high}`; bounds are inclusive.
+    case between = "BETWEEN"
+
+    /// Whether the operator orders its operands (`<`, `<=`, `>`, `>=`).
+    public var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
+
+    /// Whether the operator works on strings only.
+    public var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
+}
+
+/// The `[c]` and `[d]` modifiers of a string comparison.
+public struct QueryStringOptions: OptionSet, Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// `[c]`: compare the lowercased forms of both sides.
+    public static let caseInsensitive = QueryStringOptions(rawValue: 1)
+    /// `[d]`: parsed, but rejected when the query is bound.
+    public static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
+}
+
+/// `lhs op[options] rhs`, optionally quantified (`ANY dogs.name == "Rex"`).
+public struct QueryComparison: Hashable, Sendable {
+    public var quantifier: QueryQuantifier?
+    public var lhs: QueryOperand
+    public var op: QueryOperator
+    public var options: QueryStringOptions
+    public var rhs: QueryOperand
+    /// Where the operator is written, for errors about it.
+    public var operatorRange: SourceRange
+
+    public init(_ lhs: QueryOperand, _ op: QueryOperator, _ rhs: QueryOperand,
+                options: QueryStringOptions = [], quantifier: QueryQuantifier? = nil,
+                operatorRange: SourceRange = .none) {
+        self.quantifier = quantifier
+        self.lhs = lhs
+        self.op = op
+        self.options = options
+        self.rhs = rhs
+        self.operatorRange = operatorRange
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.quantifier == b.quantifier && a.lhs == b.lhs && a.op == b.op && a.options == b.options && a.rhs == b.rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(quantifier)
+        hasher.combine(lhs)
+        hasher.combine(op)
+        hasher.combine(options)
+        hasher.combine(rhs)
+    }
+}
+
+/// One side of a comparison: a key path or a constant.
+///
+/// Arguments (`%@`, `$0`, …) are substituted while parsing, so they appear here as constants, and `%K`
+/// as a key path. A list literal `{1, 2}` is a constant ``Value/list(_:)``.
+public struct QueryOperand: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        case keyPath(QueryKeyPath)
+        case value(Value)
+    }
+
+    public var kind: Kind
+    public var range: SourceRange
+
+    public init(_ kind: Kind, range: SourceRange = .none) {
+        self.kind = kind
+        self.range = range
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+}
+
+/// A path of property names and collection operators, such as `owner.name` or `dogs.@sum.age`.
+///
+/// ```swift
+/// let path: QueryKeyPath = "dogs.@count"
+/// path.components   // [.property("dogs"), .count]
+/// ```
+public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
+    public enum Component: Hashable, Sendable {
+        case property(String)
+        /// A map subscript, `attrs['key']`.
+        case key(String)
+        case count, size, sum, average, minimum, maximum, keys, values
+    }
+
+    /// A component and where it is written.
+    public struct Element: Hashable, Sendable {
+        public var component: Component
+        public var range: SourceRange
+
+        public init(_ component: Component, range: SourceRange = .none) {
+            self.component = component
+            self.range = range
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.component == rhs.component }
+        public func hash(into hasher: inout Hasher) { hasher.combine(component) }
+    }
+
+    public var elements: [Element]
+
+    public init(elements: [Element]) { self.elements = elements }
+
+    public init(_ components: [Component]) {
+        elements = components.map { Element($0) }
+    }
+
+    /// Splits `path` at dots; `@count`, `@size`, `@sum`, `@avg`, `@min`, `@max`, `@keys` and `@values`
+    /// become operators, anything else a property name (unknown names are reported when binding).
+    public init(_ path: String) {
+        self.init(path.split(separator: ".", omittingEmptySubsequences: false).map { Self.component(String($0)) })
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public var components: [Component] { elements.map(\.component) }
+
+    /// The range covering every element.
+    public var range: SourceRange {
+        guard let first = elements.first, let last = elements.last else { return .none }
+        return first.range.through(last.range)
+    }
+
+    static func component(_ word: String) -> Component {
+        switch word.lowercased() {
+        case "@count": .count
+        case "@size": .size
+        case "@sum": .sum
+        case "@avg": .average
+        case "@min": .minimum
+        case "@max": .maximum
+        case "@keys": .keys
+        case "@values": .values
+        default: .property(word)
+        }
+    }
+}
+
+/// A tail clause, applied to the matching objects in the order written.
+public enum QueryClause: Hashable, Sendable {
+    /// A stable sort: objects equal on every key keep their previous order.
+    case sort([QuerySortKey])
+    /// Keeps the first object of each group that is equal on every key path.
+    case distinct([QueryKeyPath])
+    /// Keeps the first `n` objects.
+    case limit(Int)
+}
+
+/// One key of `SORT(…)`.
+public struct QuerySortKey: Hashable, Sendable {
+    public var keyPath: QueryKeyPath
+    public var ascending: Bool
+
+    public init(_ keyPath: QueryKeyPath, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+}

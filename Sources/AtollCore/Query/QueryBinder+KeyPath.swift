@@ -1,0 +1,198 @@
+import Foundation
+
+/// Resolving key paths and converting constants.
+extension QueryBinder {
+    /// Follows a key path until its end, or until it reaches a collection that must be quantified.
+    mutating func walk(_ side: Side) throws(QueryError) -> Resolved {
+        guard case .path(var current, var cursor, var rest) = side.kind else {
+            guard case .resolved(let scalar, let cursor) = side.kind else { fatalError("unreachable") }
+            return .single(scalar, cursor)
+        }
+        var consumed = side.consumed
+        func label() -> String { consumed.isEmpty ? root : QueryKeyPath(elements: consumed).description }
+        func notApplicable(_ what: String, needs: String, at range: SourceRange) -> QueryError {
+            QueryError(.invalidOperation,
+                       "'\(what)' needs \(needs), but '\(label())' is \(QueryParser.article(cursor.name))", at: range)
+        }
+
+        while let element = rest.first {
+            rest = rest.dropFirst()
+            switch element.component {
+            case .property(let name):
+                guard case .object(let type) = cursor else {
+                    throw QueryError(.unknownProperty,
+                                     "'\(label())' is \(QueryParser.article(cursor.name)) and has no property '\(name)'",
+                                     at: element.range)
+                }
+                guard let property = schema[type]?[property: name] else {
+                    throw QueryError(.unknownProperty, "'\(type)' has no property '\(name)'", at: element.range)
+                }
+                consumed.append(element)
+                let valueCursor: Cursor = property.type == .object ? .object(property.objectType ?? "") : .value(property.type)
+                if property.isSingle {
+                    current = .property(current, owner: type, property)
+                    cursor = valueCursor
+                    continue
+                }
+                var collection = BoundCollection(base: current, owner: type, property: property, keys: false, context: 0)
+                var elementCursor = valueCursor
+                if property.collection == .map, let next = rest.first {
+                    switch next.component {
+                    case .keys:
+                        collection.keys = true
+                        elementCursor = .value(.string)
+                        consumed.append(next)
+                        rest = rest.dropFirst()
+                    case .values:
+                        consumed.append(next)
+                        rest = rest.dropFirst()
+                    case .key(let key), .property(let key):
+                        consumed.append(next)
+                        rest = rest.dropFirst()
+                        current = .mapValue(current, owner: type, property, key: key)
+                        cursor = valueCursor
+                        continue
+                    default: break
+                    }
+                }
+                if let next = rest.first {
+                    switch next.component {
+                    case .count, .size:
+                        consumed.append(next)
+                        rest = rest.dropFirst()
+                        current = .count(collection)
+                        cursor = .value(.int)
+                        continue
+                    case .sum, .average, .minimum, .maximum:
+                        let collectionLabel = label()
+                        consumed.append(next)
+                        rest = rest.dropFirst()
+                        collection.context = newContext()
+                        let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
+                                            range: side.range, label: side.label, consumed: consumed)
+                        rest = []
+                        (current, cursor) = try aggregate(next, of: collection, elements: elements, label: collectionLabel)
+                        continue
+                    default: break
+                    }
+                }
+                collection.context = newContext()
+                let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
+                                    range: side.range, label: side.label, consumed: consumed)
+                return .multi(collection, element: elements)
+            case .size:
+                guard cursor == .value(.string) || cursor == .value(.data) else {
+                    throw notApplicable("@size", needs: "a string, data, list, set or map", at: element.range)
+                }
+                consumed.append(element)
+                current = .size(current)
+                cursor = .value(.int)
+            case .count:
+                throw notApplicable("@count", needs: "a list, set or map", at: element.range)
+            case .sum, .average, .minimum, .maximum:
+                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a list, set or map",
+                                    at: element.range)
+            case .keys, .values:
+                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map", at: element.range)
+            case .key:
+                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map", at: element.range)
+            }
+        }
+        return .single(current, cursor)
+    }
+
+    /// `@sum`, `@avg`, `@min` or `@max` of the elements of `collection`.
+    private mutating func aggregate(_ element: QueryKeyPath.Element, of collection: BoundCollection, elements: Side,
+                                    label: String) throws(QueryError) -> (BoundScalar, Cursor) {
+        let name = QueryKeyPath.name(of: element.component)
+        guard case .single(let scalar, let cursor) = try walk(elements) else {
+            throw QueryError(.invalidOperation,
+                             "'\(name)' needs one value per element of '\(label)', but the key path goes through another collection",
+                             at: element.range)
+        }
+        guard case .value(let type) = cursor else {
+            throw QueryError(.invalidOperation,
+                             "'\(name)' of '\(label)' needs a property to aggregate, like '\(label).\(name).<property>'",
+                             at: element.range)
+        }
+        let numeric: [PropertyType] = [.int, .double, .float, .decimal128]
+        let kind: BoundAggregate
+        let result: PropertyType
+        switch element.component {
+        case .sum:
+            kind = .sum
+            result = type == .int ? .int : type == .decimal128 ? .decimal128 : .double
+        case .average:
+            kind = .average
+            result = type == .decimal128 ? .decimal128 : .double
+        case .minimum:
+            kind = .minimum
+            result = type
+        default:
+            kind = .maximum
+            result = type
+        }
+        let allowed = kind == .minimum || kind == .maximum ? numeric + [.date] : numeric
+        guard allowed.contains(type) else {
+            throw QueryError(.invalidOperation,
+                             "'\(name)' needs \(kind == .sum || kind == .average ? "numbers" : "numbers or dates"), "
+                                 + "but '\(label)' holds \(type.rawValue) values", at: element.range)
+        }
+        return (.aggregate(kind, collection, element: scalar, type: type), .value(result))
+    }
+
+    /// Converts a constant to the type of the key path it is compared with.
+    func coerce(_ value: Value, to cursor: Cursor, path: Side, constant: Side) throws(QueryError) -> Value {
+        let mismatch = QueryError(.typeMismatch,
+                                  "cannot compare '\(path.label)' (\(cursor.name)) with \(constant.label) (\(value.kindName))",
+                                  at: constant.range)
+        if value.isNull { return .null }
+        switch cursor {
+        case .null, .list:
+            return value
+        case .object(let type):
+            if case .link(let link) = value, link.objectType == type { return value }
+            throw mismatch
+        case .value(let type):
+            switch (type, value) {
+            case (.int, .int), (.double, .double), (.float, .float), (.string, .string), (.bool, .bool),
+                 (.date, .date), (.data, .data), (.objectId, .objectId), (.uuid, .uuid), (.decimal128, .decimal):
+                return value
+            case (.int, .double), (.int, .float):
+                let d = value.numericDouble ?? 0
+                return d.rounded() == d && abs(d) < 9.2e18 ? .int(Int64(d)) : .double(d)
+            case (.double, .int), (.double, .float):
+                return .double(value.numericDouble ?? 0)
+            case (.float, .int), (.float, .double):
+                return .float(Float(value.numericDouble ?? 0))
+            case (.decimal128, .int(let i)):
+                return .decimal(Decimal128(Int(i)))
+            case (.decimal128, .double), (.decimal128, .float):
+                let d = value.numericDouble ?? 0
+                return .decimal(Decimal128(d))
+            case (.objectId, .string(let s)):
+                guard let oid = try? ObjectId(string: s) else { throw mismatch }
+                return .objectId(oid)
+            case (.uuid, .string(let s)):
+                guard let uuid = UUID(uuidString: s) else { throw mismatch }
+                return .uuid(uuid)
+            default:
+                throw mismatch
+            }
+        }
+    }
+
+    /// Two key paths (or two constants) must hold the same kind of value; numbers of any width mix.
+    func checkCompatible(_ l: Operand, _ r: Operand) throws(QueryError) {
+        let numeric: [PropertyType] = [.int, .double, .float]
+        switch (l.cursor, r.cursor) {
+        case (.null, _), (_, .null): return
+        case (.value(let a), .value(let b)) where a == b || (numeric.contains(a) && numeric.contains(b)): return
+        case (.object(let a), .object(let b)) where a == b: return
+        default:
+            throw QueryError(.typeMismatch,
+                             "cannot compare '\(l.side.label)' (\(l.cursor.name)) with '\(r.side.label)' (\(r.cursor.name))",
+                             at: r.side.range)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// A query that could not be parsed or bound, with what is wrong and where.
+///
+/// ```swift
+/// do { _ = try QueryExpression.parse("name == ") }
+/// catch { print(error) }   // expected a value after '==' at line 1, column 9
+/// ```
+/// `message` says what is wrong; `description` adds the position when it is known.
+public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The text is not a well-formed query.
+        case syntaxError
+        /// The query names an object type the schema does not have.
+        case unknownType
+        /// A key path names a property the object type does not have.
+        case unknownProperty
+        /// Two operands, or an operand and an operator, have types that do not go together.
+        case typeMismatch
+        /// An operator or collection operator applied to something it does not work on
+        /// (`@count` of a string, `<` on a bool, `ANY` without a collection, …).
+        case invalidOperation
+        /// A missing, surplus or wrongly typed argument (`%@`, `%d`, `%f`, `%K`, `$0`).
+        case badArgument
+        /// Valid syntax that Atoll does not support (`[d]`, …).
+        case unsupported
+    }
+
+    public let code: Code
+    public let message: String
+    public let range: SourceRange
+
+    public init(_ code: Code, _ message: String, at range: SourceRange = .none) {
+        self.code = code
+        self.message = message
+        self.range = range
+    }
+
+    public var description: String {
+        range.isKnown ? message + " at " + range.description : message
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// The SQL functions and collation that a store registers on every connection before running SQL made
+/// by ``SQLTranslator``. Each is a pure Swift function that the in-memory evaluator also uses.
+///
+/// ```swift
+/// for function in QueryFunctions.sqlFunctions {
+///     db.add(function: DatabaseFunction(function.name, argumentCount: Int32(function.arity), pure: true) { … })
+/// }
+/// db.add(collation: DatabaseCollation(QueryFunctions.decimalCollation) { QueryFunctions.compareDecimals($0, $1) })
+/// ```
+///
+/// | name | arity | arguments → result |
+/// |---|---|---|
+/// | `atoll_string_op` | 4 | operator text (`==`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`), lhs, rhs, case-insensitive 0/1 → 0/1 |
+/// | `atoll_size` | 1 | text → Unicode scalar count, blob → byte count, else NULL |
+/// | `atoll_decimal_sum` | 1 | decimals joined by spaces (or NULL) → decimal text |
+/// | `atoll_decimal_avg` | 1 | decimals joined by spaces (or NULL) → decimal text, or NULL when there are none |
+///
+/// Collation `ATOLL_DECIMAL` (``StorageLayout/decimalCollation``): ``compareDecimals(_:_:)``.
+public enum QueryFunctions {
+    public static let stringOperation = "atoll_string_op"
+    public static let size = "atoll_size"
+    public static let decimalSum = "atoll_decimal_sum"
+    public static let decimalAverage = "atoll_decimal_avg"
+    public static let decimalCollation = StorageLayout.decimalCollation
+
+    /// Every SQL function the translator's SQL calls. All are deterministic.
+    public static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = [
+        (stringOperation, 4, { args in
+            guard args.count == 4, case .text(let opName) = args[0], let op = StringOperator(rawValue: opName) else {
+                return .null
+            }
+            let caseInsensitive = if case .integer(let flag) = args[3] { flag != 0 } else { false }
+            return .integer(StringOperator.evaluate(op, text(args[1]), text(args[2]), caseInsensitive: caseInsensitive) ? 1 : 0)
+        }),
+        (size, 1, { args in args.count == 1 ? sizeOf(args[0]) : .null }),
+        (decimalSum, 1, { args in
+            .text(sumOfDecimals(decimals(in: args.first ?? .null)).description)
+        }),
+        (decimalAverage, 1, { args in
+            averageOfDecimals(decimals(in: args.first ?? .null)).map { .text($0.description) } ?? .null
+        }),
+    ]
+
+    /// The `ATOLL_DECIMAL` collation: orders Decimal128 text by value (`"1.50" == "1.5"`, `"9" < "10"`).
+    /// Text that is not a decimal sorts after every decimal, by its bytes.
+    public static func compareDecimals(_ a: String, _ b: String) -> ComparisonResult {
+        switch (try? Decimal128(string: a), try? Decimal128(string: b)) {
+        case let (x?, y?): return compare(x, y)
+        case (.some, nil): return .orderedAscending
+        case (nil, .some): return .orderedDescending
+        case (nil, nil): return a.utf8.lexicographicallyPrecedes(b.utf8) ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
+        }
+    }
+
+    static func compare(_ x: Decimal128, _ y: Decimal128) -> ComparisonResult {
+        x < y ? .orderedAscending : (y < x ? .orderedDescending : .orderedSame)
+    }
+
+    /// Length as `@size` sees it: Unicode scalars of a string, bytes of data, `null` otherwise.
+    public static func sizeOf(_ value: SQLValue) -> SQLValue {
+        switch value {
+        case .text(let s): .integer(Int64(s.unicodeScalars.count))
+        case .blob(let d): .integer(Int64(d.count))
+        default: .null
+        }
+    }
+
+    /// The sum of decimals (0 for none), as `@sum` computes it.
+    public static func sumOfDecimals(_ values: [Decimal128]) -> Decimal128 {
+        values.reduce(Decimal128(0), +)
+    }
+
+    /// The mean of decimals, or `nil` for none, as `@avg` computes it.
+    public static func averageOfDecimals(_ values: [Decimal128]) -> Decimal128? {
+        values.isEmpty ? nil : sumOfDecimals(values) / Decimal128(values.count)
+    }
+
+    private static func text(_ value: SQLValue) -> String? {
+        switch value {
+        case .text(let s): s
+        case .blob(let d): String(decoding: d, as: UTF8.self)
+        default: nil
+        }
+    }
+
+    private static func decimals(in value: SQLValue) -> [Decimal128] {
+        guard case .text(let joined) = value else { return [] }
+        return joined.split(separator: " ").compactMap { try? Decimal128(string: String($0)) }
+    }
+}

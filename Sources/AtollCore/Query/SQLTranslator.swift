@@ -1,0 +1,213 @@
+/// Translates a ``BoundQuery`` into SQL over the tables of ``StorageLayout``.
+///
+/// The SQL gives exactly the answers of ``BoundQuery/evaluate(on:resolver:)``:
+/// - `==` and `!=` are `IS` and `IS NOT`, so nulls compare as in Realm; `NOT` of anything that may be
+///   NULL is `NOT COALESCE(…, 0)`.
+/// - String operators and `[c]` call `atoll_string_op`, the SQL face of ``StringOperator/evaluate(_:_:_:caseInsensitive:)``.
+/// - Decimal128 comparisons and sorts use the `ATOLL_DECIMAL` collation.
+/// - To-one links are correlated subqueries on the target's `_row`; lists, sets and maps are
+///   `EXISTS` / `NOT EXISTS` over their tables, `@count` is `COUNT(*)`, aggregates are subqueries.
+public enum SQLTranslator {
+    /// The SQL functions the store must register; see ``QueryFunctions``.
+    public static var sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] {
+        QueryFunctions.sqlFunctions
+    }
+
+    /// SQL for `query`. The leading `SORT` clauses become `ORDER BY`; `LIMIT`s right after them become
+    /// `LIMIT`; every clause after that is left to the store in ``SQLQuery/postClauses``.
+    ///
+    /// Throws ``QueryError/Code/unsupported`` for constants with no SQL form (a link to an object type
+    /// without a primary key, an embedded object).
+    public static func translate(_ query: BoundQuery) throws(QueryError) -> SQLQuery {
+        var builder = SQLBuilder(schema: query.schema)
+        let condition = try builder.predicate(query.predicate)
+
+        var sorts: [[BoundKey]] = []
+        var index = 0
+        while index < query.clauses.count, case .sort(let keys) = query.clauses[index] {
+            sorts.append(keys)
+            index += 1
+        }
+        var limit: Int?
+        while index < query.clauses.count, case .limit(let n) = query.clauses[index] {
+            limit = min(limit ?? n, n)
+            index += 1
+        }
+        var terms: [String] = []
+        var orderArguments: [SQLValue] = []
+        // A later SORT is the primary order; earlier ones break its ties (stable sorts).
+        for key in sorts.reversed().flatMap({ $0 }) {
+            let term = try builder.scalar(key.scalar)
+            let collate = key.type == .decimal128 ? " COLLATE \(StorageLayout.decimalCollation)" : ""
+            terms.append(term.sql + collate + (key.ascending ? " ASC" : " DESC"))
+            orderArguments += term.arguments
+        }
+        terms.append("t0.\(StorageLayout.rowColumn)")
+        return SQLQuery(table: StorageLayout.table(query.objectType), alias: "t0", whereClause: condition.sql,
+                        whereArguments: condition.arguments, orderBy: terms.joined(separator: ", "),
+                        orderByArguments: orderArguments, limit: limit,
+                        postClauses: Array(query.clauses[index...]))
+    }
+}
+
+/// Builds SQL text and its arguments together, in the order they appear.
+struct SQLBuilder {
+    struct Fragment {
+        var sql: String
+        var arguments: [SQLValue] = []
+        /// Whether the expression may be NULL (only predicates track this).
+        var nullable = false
+    }
+
+    /// How SQL refers to a context: an object row alias, or a value expression.
+    enum Context {
+        case row(String)
+        case value(String)
+    }
+
+    let schema: Schema
+    var contexts: [Int: Context] = [0: .row("t0")]
+    var aliasCount = 0
+
+    init(schema: Schema) { self.schema = schema }
+
+    mutating func alias(_ prefix: String) -> String {
+        aliasCount += 1
+        return prefix + String(aliasCount)
+    }
+
+    static func q(_ name: String) -> String { StorageLayout.quote(name) }
+    static let row = StorageLayout.rowColumn
+
+    // MARK: - Predicates
+
+    mutating func predicate(_ predicate: BoundPredicate) throws(QueryError) -> Fragment {
+        switch predicate {
+        case .constant(let value):
+            return Fragment(sql: value ? "1" : "0")
+        case .and(let a, let b), .or(let a, let b):
+            let l = try self.predicate(a), r = try self.predicate(b)
+            let op = if case .and = predicate { "AND" } else { "OR" }
+            return Fragment(sql: "(\(l.sql) \(op) \(r.sql))", arguments: l.arguments + r.arguments,
+                            nullable: l.nullable || r.nullable)
+        case .not(let a):
+            return negation(try self.predicate(a))
+        case .compare(let lhs, let op, let rhs, let decimal):
+            let l = try scalar(lhs), r = try scalar(rhs)
+            let collate = decimal ? " COLLATE \(StorageLayout.decimalCollation)" : ""
+            return Fragment(sql: "\(l.sql) \(op.rawValue) \(r.sql)\(collate)", arguments: l.arguments + r.arguments,
+                            nullable: op != .equal && op != .notEqual)
+        case .string(let op, let lhs, let rhs, let caseInsensitive):
+            let l = try scalar(lhs), r = try scalar(rhs)
+            return Fragment(sql: "\(QueryFunctions.stringOperation)('\(op.rawValue)', \(l.sql), \(r.sql), \(caseInsensitive ? 1 : 0))",
+                            arguments: l.arguments + r.arguments)
+        case .quantified(let quantifier, let collection, let inner):
+            let source = try self.source(collection)
+            var condition = try self.predicate(inner)
+            if quantifier == .all { condition = negation(condition) }
+            let exists = "EXISTS (SELECT 1 FROM \(source.from) WHERE \(source.owner.sql) AND \(condition.sql))"
+            return Fragment(sql: quantifier == .any ? exists : "NOT " + exists,
+                            arguments: source.owner.arguments + condition.arguments)
+        }
+    }
+
+    /// `NOT p`, true when `p` is NULL (a comparison with a null), as the evaluator's `!false`.
+    private func negation(_ p: Fragment) -> Fragment {
+        Fragment(sql: p.nullable ? "NOT COALESCE(\(p.sql), 0)" : "NOT (\(p.sql))", arguments: p.arguments)
+    }
+
+    /// The FROM clause over a collection's table, the condition tying it to its owner, and how its
+    /// elements are referred to (also recorded as the collection's context).
+    private mutating func source(_ collection: BoundCollection) throws(QueryError) -> (from: String, owner: Fragment) {
+        let base = try scalar(collection.base)
+        let c = alias("c")
+        let table = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
+        var from = "\(table) \(c)"
+        if let target = collection.elementObjectType {
+            let t = alias("t")
+            from += " LEFT JOIN \(Self.q(StorageLayout.table(target))) \(t) ON \(t).\(Self.row) = \(c).\(Self.q("value"))"
+            contexts[collection.context] = .row(t)
+        } else {
+            contexts[collection.context] = .value("\(c).\(Self.q(collection.keys ? "key" : "value"))")
+        }
+        return (from, Fragment(sql: "\(c).\(Self.q("owner")) = \(base.sql)", arguments: base.arguments))
+    }
+
+    // MARK: - Scalars
+
+    mutating func scalar(_ scalar: BoundScalar) throws(QueryError) -> Fragment {
+        switch scalar {
+        case .constant(let value):
+            return try constant(value)
+        case .context(let id):
+            switch contexts[id] {
+            case .row(let alias): return Fragment(sql: "\(alias).\(Self.row)")
+            case .value(let expression): return Fragment(sql: expression)
+            case nil: preconditionFailure("context \(id) used outside its collection")
+            }
+        case .property(let base, let owner, let property):
+            if case .context(let id) = base, case .row(let alias) = contexts[id] {
+                return Fragment(sql: "\(alias).\(Self.q(property.name))")
+            }
+            let b = try self.scalar(base)
+            let s = alias("s")
+            return Fragment(sql: "(SELECT \(s).\(Self.q(property.name)) FROM \(Self.q(StorageLayout.table(owner))) \(s) "
+                                + "WHERE \(s).\(Self.row) = \(b.sql))", arguments: b.arguments)
+        case .mapValue(let base, let owner, let property, let key):
+            let b = try self.scalar(base)
+            let m = alias("m")
+            return Fragment(sql: "(SELECT \(m).\(Self.q("value")) FROM \(Self.q(StorageLayout.collectionTable(owner, property))) \(m) "
+                                + "WHERE \(m).\(Self.q("owner")) = \(b.sql) AND \(m).\(Self.q("key")) = ?)",
+                            arguments: b.arguments + [.text(key)])
+        case .count(let collection):
+            let b = try self.scalar(collection.base)
+            let c = alias("c")
+            let table = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
+            return Fragment(sql: "(SELECT COUNT(*) FROM \(table) \(c) WHERE \(c).\(Self.q("owner")) = \(b.sql))",
+                            arguments: b.arguments)
+        case .aggregate(let kind, let collection, let element, let type):
+            let source = try self.source(collection)
+            let e = try self.scalar(element)
+            let rest = " FROM \(source.from) WHERE \(source.owner.sql)"
+            let decimal = type == .decimal128
+            switch kind {
+            case .minimum where decimal, .maximum where decimal:
+                let direction = kind == .minimum ? "ASC" : "DESC"
+                return Fragment(sql: "(SELECT \(e.sql)\(rest) AND \(e.sql) IS NOT NULL ORDER BY \(e.sql) "
+                                    + "COLLATE \(StorageLayout.decimalCollation) \(direction) LIMIT 1)",
+                                arguments: e.arguments + source.owner.arguments + e.arguments + e.arguments)
+            default:
+                let call = switch kind {
+                case .sum: decimal ? "\(QueryFunctions.decimalSum)(group_concat(\(e.sql), ' '))"
+                    : type == .int ? "COALESCE(SUM(\(e.sql)), 0)" : "TOTAL(\(e.sql))"
+                case .average: decimal ? "\(QueryFunctions.decimalAverage)(group_concat(\(e.sql), ' '))" : "AVG(\(e.sql))"
+                case .minimum: "MIN(\(e.sql))"
+                case .maximum: "MAX(\(e.sql))"
+                }
+                return Fragment(sql: "(SELECT \(call)\(rest))", arguments: e.arguments + source.owner.arguments)
+            }
+        case .size(let base):
+            let b = try self.scalar(base)
+            return Fragment(sql: "\(QueryFunctions.size)(\(b.sql))", arguments: b.arguments)
+        }
+    }
+
+    private mutating func constant(_ value: Value) throws(QueryError) -> Fragment {
+        switch value {
+        case .null:
+            return Fragment(sql: "NULL")
+        case .link(let link):
+            guard let key = schema[link.objectType]?.primaryKey, !link.primaryKey.isNull else {
+                throw QueryError(.unsupported, "a link to '\(link.objectType)' has no SQL form: the type has no primary key")
+            }
+            let table = Self.q(StorageLayout.table(link.objectType))
+            let k = alias("k")
+            return Fragment(sql: "(SELECT \(k).\(Self.row) FROM \(table) \(k) WHERE \(k).\(Self.q(key)) = ?)",
+                            arguments: [link.primaryKey.sqlValue])
+        case .object, .list, .set, .map:
+            throw QueryError(.unsupported, "\(QueryParser.article(value.kindName)) constant has no SQL form")
+        default:
+            return Fragment(sql: "?", arguments: [value.sqlValue])
+        }
+    }
+}

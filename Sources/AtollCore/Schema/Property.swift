@@ -1,0 +1,82 @@
+/// The scalar kind of a property, or of each element of a collection property.
+public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
+    case bool, int, double, float, string, data, date, objectId, uuid, decimal128
+    /// A link to another object type, or an embedded object.
+    case object
+
+    /// Whether a property of this type may be a primary key.
+    public var canBePrimaryKey: Bool {
+        switch self {
+        case .int, .string, .objectId, .uuid: true
+        default: false
+        }
+    }
+
+    /// Whether a property of this type may carry a secondary index.
+    public var canBeIndexed: Bool {
+        switch self {
+        case .bool, .int, .string, .date, .objectId, .uuid: true
+        default: false
+        }
+    }
+}
+
+/// How many values a property holds.
+public enum CollectionKind: String, Sendable, Hashable, Codable {
+    /// One value (or one link).
+    case single
+    /// An ordered list (`List<T>`).
+    case list
+    /// An unordered set of distinct values (`MutableSet<T>`).
+    case set
+    /// String keys to values (`Map<String, T>`).
+    case map
+}
+
+/// One persisted property of an object type.
+///
+/// ```swift
+/// Property(name: "owner", type: .string, isIndexed: true)
+/// Property(name: "dogs", type: .object, collection: .list, objectType: "Dog")
+/// ```
+public struct Property: Sendable, Hashable, Codable {
+    public var name: String
+    public var type: PropertyType
+    public var collection: CollectionKind
+    public var isOptional: Bool
+    /// The target type of a link or embedded object (`type == .object`).
+    public var objectType: String?
+    public var isPrimaryKey: Bool
+    public var isIndexed: Bool
+
+    public init(
+        name: String, type: PropertyType, collection: CollectionKind = .single, isOptional: Bool = false,
+        objectType: String? = nil, isPrimaryKey: Bool = false, isIndexed: Bool = false
+    ) {
+        self.name = name
+        self.type = type
+        self.collection = collection
+        self.isOptional = isOptional
+        self.objectType = objectType
+        self.isPrimaryKey = isPrimaryKey
+        self.isIndexed = isIndexed
+    }
+
+    /// Whether the property holds exactly one value (not a list, set or map).
+    public var isSingle: Bool { collection == .single }
+
+    /// Whether the property is a to-one link or embedded object.
+    public var isLink: Bool { type == .object && collection == .single }
+
+    /// A readable spelling of the declared type, e.g. `List<Dog>` or `String?`.
+    public var typeDescription: String {
+        let element = type == .object ? (objectType ?? "?") : type.rawValue
+        let optional = isOptional && type != .object ? "?" : ""
+        switch collection {
+        case .single: return type == .object ? element + "?" : element + optional
+        case .list: return "List<\(element)\(optional)>"
+        case .set: return "MutableSet<\(element)\(optional)>"
+        case .map: return "Map<String, \(element)\(type == .object ? "?" : optional)>"
+        }
+    }
+}

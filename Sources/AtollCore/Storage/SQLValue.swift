@@ -1,0 +1,103 @@
+import Foundation
+
+/// A value as SQLite stores it. Both the client store and the server's SQLite store encode
+/// ``Value``s this way, so SQL built by ``SQLTranslator`` binds the same bytes the store wrote.
+///
+/// | Value | SQL |
+/// |---|---|
+/// | bool | integer 0 / 1 |
+/// | int | integer |
+/// | double, float | real |
+/// | string | text |
+/// | data | blob |
+/// | date | real, seconds since 1970 |
+/// | objectId | blob, 12 bytes |
+/// | uuid | blob, 16 bytes |
+/// | decimal128 | text, canonical form, compared with the `ATOLL_DECIMAL` collation |
+/// | link, embedded | integer, the target's row |
+public enum SQLValue: Hashable, Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+}
+
+extension Value {
+    /// The stored form of a scalar. Links and collections have no direct encoding: the store maps
+    /// links to rows and keeps collections in their own tables.
+    public var sqlValue: SQLValue {
+        switch self {
+        case .null: .null
+        case .bool(let b): .integer(b ? 1 : 0)
+        case .int(let i): .integer(i)
+        case .double(let d): .real(d)
+        case .float(let f): .real(Double(f))
+        case .string(let s): .text(s)
+        case .data(let d): .blob(d)
+        case .date(let d): .real(d.timeIntervalSince1970)
+        case .objectId(let o): .blob(Data(o.bytes))
+        case .uuid(let u): .blob(withUnsafeBytes(of: u.uuid) { Data($0) })
+        case .decimal(let d): .text(d.description)
+        case .link, .object, .list, .set, .map:
+            preconditionFailure("\(kindName) values have no scalar SQL encoding")
+        }
+    }
+
+    /// Decodes a stored scalar of the given property type. Returns `nil` when the stored value does
+    /// not have the shape the type requires (a corrupted file or a foreign writer).
+    public init?(sql: SQLValue, type: PropertyType) {
+        switch (type, sql) {
+        case (_, .null): self = .null
+        case (.bool, .integer(let i)): self = .bool(i != 0)
+        case (.int, .integer(let i)): self = .int(i)
+        case (.double, .real(let d)): self = .double(d)
+        case (.double, .integer(let i)): self = .double(Double(i))
+        case (.float, .real(let d)): self = .float(Float(d))
+        case (.float, .integer(let i)): self = .float(Float(i))
+        case (.string, .text(let s)): self = .string(s)
+        case (.data, .blob(let d)): self = .data(d)
+        case (.data, .text(let s)): self = .data(Data(s.utf8))
+        case (.date, .real(let d)): self = .date(Date(timeIntervalSince1970: d))
+        case (.date, .integer(let i)): self = .date(Date(timeIntervalSince1970: Double(i)))
+        case (.objectId, .blob(let d)) where d.count == 12: self = .objectId(ObjectId(bytes: d))
+        case (.uuid, .blob(let d)) where d.count == 16:
+            let b = [UInt8](d)
+            self = .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                                     b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+        case (.decimal128, .text(let s)):
+            guard let d = try? Decimal128(string: s) else { return nil }
+            self = .decimal(d)
+        default: return nil
+        }
+    }
+}
+
+/// Names of the SQLite tables and columns that hold a schema's objects.
+///
+/// - One table per object type, `class_<Type>`, with the row number in `_row` and one column per
+///   single-valued property named after it. A link or embedded object column holds the target's `_row`.
+/// - `List<T>`: `list_<Type>_<property>(owner, pos, value)`, positions 0…n-1.
+/// - `MutableSet<T>`: `set_<Type>_<property>(owner, value)`.
+/// - `Map<String, T>`: `map_<Type>_<property>(owner, key, value)`.
+/// - Internal tables start with `_atoll_`.
+public enum StorageLayout {
+    public static let rowColumn = "_row"
+    public static let decimalCollation = "ATOLL_DECIMAL"
+
+    public static func table(_ objectType: String) -> String { "class_" + objectType }
+
+    public static func collectionTable(_ objectType: String, _ property: Property) -> String {
+        switch property.collection {
+        case .single: preconditionFailure("'\(property.name)' is not a collection")
+        case .list: "list_\(objectType)_\(property.name)"
+        case .set: "set_\(objectType)_\(property.name)"
+        case .map: "map_\(objectType)_\(property.name)"
+        }
+    }
+
+    /// `name` quoted as an SQL identifier.
+    public static func quote(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Appends values in Atoll's binary form: little-endian fixed integers, LEB128 lengths, UTF-8.
+public struct BinaryWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    public mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7f) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    /// Zig-zag encoded signed integer.
+    public mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+
+    public mutating func fixed64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func string(_ s: String) { blob(Array(s.utf8)) }
+
+    public mutating func blob<C: Collection>(_ data: C) where C.Element == UInt8 {
+        varint(UInt64(data.count))
+        bytes.append(contentsOf: data)
+    }
+}
+
+/// Reads what ``BinaryWriter`` wrote; every read checks bounds and throws ``DecodingFailure``.
+public struct BinaryReader {
+    let bytes: [UInt8]
+    public private(set) var offset = 0
+
+    public init<C: Collection>(_ data: C) where C.Element == UInt8 { bytes = Array(data) }
+
+    public var isAtEnd: Bool { offset >= bytes.count }
+
+    public mutating func byte() throws(DecodingFailure) -> UInt8 {
+        guard offset < bytes.count else { throw DecodingFailure("unexpected end of data at byte \(offset)") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func varint() throws(DecodingFailure) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64 else { throw DecodingFailure("varint too long at byte \(offset)") }
+            result |= UInt64(b & 0x7f) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    public mutating func int() throws(DecodingFailure) -> Int64 {
+        let raw = try varint()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    public mutating func count(limit: Int = 1 << 30) throws(DecodingFailure) -> Int {
+        let raw = try varint()
+        guard raw <= UInt64(limit), raw <= UInt64(bytes.count - offset) || limit != 1 << 30 else {
+            throw DecodingFailure("length \(raw) at byte \(offset) exceeds the data")
+        }
+        return Int(raw)
+    }
+
+    public mutating func fixed64() throws(DecodingFailure) -> UInt64 {
+        guard offset + 8 <= bytes.count else { throw DecodingFailure("unexpected end of data at byte \(offset)") }
+        var value: UInt64 = 0
+        for i in 0..<8 { value |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += 8
+        return value
+    }
+
+    public mutating func blob() throws(DecodingFailure) -> [UInt8] {
+        let n = try count()
+        guard offset + n <= bytes.count else { throw DecodingFailure("blob of \(n) bytes at byte \(offset) exceeds the data") }
+        defer { offset += n }
+        return Array(bytes[offset..<offset + n])
+    }
+
+    public mutating func string() throws(DecodingFailure) -> String {
+        let raw = try blob()
+        guard let s = String(validating: raw, as: UTF8.self) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
+        return s
+    }
+}
+
+/// Malformed binary input: says what and where.
+public struct DecodingFailure: Error, Sendable, CustomStringConvertible, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { "Malformed data: \(message)" }
+}
