@@ -385,7 +385,7 @@ struct Decimal128Tests {
 
     @Test(arguments: [
         ("1.5", 1.5), ("0.1", 0.1), ("-2.5E-3", -0.0025), ("123456789012345678901234567890", 1.2345678901234568e29),
-        ("1E+400", .infinity), ("-1E+400", -.infinity), ("1E-400", 0), ("4.9E-324", 5e-324), ("-0", -0.0),
+        ("1E+400", .infinity), ("-1E+400", -.infinity), ("1E-400", 0), ("4.9E-324", .leastNonzeroMagnitude), ("-0", -0.0),
         ("9007199254740993", 9007199254740992), ("Infinity", .infinity),
     ] as [(String, Double)])
     func doubleValueIsNearest(string: String, double: Double) throws {
@@ -400,7 +400,7 @@ struct Decimal128Tests {
     @Test(arguments: [
         (0.1, "0.1"), (2.0, "2"), (-0.0, "-0"), (1e16, "1E+16"), (1.5e-7, "1.5E-7"), (123.456, "123.456"),
         (Double.infinity, "Infinity"), (-Double.infinity, "-Infinity"), (Double.nan, "NaN"),
-        (Double.greatestFiniteMagnitude, "1.7976931348623157E+308"), (5e-324, "5E-324"),
+        (Double.greatestFiniteMagnitude, "1.7976931348623157E+308"), (.leastNonzeroMagnitude, "5E-324"),
     ])
     func doubleInitializerUsesTheShortestDigits(double: Double, string: String) {
         #expect(Decimal128(double).description == string)

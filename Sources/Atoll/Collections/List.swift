@@ -72,6 +72,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         for element in elements { append(element) }
     }
 
+    /// Appends the elements of a sequence (Realm's spelling).
+    public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element {
+        append(contentsOf: elements)
+    }
+
     public func insert(_ element: Element, at position: Int) {
         switch backing {
         case .unmanaged(var elements):

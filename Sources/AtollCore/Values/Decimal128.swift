@@ -51,8 +51,8 @@ public struct Decimal128: Sendable {
         var copy = string
         let result = copy.withUTF8 { Self.parse($0) }
         switch result {
-        case .success(let value): self = value
-        case .failure(let reason): throw Decimal128Error(input: string, reason: reason)
+        case .number(let value): self = value
+        case .invalid(let reason): throw Decimal128Error(input: string, reason: reason)
         }
     }
 
@@ -70,14 +70,14 @@ public struct Decimal128: Sendable {
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        let parsed = text.withUTF8 { Self.parse($0) }
-        self = (try? parsed.get()) ?? Self(bid: Self.nanBits, low: 0)
+        guard case .number(let parsed) = text.withUTF8({ Self.parse($0) }) else {
+            preconditionFailure("Double.description gave unparsable \"\(text)\"")
+        }
+        self = parsed
     }
 
     /// Same as `init(_: Double)`; the name Realm Swift uses.
-    public init(number: Double) {
-        self.init(number)
-    }
+    public init(number: Double) { self.init(number) }
 
     /// The value of a Foundation `Decimal`, rounded to 34 digits if longer.
     ///
@@ -171,6 +171,7 @@ extension Decimal128 {
         return powers
     }()
 
+    static let zeroStrippingSteps = [16, 4, 1]
     static let doublePowers: [Double] = (0...22).map { Double("1e\($0)") ?? 1 }
 
     enum Form {
@@ -258,8 +259,13 @@ extension Decimal128 {
 // MARK: - Parsing and formatting
 
 extension Decimal128 {
-    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Result<Decimal128, Decimal128Error.Reason> {
-        guard !text.isEmpty else { return .failure(.empty) }
+    enum Parsed {
+        case number(Decimal128)
+        case invalid(Decimal128Error.Reason)
+    }
+
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Parsed {
+        guard !text.isEmpty else { return .invalid(.empty) }
         var index = 0
         let negative = text[0] == UInt8(ascii: "-")
         if negative || text[0] == UInt8(ascii: "+") { index = 1 }
@@ -267,10 +273,10 @@ extension Decimal128 {
         if index < text.count, (UInt8(ascii: "A")...UInt8(ascii: "z")).contains(text[index]) {
             let word = String(decoding: text[index...], as: UTF8.self).lowercased()
             switch word {
-            case "inf", "infinity": return .success(infinity(negative: negative))
+            case "inf", "infinity": return .number(infinity(negative: negative))
             case "nan", "snan":
                 let bits = nanBits | (negative ? signBit : 0) | (word == "snan" ? signalingBit : 0)
-                return .success(Decimal128(bid: bits, low: 0))
+                return .number(Decimal128(bid: bits, low: 0))
             default: break
             }
         }
@@ -306,11 +312,11 @@ extension Decimal128 {
             case UInt8(ascii: "e"), UInt8(ascii: "E"):
                 break significand
             default:
-                return .failure(character(at: index))
+                return .invalid(character(at: index))
             }
             index += 1
         }
-        guard sawDigit else { return .failure(.missingDigits) }
+        guard sawDigit else { return .invalid(.missingDigits) }
 
         // Exponent, saturated far beyond the representable range.
         var exponent = 0
@@ -321,18 +327,18 @@ extension Decimal128 {
                 exponentNegative = text[index] == UInt8(ascii: "-")
                 index += 1
             }
-            guard index < text.count else { return .failure(.missingExponentDigits) }
+            guard index < text.count else { return .invalid(.missingExponentDigits) }
             while index < text.count {
                 let byte = text[index]
                 guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else {
-                    return .failure(character(at: index))
+                    return .invalid(character(at: index))
                 }
                 exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 1_000_000_000)
                 index += 1
             }
             if exponentNegative { exponent = -exponent }
         }
-        return .success(make(negative: negative, coefficient, exponent: exponent - fractionDigits + dropped, sticky: sticky))
+        return .number(make(negative: negative, coefficient, exponent: exponent - fractionDigits + dropped, sticky: sticky))
     }
 }
 
@@ -388,7 +394,7 @@ extension Decimal128: Hashable, Comparable {
         case .infinity: hasher.combine(isNegative ? 1 : 2 as UInt8)
         case .finite(var coefficient, var exponent):
             guard coefficient != 0 else { return hasher.combine(3 as UInt8) }
-            for step in [16, 4, 1] {  // strip trailing zeros: one member per cohort
+            for step in Self.zeroStrippingSteps {  // strip trailing zeros: one member per cohort
                 while coefficient % Self.powersOfTen[step] == 0 {
                     coefficient /= Self.powersOfTen[step]
                     exponent += step
@@ -614,7 +620,7 @@ extension Decimal128: Codable {
 /// // Invalid Decimal128 "1.2.3": unexpected '.' at offset 3
 /// ```
 public struct Decimal128Error: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Error, Hashable, Sendable {
+    public enum Reason: Hashable, Sendable {
         /// The string is empty.
         case empty
         /// This character, at this zero-based offset, cannot appear there.

@@ -1,0 +1,20 @@
+import AtollCore
+import Foundation
+
+extension Realm {
+    /// The recorded changesets, oldest first (the local sync history).
+    @_spi(Testing)
+    public func historyChangesets() throws -> [Changeset] {
+        verifyThread()
+        return try connection.fetchAll("SELECT changeset FROM _atoll_history ORDER BY version").map { row in
+            guard case .blob(let data) = row[0] else {
+                throw Error(.invalidDatabase, "a history record of \(coordinator.path) is not a changeset")
+            }
+            do {
+                return try Changeset(decoding: data)
+            } catch {
+                throw Error(.invalidDatabase, "a history record of \(coordinator.path) is damaged: \(error)", underlying: error)
+            }
+        }
+    }
+}
