@@ -37,7 +37,7 @@ final class AllTypes: Object {
     @Persisted var string = ""
     @Persisted var date = Date(timeIntervalSince1970: 0)
     @Persisted var data = Data()
-    @Persisted var objectId = ObjectId()
+    @Persisted var objectId = ObjectId.generate()
     @Persisted var uuid = UUID()
     @Persisted var decimal = Decimal128()
     @Persisted var optBool: Bool?

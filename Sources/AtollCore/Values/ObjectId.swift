@@ -37,11 +37,10 @@ public struct ObjectId: Sendable {
         )
     }
 
-    /// Same as ``generate()``: a new, probably unique id.
-    ///
-    /// Note: Realm Swift's `ObjectId()` is zero-initialized instead.
+    /// The zero id (all twelve bytes 0), as Realm Swift's `ObjectId()` is. Use ``generate()`` for a
+    /// new, unique id; `@Persisted var _id: ObjectId` generates one by default.
     public init() {
-        self = Self.generate()
+        self.init(bytes: [UInt8](repeating: 0, count: 12))
     }
 
     /// Parses 24 hexadecimal digits, in either case.
