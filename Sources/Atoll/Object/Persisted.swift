@@ -67,7 +67,12 @@ public struct Persisted<Value: _Persistable> {
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value): return value
             case .managed(let index):
-                return Value._atollGet(object._managedState!, index)
+                guard let state = object._managedState else {
+                    // A key-path probe (see KeyPathNames): report which property was read.
+                    KeyPathNames.record(object, index)
+                    return Value._atollDefault()
+                }
+                return Value._atollGet(state, index)
             }
         }
         set {

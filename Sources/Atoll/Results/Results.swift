@@ -181,7 +181,10 @@ enum QueryArguments {
             guard let state = object._managedState else {
                 throw Realm.Error(.invalidQuery, "an unmanaged object cannot be a query argument")
             }
-            return .link(ObjectLink(objectType: state.table.name, primaryKey: .int(state.row)))
+            guard let pk = state.table.primaryKeyIndex else {
+                throw Realm.Error(.invalidQuery, "an object of '\(state.table.name)', which has no primary key, cannot be a query argument")
+            }
+            return .link(ObjectLink(objectType: state.table.name, primaryKey: state.scalar(at: pk)))
         }
         if let array = argument as? [Any] { return .list(try array.map(value)) }
         if let set = argument as? Set<AnyHashable> { return .list(try set.map { try value($0.base) }) }

@@ -1,0 +1,34 @@
+import AtollCore
+import Foundation
+import Synchronization
+
+/// Finds the property name a Swift key path reads, for the typed query builder and key-path based
+/// APIs (`sorted(by: \.name)`).
+///
+/// A probe instance of the class has every `@Persisted` field bound to its property index but no
+/// realm; reading a field through the key path records the index instead of touching storage.
+enum KeyPathNames {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
+    private static let recorded = Mutex<[ObjectIdentifier: Int]>([:])
+
+    static func name<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>) -> String {
+        if let name = lock.withLock({ cache[keyPath] }) { return name }
+        let info = ClassInfo.of(Root.self)
+        let probe = Root.init()
+        info.bind(probe)
+        let id = ObjectIdentifier(probe)
+        _ = probe[keyPath: keyPath]
+        guard let index = recorded.withLock({ $0.removeValue(forKey: id) }) else {
+            preconditionFailure("The key path \(keyPath) does not name a @Persisted property of \(Root.self)")
+        }
+        let name = info.schema.properties[index].name
+        lock.withLock { cache[keyPath] = name }
+        return name
+    }
+
+    /// Called by `@Persisted` when a bound field of an object without a realm is read.
+    static func record(_ object: ObjectBase, _ index: Int) {
+        recorded.withLock { $0[ObjectIdentifier(object)] = index }
+    }
+}
