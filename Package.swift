@@ -20,7 +20,11 @@ let package = Package(
         // The client SDK: Realm-shaped API over SQLite.
         .target(
             name: "Atoll",
-            dependencies: ["AtollCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "AtollCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // The sync server library (grows in the sync issue).
         .target(name: "AtollServer", dependencies: ["AtollCore"]),
@@ -28,10 +32,10 @@ let package = Package(
         .target(name: "AtollTesting", dependencies: ["Atoll", "AtollCore"]),
         .executableTarget(
             name: "atoll-bench",
-            dependencies: ["Atoll", "AtollCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Atoll", "AtollCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
-        .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting"]),
+        .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )

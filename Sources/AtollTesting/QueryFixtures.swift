@@ -47,6 +47,7 @@ public enum QueryFixtures {
             Property(name: "labels", type: .string, collection: .set),
             Property(name: "estimate", type: .decimal128, isOptional: true),
             Property(name: "due", type: .date, isOptional: true),
+            Property(name: "costs", type: .decimal128, collection: .list),
         ]),
     ])
 
@@ -107,21 +108,22 @@ public enum QueryFixtures {
         "Task": [
             ["_id": .int(1), "title": .string("Buy milk"), "done": .bool(false), "priority": .int(1),
              "assignee": person(1), "labels": .set(strings(["home"])), "estimate": decimal("1.5"),
-             "due": date(1_704_189_600)],
+             "due": date(1_704_189_600), "costs": .list(["1.5", "2.25"].map(decimal))],
             ["_id": .int(2), "title": .string("Write report"), "done": .bool(true), "priority": .int(3),
              "assignee": person(2), "labels": .set(strings(["work", "urgent"])), "estimate": decimal("8"),
-             "due": .null],
+             "due": .null, "costs": .list(["10"].map(decimal))],
             ["_id": .int(3), "title": .string("Call mom"), "done": .bool(false), "priority": .int(2),
-             "assignee": .null, "labels": .set([]), "estimate": .null, "due": date(1_704_067_200)],
+             "assignee": .null, "labels": .set([]), "estimate": .null, "due": date(1_704_067_200),
+             "costs": .list([])],
             ["_id": .int(4), "title": .string("Fix bug"), "done": .bool(false), "priority": .int(3),
              "assignee": person(4), "labels": .set(strings(["work"])), "estimate": decimal("2.25"),
-             "due": date(1_706_745_600)],
+             "due": date(1_706_745_600), "costs": .list(["0.1", "0.2"].map(decimal))],
             ["_id": .int(5), "title": .string("Read *book?"), "done": .bool(true), "priority": .int(0),
              "assignee": person(1), "labels": .set(strings(["home", "fun"])), "estimate": decimal("0.5"),
-             "due": .null],
+             "due": .null, "costs": .list(["-1"].map(decimal))],
             ["_id": .int(6), "title": .string("plan trip"), "done": .bool(false), "priority": .int(5),
              "assignee": person(5), "labels": .set(strings(["fun"])), "estimate": decimal("13.75"),
-             "due": date(1_710_505_800)],
+             "due": date(1_710_505_800), "costs": .list(["100.5", "0.5"].map(decimal))],
         ],
     ]
 

@@ -1,1 +1,18 @@
-print("atoll-bench: see issue #2")
+import Foundation
+
+// atoll-bench: workloads run through Atoll and through raw SQLite in the same process, so results
+// are ratios. Lines read `atoll WORKLOAD VALUE UNIT` (and `sqlite …` for the baseline).
+//
+//   swift run -c release atoll-bench            # every suite
+//   swift run -c release atoll-bench local      # W1–W3: the local store
+
+let arguments = CommandLine.arguments.dropFirst()
+let suites = arguments.isEmpty ? ["local"] : Array(arguments)
+for suite in suites {
+    switch suite {
+    case "local": try LocalBenchmark().run()
+    default:
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local\n".utf8))
+        exit(2)
+    }
+}

@@ -4,7 +4,7 @@ import Foundation
 /// The common base of `Object` and `EmbeddedObject`: identity, the owning realm, and key-value access.
 open class ObjectBase: Hashable, CustomStringConvertible {
     /// Set once the object is managed by a realm.
-    package var _managedState: ManagedObjectState?
+    @usableFromInline package var _managedState: ManagedObjectState?
 
     public required init() {}
 

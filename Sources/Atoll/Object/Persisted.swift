@@ -13,40 +13,41 @@ import AtollCore
 /// writes go to the realm.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)
         case managed(Int)
     }
 
-    var storage: Storage
-    let options: PersistedOptions
+    @usableFromInline var storage: Storage
+    @usableFromInline let options: PersistedOptions
 
-    public init() {
+    @inlinable public init() {
         storage = .unmanaged(Value._atollDefault())
         options = []
     }
 
-    public init(wrappedValue: Value) {
+    @inlinable public init(wrappedValue: Value) {
         storage = .unmanaged(wrappedValue)
         options = .hasDefault
     }
 
-    public init(primaryKey: Bool) {
+    @inlinable public init(primaryKey: Bool) {
         storage = .unmanaged(Value._atollDefault())
         options = primaryKey ? .primaryKey : []
     }
 
-    public init(wrappedValue: Value, primaryKey: Bool) {
+    @inlinable public init(wrappedValue: Value, primaryKey: Bool) {
         storage = .unmanaged(wrappedValue)
         options = primaryKey ? [.primaryKey, .hasDefault] : .hasDefault
     }
 
-    public init(indexed: Bool) {
+    @inlinable public init(indexed: Bool) {
         storage = .unmanaged(Value._atollDefault())
         options = indexed ? .indexed : []
     }
 
-    public init(wrappedValue: Value, indexed: Bool) {
+    @inlinable public init(wrappedValue: Value, indexed: Bool) {
         storage = .unmanaged(wrappedValue)
         options = indexed ? [.indexed, .hasDefault] : .hasDefault
     }
@@ -58,7 +59,7 @@ public struct Persisted<Value: _Persistable> {
         set { fatalError() }
     }
 
-    public static subscript<EnclosingSelf: ObjectBase>(
+    @inlinable public static subscript<EnclosingSelf: ObjectBase>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
@@ -86,11 +87,13 @@ public struct Persisted<Value: _Persistable> {
     }
 }
 
+@usableFromInline
 struct PersistedOptions: OptionSet {
-    let rawValue: UInt8
-    static let primaryKey = PersistedOptions(rawValue: 1)
-    static let indexed = PersistedOptions(rawValue: 2)
-    static let hasDefault = PersistedOptions(rawValue: 4)
+    @usableFromInline let rawValue: UInt8
+    @inlinable init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable static var primaryKey: PersistedOptions { PersistedOptions(rawValue: 1) }
+    @inlinable static var indexed: PersistedOptions { PersistedOptions(rawValue: 2) }
+    @inlinable static var hasDefault: PersistedOptions { PersistedOptions(rawValue: 4) }
 }
 
 /// Type-erased access to a `Persisted` field at a known offset inside an object, used for schema

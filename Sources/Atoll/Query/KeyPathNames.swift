@@ -7,6 +7,7 @@ import Synchronization
 ///
 /// A probe instance of the class has every `@Persisted` field bound to its property index but no
 /// realm; reading a field through the key path records the index instead of touching storage.
+@usableFromInline
 enum KeyPathNames {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
@@ -28,6 +29,7 @@ enum KeyPathNames {
     }
 
     /// Called by `@Persisted` when a bound field of an object without a realm is read.
+    @usableFromInline
     static func record(_ object: ObjectBase, _ index: Int) {
         recorded.withLock { $0[ObjectIdentifier(object)] = index }
     }

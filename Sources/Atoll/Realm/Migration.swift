@@ -14,8 +14,14 @@ import Foundation
 public final class Migration: @unchecked Sendable {
     let connection: Connection
     /// The schema before and after the migration.
-    public let oldSchema: [AtollCore.ObjectSchema]
-    public let newSchema: [AtollCore.ObjectSchema]
+    ///
+    /// ```swift
+    /// if migration.oldSchema["Person"]?[property: "age"]?.type == .int { … }
+    /// ```
+    public var oldSchema: Schema { (try? Schema(oldTypes)) ?? .empty }
+    public var newSchema: Schema { (try? Schema(newTypes)) ?? .empty }
+    private let oldTypes: [AtollCore.ObjectSchema]
+    private let newTypes: [AtollCore.ObjectSchema]
     private let changes: [SchemaInstaller.Change]
     private var oldRows: [String: [(row: Int64, values: [String: Any])]] = [:]
     private var deleted: Set<String> = []
@@ -24,8 +30,8 @@ public final class Migration: @unchecked Sendable {
     init(connection: Connection, stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema],
          changes: [SchemaInstaller.Change]) throws {
         self.connection = connection
-        oldSchema = stored
-        newSchema = declared
+        oldTypes = stored
+        newTypes = declared
         self.changes = changes
         for schema in stored {
             let columns = schema.properties.filter(\.isSingle)
@@ -54,7 +60,7 @@ public final class Migration: @unchecked Sendable {
     /// Calls `block` for every object of `typeName` with its old and new form. `new` is `nil` when the
     /// type no longer exists; `old` is `nil` for a type added by this migration.
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
-        let newType = newSchema.first { $0.name == typeName }
+        let newType = newTypes.first { $0.name == typeName }
         for (row, values) in oldRows[typeName] ?? [] where !deleted.contains("\(typeName)#\(row)") {
             let old = MigrationObject(migration: self, type: typeName, row: row, oldValues: values)
             let new = newType.map { MigrationObject(migration: self, type: $0.name, row: row, oldValues: nil) }
@@ -67,7 +73,17 @@ public final class Migration: @unchecked Sendable {
     public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
         var row: Int64 = 0
         record {
-            try connection.execute("INSERT INTO \(StorageLayout.quote(StorageLayout.table(typeName))) DEFAULT VALUES")
+            guard let schema = newTypes.first(where: { $0.name == typeName }) else {
+                throw Realm.Error(.invalidValue, "Cannot create an object of '\(typeName)': the type is not in the new schema")
+            }
+            // Non-optional properties start at their type's zero value, as in a new column.
+            let defaults = schema.properties.compactMap { property -> (String, String)? in
+                guard property.isSingle, !property.isOptional, let value = SchemaInstaller.defaultValue(property) else { return nil }
+                return (StorageLayout.quote(property.name), value)
+            }
+            let table = StorageLayout.quote(StorageLayout.table(typeName))
+            try connection.execute(defaults.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
+                : "INSERT INTO \(table) (\(defaults.map(\.0).joined(separator: ", "))) VALUES (\(defaults.map(\.1).joined(separator: ", ")))")
             row = try connection.lastInsertedRow
         }
         let object = MigrationObject(migration: self, type: typeName, row: row, oldValues: nil)
@@ -88,7 +104,7 @@ public final class Migration: @unchecked Sendable {
     /// Deletes every object of a type; returns whether the type existed.
     @discardableResult
     public func deleteData(forType typeName: String) -> Bool {
-        guard oldSchema.contains(where: { $0.name == typeName }) else { return false }
+        guard oldTypes.contains(where: { $0.name == typeName }) else { return false }
         for (row, _) in oldRows[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
         record { try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(typeName)))") }
         return true
@@ -98,10 +114,10 @@ public final class Migration: @unchecked Sendable {
     /// the new name must be new in it, with the same type.
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         record {
-            guard let old = oldSchema.first(where: { $0.name == typeName })?[property: oldName] else {
+            guard let old = oldTypes.first(where: { $0.name == typeName })?[property: oldName] else {
                 throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
             }
-            guard let new = newSchema.first(where: { $0.name == typeName })?[property: newName] else {
+            guard let new = newTypes.first(where: { $0.name == typeName })?[property: newName] else {
                 throw Realm.Error(.schemaMismatch, "Renamed property '\(typeName).\(newName)' is not in the new schema.")
             }
             guard old.type == new.type, old.collection == new.collection else {
@@ -124,7 +140,7 @@ public final class Migration: @unchecked Sendable {
     }
 
     fileprivate func read(_ type: String, _ row: Int64, _ key: String) -> Any? {
-        guard let property = newSchema.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
+        guard let property = newTypes.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
         var result: Any?
         record {
             let value = try connection.fetchOne("SELECT \(StorageLayout.quote(key)) FROM \(StorageLayout.quote(StorageLayout.table(type))) WHERE _row = ?", [.integer(row)])?.first ?? .null
@@ -135,15 +151,37 @@ public final class Migration: @unchecked Sendable {
 
     fileprivate func write(_ type: String, _ row: Int64, _ key: String, _ value: Any?) {
         record {
-            guard let property = newSchema.first(where: { $0.name == type })?[property: key] else {
+            guard let property = newTypes.first(where: { $0.name == type })?[property: key] else {
                 throw Realm.Error(.invalidValue, "'\(type)' has no property '\(key)' in the new schema")
             }
             guard property.isSingle, property.type != .object else {
                 throw Realm.Error(.invalidValue, "'\(type).\(key)': migrations can set scalar properties only")
             }
-            let converted = value.flatMap { Value(any: $0) } ?? .null
+            let converted = try Self.convert(value, to: property, at: "\(type).\(key)")
             try connection.execute("UPDATE \(StorageLayout.quote(StorageLayout.table(type))) SET \(StorageLayout.quote(key)) = ? WHERE _row = ?",
                                    [converted.sqlValue, .integer(row)])
+        }
+    }
+}
+
+extension Migration {
+    /// `value` as the stored kind of `property`, or an `.invalidValue` error naming `place`.
+    static func convert(_ value: Any?, to property: Property, at place: String) throws -> Value {
+        let given: Value? = if let value, !(value is NSNull) { Value(any: value) } else { .null }
+        switch (given, property.type) {
+        case (.null?, _) where property.isOptional:
+            return .null
+        case (.null?, _):
+            throw Realm.Error(.invalidValue, "'\(place)' is not optional: it cannot be set to nil")
+        case (.int(let i)?, .double): return .double(Double(i))
+        case (.int(let i)?, .float): return .float(Float(i))
+        case (.double(let d)?, .float): return .float(Float(d))
+        case (.float(let f)?, .double): return .double(Double(f))
+        case (let v?, _) where v.propertyType == property.type:
+            return v
+        default:
+            let kind = given?.kindName ?? "\(type(of: value!))"
+            throw Realm.Error(.invalidValue, "'\(place)' holds \(property.typeDescription) values; a \(kind) was given")
         }
     }
 }
@@ -196,3 +234,27 @@ public final class MigrationObject {
 
 /// The dynamic object type of migrations, under its Realm name.
 public typealias DynamicObject = MigrationObject
+
+/// The schema version stored in the realm file at `fileURL`, without opening it as a realm.
+///
+/// ```swift
+/// if try schemaVersionAtURL(config.fileURL!) < 3 { … }
+/// ```
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    let path = fileURL.standardizedFileURL.path
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw Realm.Error(.fileNotFound, "Cannot read the schema version of \(path): the file does not exist")
+    }
+    let version: Int64?
+    do {
+        let connection = try Connection(path: path, readOnly: true)
+        defer { try? connection.queue.close() }
+        version = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'schema_version'")
+    } catch {
+        throw Realm.Error(.invalidDatabase, "\(path) is not a realm file: \(error)", underlying: error as? any Error & Sendable)
+    }
+    guard let version, version >= 0 else {
+        throw Realm.Error(.invalidDatabase, "\(path) has no schema version")
+    }
+    return UInt64(version)
+}

@@ -1,5 +1,6 @@
 import AtollCore
 import Foundation
+import GRDB
 
 extension Realm {
     /// Adds an unmanaged object (and the unmanaged objects it links to) to the realm. The object
@@ -87,14 +88,15 @@ extension Realm {
             throw Error(.invalidValue, "Cannot add an embedded object of type '\(table.name)' on its own: assign it to a property of its parent")
         }
         let contents = info.contents(of: object)
-        if let pk = table.primaryKeyIndex, case .scalar(let key) = contents[pk],
-           let existing = try rowForPrimaryKey(table, key) {
-            guard update != .error else {
-                throw Error(.primaryKeyExists, "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(key)'.")
+        var primaryKey: Value?
+        if let pk = table.primaryKeyIndex, case .scalar(let key) = contents[pk] {
+            primaryKey = key
+            // With `.error` the unique index on the key finds duplicates; no lookup needed.
+            if update != .error, let existing = try rowForPrimaryKey(table, key) {
+                let state = bind(object, info, table, existing)
+                try write(contents, to: state, update: update, transaction)
+                return existing
             }
-            let state = bind(object, info, table, existing)
-            try write(contents, to: state, update: update, transaction)
-            return existing
         }
         var arguments: [SQLValue] = []
         arguments.reserveCapacity(table.columns.count + 3)
@@ -109,15 +111,21 @@ extension Realm {
         if let (parentTable, parentRow, parentProperty) = parent {
             arguments += [.text(parentTable.name), .integer(parentRow), .text(parentTable.property(parentProperty).name)]
         }
-        try connection.execute(table.insertRow, arguments)
+        do {
+            try connection.execute(table.insertRow, arguments)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && primaryKey != nil {
+            throw Error(.primaryKeyExists, "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(primaryKey!)'.", underlying: error)
+        }
         let row = try connection.lastInsertedRow
         transaction.summary.insert(table.name, row)
         let state = bind(object, info, table, row)
         if !table.schema.isEmbedded {
-            let id = try address(table, row).0
+            let id = ObjectID(type: table.name, primaryKey: primaryKey ?? .int(row))
             transaction.record(.createObject(id))
-            for (position, index) in table.columns.enumerated() where index != table.primaryKeyIndex && table.property(index).type != .object {
-                transaction.record(.set(id, path: [.property(table.property(index).name)], value: Value(sql: arguments[position], type: table.property(index).type) ?? .null))
+            for index in table.columns where index != table.primaryKeyIndex && table.property(index).type != .object {
+                if case .scalar(let value) = contents[index] {
+                    transaction.record(.set(id, path: [.property(table.property(index).name)], value: value))
+                }
             }
         }
         for (index, content) in contents.enumerated() {

@@ -11,19 +11,19 @@ extension Realm {
     /// let realm = try Realm(configuration: config)
     /// ```
     public struct Configuration: @unchecked Sendable {
-        /// The file holding the realm. Ignored when `inMemoryIdentifier` is set.
+        /// The file holding the realm. Setting it clears `inMemoryIdentifier`.
         public var fileURL: URL? {
-            didSet { if fileURL != nil { _inMemoryIdentifier = nil } }
+            get { _fileURL }
+            set { _fileURL = newValue; _inMemoryIdentifier = nil }
         }
-        private var _inMemoryIdentifier: String?
         /// Realms with the same identifier share their data in memory for as long as one is open.
+        /// Setting it clears `fileURL`.
         public var inMemoryIdentifier: String? {
             get { _inMemoryIdentifier }
-            set {
-                _inMemoryIdentifier = newValue
-                if newValue != nil { fileURL = nil; _inMemoryIdentifier = newValue }
-            }
+            set { _inMemoryIdentifier = newValue; _fileURL = nil }
         }
+        private var _fileURL: URL?
+        private var _inMemoryIdentifier: String?
         /// The types stored; `nil` means every `Object` subclass the process uses.
         public var objectTypes: [ObjectBase.Type]?
         public var schemaVersion: UInt64 = 0
@@ -47,8 +47,11 @@ extension Realm {
             shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
             objectTypes: [ObjectBase.Type]? = nil
         ) {
-            self.fileURL = fileURL
-            if let inMemoryIdentifier { self.inMemoryIdentifier = inMemoryIdentifier }
+            if let inMemoryIdentifier {
+                self.inMemoryIdentifier = inMemoryIdentifier
+            } else {
+                self.fileURL = fileURL
+            }
             self.encryptionKey = encryptionKey
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion

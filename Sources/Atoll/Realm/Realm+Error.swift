@@ -13,6 +13,10 @@ extension Realm {
             case fileAccess = 2
             /// The file is not a realm, or its contents are damaged.
             case invalidDatabase = 3
+            /// The file (or a folder on its path) may not be read or written by this process.
+            case filePermissionDenied = 4
+            /// The file does not exist and may not be created (a read-only realm, say).
+            case fileNotFound = 5
             /// The file's schema differs from the declared one and no migration was allowed.
             case schemaMismatch = 10
             /// The schema changed and `schemaVersion` was not increased.

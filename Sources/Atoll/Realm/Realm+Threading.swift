@@ -58,21 +58,44 @@ extension Realm {
         try write(block)
     }
 
-    /// Writes a consistent copy of the realm to `configuration`'s file, which must not exist.
+    /// Writes a consistent copy of the realm — the version this realm reads — to
+    /// `configuration`'s file, which must not exist.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(configuration: Realm.Configuration(fileURL: backupURL))
+    /// ```
     public func writeCopy(configuration: Configuration) throws {
-        verifyThread()
+        try checkThread()
         guard let url = configuration.fileURL, configuration.inMemoryIdentifier == nil else {
             throw Error(.fileAccess, "writeCopy(configuration:) needs a configuration with a fileURL")
         }
-        guard !FileManager.default.fileExists(atPath: url.path) else {
-            throw Error(.fileExists, "File at path '\(url.path)' already exists")
+        guard transaction == nil else {
+            throw Error(.alreadyInWriteTransaction, "Cannot write a copy of a Realm while it is in a write transaction")
         }
-        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let destination = url.standardizedFileURL.path
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw Error(.fileExists, "File at path '\(destination)' already exists")
+        }
+        let folder = url.deletingLastPathComponent()
         do {
-            // VACUUM INTO reads the connection's current snapshot: the copy is consistent.
-            try connection.execute("VACUUM INTO ?", [.text(url.path)])
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
-            throw Error(.fileAccess, "cannot write a copy to \(url.path): \(error)", underlying: error as? any Swift.Error & Sendable)
+            throw Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)")
+        }
+        // The copy is built next to the destination and moved into place, so a failed copy leaves
+        // no half-written realm behind.
+        let partial = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).partial").path
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) } }
+        do {
+            try connection.copy(toPath: partial)
+        } catch {
+            throw Error(.fileAccess, "cannot write a copy to \(destination): \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
+        // link(2) fails if the destination appeared meanwhile: a copy never replaces a file.
+        guard link(partial, destination) == 0 else {
+            let code = errno
+            if code == EEXIST { throw Error(.fileExists, "File at path '\(destination)' already exists") }
+            throw Error(.fileAccess, "cannot write a copy to \(destination): \(String(cString: strerror(code)))")
         }
     }
 

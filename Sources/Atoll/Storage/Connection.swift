@@ -1,6 +1,7 @@
 import AtollCore
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One SQLite connection to a realm file, owned by one `Realm` instance.
 ///
@@ -19,8 +20,49 @@ final class Connection {
         config.busyMode = .timeout(30)
         config.journalMode = readOnly ? .default : .wal
         config.label = "atoll"
-        config.prepareDatabase { db in Connection.registerFunctions(db) }
-        queue = try DatabaseQueue(path: path, configuration: config)
+        config.prepareDatabase { db in
+            // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
+            if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            Connection.registerFunctions(db)
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch {
+            throw Self.openError(error, path: path, readOnly: readOnly)
+        }
+    }
+
+    /// Copies the database as this connection sees it (its open read transaction's snapshot, if
+    /// any) to a new file at `path`, with SQLite's online backup in one step.
+    func copy(toPath path: String) throws {
+        try run { db in
+            var config = GRDB.Configuration()
+            config.journalMode = .wal
+            let destination = try DatabaseQueue(path: path, configuration: config)
+            try destination.inDatabase { try db.backup(to: $0) }
+            try destination.close()
+        }
+    }
+
+    /// Why the file at `path` could not be opened, as a `Realm.Error` with a code callers can match.
+    static func openError(_ error: any Error, path: String, readOnly: Bool) -> Realm.Error {
+        let underlying = error as? any Error & Sendable
+        let files = FileManager.default
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            return Realm.Error(.invalidDatabase, "\(path) is not a realm file (\(error.message ?? "not a database"))", underlying: underlying)
+        }
+        var isFolder: ObjCBool = false
+        if files.fileExists(atPath: path, isDirectory: &isFolder) {
+            if isFolder.boolValue {
+                return Realm.Error(.fileAccess, "cannot open \(path): it is a folder", underlying: underlying)
+            }
+            if !files.isReadableFile(atPath: path) || (!readOnly && !files.isWritableFile(atPath: path)) {
+                return Realm.Error(.filePermissionDenied, "permission denied to \(readOnly ? "read" : "read and write") \(path)", underlying: underlying)
+            }
+        } else if !readOnly, !files.isWritableFile(atPath: (path as NSString).deletingLastPathComponent) {
+            return Realm.Error(.filePermissionDenied, "permission denied to create \(path)", underlying: underlying)
+        }
+        return Realm.Error(.fileAccess, "cannot open \(path): \(error)", underlying: underlying)
     }
 
     static func registerFunctions(_ db: Database) {
@@ -46,24 +88,75 @@ final class Connection {
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try run { db in
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments.map(\.databaseValue)))
+            let statement = try db.cachedStatement(sql: sql)
+            let raw = try bind(statement, arguments, db)
+            let code = sqlite3_step(raw)
+            guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, sql, db) }
+            sqlite3_reset(raw)
         }
     }
 
+    /// Every row of a query, columns decoded straight from SQLite (the hot path of reads).
     func fetchAll(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
         try run { db in
             let statement = try db.cachedStatement(sql: sql)
-            let columns = statement.columnCount
+            let raw = try bind(statement, arguments, db)
+            defer { sqlite3_reset(raw) }
+            let columns = sqlite3_column_count(raw)
             var rows: [[SQLValue]] = []
-            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments.map(\.databaseValue)))
-            while let row = try cursor.next() {
+            while true {
+                let code = sqlite3_step(raw)
+                if code == SQLITE_DONE { break }
+                guard code == SQLITE_ROW else { throw failure(code, sql, db) }
                 var values: [SQLValue] = []
-                values.reserveCapacity(columns)
-                for i in 0..<columns { values.append((row[i] as DatabaseValue).sqlValue) }
+                values.reserveCapacity(Int(columns))
+                for i in 0..<columns { values.append(Self.column(raw, i)) }
                 rows.append(values)
             }
             return rows
         }
+    }
+
+    private func bind(_ statement: Statement, _ arguments: [SQLValue], _ db: Database) throws -> OpaquePointer {
+        let raw = statement.sqliteStatement
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        for (offset, value) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let code: Int32
+            switch value {
+            case .null: code = sqlite3_bind_null(raw, index)
+            case .integer(let i): code = sqlite3_bind_int64(raw, index, i)
+            case .real(let d): code = sqlite3_bind_double(raw, index, d)
+            case .text(let s): code = sqlite3_bind_text(raw, index, s, -1, Self.transient)
+            case .blob(let d):
+                code = d.withUnsafeBytes { sqlite3_bind_blob(raw, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), Self.transient) }
+            }
+            guard code == SQLITE_OK else { throw failure(code, statement.sql, db) }
+        }
+        return raw
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func column(_ raw: OpaquePointer, _ i: Int32) -> SQLValue {
+        switch sqlite3_column_type(raw, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(raw, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(raw, i))
+        case SQLITE_TEXT:
+            let count = Int(sqlite3_column_bytes(raw, i))
+            guard let text = sqlite3_column_text(raw, i) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(raw, i))
+            guard let bytes = sqlite3_column_blob(raw, i), count > 0 else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+
+    private func failure(_ code: Int32, _ sql: String, _ db: Database) -> DatabaseError {
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: sql)
     }
 
     func fetchOne(_ sql: String, _ arguments: [SQLValue] = []) throws -> [SQLValue]? {
@@ -104,6 +197,44 @@ extension SQLValue {
         case .real(let d): d.databaseValue
         case .text(let s): s.databaseValue
         case .blob(let d): d.databaseValue
+        }
+    }
+}
+
+/// Raw SQLite access to a realm file, for tests that inspect or damage what the store wrote.
+@_spi(Testing)
+public enum RawSQLite {
+    /// Runs `sql` (one or more statements) on the file at `path`, outside any realm.
+    public static func execute(_ sql: String, path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.inDatabase { try $0.execute(sql: sql) }
+        try queue.close()
+    }
+
+    /// The rows of `sql` on the file at `path`, each column as text (`nil` for NULL).
+    public static func fetch(_ sql: String, path: String) throws -> [[String?]] {
+        var config = GRDB.Configuration()
+        config.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: config)
+        let rows = try queue.inDatabase { db in
+            try Row.fetchAll(db, sql: sql).map { row in
+                (0..<row.count).map { index -> String? in
+                    let value: DatabaseValue = row[index]
+                    return value.isNull ? nil : text(value)
+                }
+            }
+        }
+        try queue.close()
+        return rows
+    }
+
+    private static func text(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: ""
+        case .int64(let i): String(i)
+        case .double(let d): String(d)
+        case .string(let s): s
+        case .blob(let d): d.map { String(format: "%02x", $0) }.joined()
         }
     }
 }

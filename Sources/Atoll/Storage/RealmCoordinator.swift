@@ -73,7 +73,7 @@ final class RealmCoordinator: @unchecked Sendable {
                     throw Realm.Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)")
                 }
             } else if !FileManager.default.fileExists(atPath: path) {
-                throw Realm.Error(.fileAccess, "cannot open \(path) read-only: the file does not exist")
+                throw Realm.Error(.fileNotFound, "cannot open \(path) read-only: the file does not exist")
             }
         }
         let coordinator = RealmCoordinator(key: key, path: path, isInMemory: inMemory, readOnly: configuration.readOnly)

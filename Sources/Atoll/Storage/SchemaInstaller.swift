@@ -32,11 +32,21 @@ struct SchemaInstaller {
         case addProperty(String, Property)
         case removeProperty(String, Property)
         case changeProperty(String, old: Property, new: Property)
+        /// Only `isIndexed` differs: applied without a migration.
+        case changeIndex(String, old: Property, new: Property)
 
         var isDestructive: Bool {
             switch self {
-            case .addType, .addProperty: false
+            case .addType, .addProperty, .changeIndex: false
             case .removeProperty, .changeProperty: true
+            }
+        }
+
+        /// Whether a read-only realm can be used in spite of the change.
+        var isIgnorableWhenReadOnly: Bool {
+            switch self {
+            case .addType, .changeIndex: true
+            default: false
             }
         }
 
@@ -44,6 +54,8 @@ struct SchemaInstaller {
             switch self {
             case .addType(let t): "Object type '\(t)' has been added."
             case .addProperty(let t, let p): "Property '\(t).\(p.name)' has been added."
+            case .changeIndex(let t, _, let new):
+                "Property '\(t).\(new.name)' \(new.isIndexed ? "has been made indexed" : "is no longer indexed")."
             case .removeProperty(let t, let p): "Property '\(t).\(p.name)' has been removed."
             case .changeProperty(let t, let old, let new):
                 if old.isPrimaryKey != new.isPrimaryKey {
@@ -56,27 +68,27 @@ struct SchemaInstaller {
     }
 
     func run() throws {
-        let connection: Connection
+        // The declared schema is checked before anything touches the file.
+        let declared = try declaredSchema()
+        let connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
         do {
-            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
-        } catch {
-            throw Realm.Error(.fileAccess, "cannot open \(coordinator.path): \(error)", underlying: error as? any Error & Sendable)
-        }
-        do {
-            try install(connection)
+            try install(connection, declared: declared)
         } catch let error as Realm.Error {
             if error.code == .migrationRequired && configuration.deleteRealmIfMigrationNeeded && !configuration.readOnly {
                 try? connection.queue.close()
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: coordinator.path + suffix) }
-                try install(try Connection(path: coordinator.path, readOnly: false))
+                let fresh = try Connection(path: coordinator.path, readOnly: false)
+                defer { try? fresh.queue.close() }
+                try install(fresh, declared: declared)
                 return
             }
+            try? connection.queue.close()
             throw error
         }
+        try? connection.queue.close()
     }
 
-    private func install(_ connection: Connection) throws {
-        let declared = try declaredSchema()
+    private func install(_ connection: Connection, declared: [ClassInfo]) throws {
         try connection.run { _ in
             if !configuration.readOnly {
                 do {
@@ -96,13 +108,28 @@ struct SchemaInstaller {
     }
 
     private func declaredSchema() throws -> [ClassInfo] {
-        let infos = configuration.objectTypes.map { ClassInfo.closure(of: $0) } ?? ClassInfo.all
+        guard let types = configuration.objectTypes else { return Self.processSchema() }
+        let infos = ClassInfo.closure(of: types)
         do {
             _ = try Schema(infos.map(\.schema))
         } catch let error as SchemaError {
             throw Realm.Error(.invalidSchema, error.message, underlying: error)
         }
         return infos
+    }
+
+    /// The schema of a configuration without `objectTypes`: every class the process has used, with
+    /// the classes they link to. A class whose own schema is invalid is left out here; using it
+    /// reports the error (see `Realm.table(for:create:)`).
+    static func processSchema() -> [ClassInfo] {
+        var result: [String: ClassInfo] = [:]
+        for info in ClassInfo.all {
+            let closure = ClassInfo.closure(of: [info.type])
+            guard (try? Schema(closure.map(\.schema))) != nil else { continue }
+            for member in closure where result[member.schema.name] == nil { result[member.schema.name] = member }
+        }
+        let infos = result.values.sorted { $0.schema.name < $1.schema.name }
+        return (try? Schema(infos.map(\.schema))) != nil ? infos : []
     }
 
     private func installInTransaction(_ connection: Connection, declared: [ClassInfo]) throws {
@@ -130,6 +157,10 @@ struct SchemaInstaller {
         let changes = Self.diff(stored: stored, declared: declared.map(\.schema))
         let migrating = hasMeta && configuration.schemaVersion > storedVersion
 
+        if hasMeta && configuration.deleteRealmIfMigrationNeeded && !configuration.readOnly
+            && (configuration.schemaVersion != storedVersion || changes.contains(where: \.isDestructive)) {
+            throw Realm.Error(.migrationRequired, "The schema or its version changed and deleteRealmIfMigrationNeeded is set.")
+        }
         if hasMeta && configuration.schemaVersion < storedVersion {
             throw Realm.Error(.invalidSchemaVersion,
                 "Provided schema version \(configuration.schemaVersion) is less than last set version \(storedVersion).")
@@ -140,7 +171,7 @@ struct SchemaInstaller {
                 changes.filter(\.isDestructive).map { "- " + $0.explanation }.joined(separator: "\n"))
         }
         if configuration.readOnly && !changes.isEmpty {
-            let missing = changes.filter { if case .addType = $0 { false } else { true } }
+            let missing = changes.filter { !$0.isIgnorableWhenReadOnly }
             if !missing.isEmpty {
                 throw Realm.Error(.schemaMismatch, "The read-only realm's schema differs from the declared one:\n" +
                     missing.map { "- " + $0.explanation }.joined(separator: "\n"))
@@ -189,7 +220,11 @@ struct SchemaInstaller {
                 }
                 var comparable = oldProperty
                 comparable.isIndexed = property.isIndexed
-                if comparable != property { changes.append(.changeProperty(schema.name, old: oldProperty, new: property)) }
+                if comparable != property {
+                    changes.append(.changeProperty(schema.name, old: oldProperty, new: property))
+                } else if oldProperty.isIndexed != property.isIndexed {
+                    changes.append(.changeIndex(schema.name, old: oldProperty, new: property))
+                }
             }
             for property in old.properties where schema[property: property.name] == nil {
                 changes.append(.removeProperty(schema.name, property))
@@ -201,7 +236,8 @@ struct SchemaInstaller {
     enum Phase { case before, after }
 
     /// `.before` adds what is new (keeping replaced columns under a temporary name so a migration can
-    /// read them); `.after` drops what is gone.
+    /// read them); `.after` drops what is gone and indexes the new columns, once the migration block
+    /// has written their values (so a new primary key is checked for duplicates only then).
     static func apply(_ changes: [Change], declared: [AtollCore.ObjectSchema], connection: Connection, phase: Phase) throws {
         for change in changes {
             switch (change, phase) {
@@ -210,6 +246,8 @@ struct SchemaInstaller {
                 for statement in TableInfo.createStatements(for: schema) { try connection.execute(statement) }
             case (.addProperty(let type, let property), .before):
                 try addProperty(type, property, connection)
+            case (.addProperty(let type, let property), .after) where property.isSingle:
+                try createIndexes(type, property, connection)
             case (.removeProperty(let type, let property), .after):
                 try dropProperty(type, property, connection, column: property.name)
             case (.changeProperty(let type, let old, let new), .before):
@@ -223,26 +261,44 @@ struct SchemaInstaller {
                 if old.type == new.type && old.collection == new.collection && old.objectType == new.objectType {
                     try copyValues(type, from: old, to: new, connection)
                 }
-            case (.changeProperty(let type, let old, _), .after):
+            case (.changeProperty(let type, let old, let new), .after):
                 if old.collection == .single {
                     try connection.execute("ALTER TABLE \(StorageLayout.quote(StorageLayout.table(type))) DROP COLUMN \(StorageLayout.quote("_atoll_old_" + old.name))")
                 } else {
                     try connection.execute("DROP TABLE IF EXISTS \(StorageLayout.quote("_atoll_old_" + StorageLayout.collectionTable(type, old)))")
                 }
+                if new.isSingle { try createIndexes(type, new, connection) }
+            case (.changeIndex(let type, let old, let new), .after):
+                try dropIndexes(type, old, connection)
+                try createIndexes(type, new, connection)
             default: break
             }
         }
     }
 
+    /// Adds the column (or collection table) of a new property; a column's indexes come later
+    /// (`createIndexes`).
     static func addProperty(_ type: String, _ property: Property, _ connection: Connection) throws {
         let table = StorageLayout.quote(StorageLayout.table(type))
-        if property.isSingle {
-            var definition = TableInfo.columnDefinition(property)
-            if !property.isOptional, let fallback = defaultValue(property) { definition += " DEFAULT \(fallback)" }
-            try connection.execute("ALTER TABLE \(table) ADD COLUMN \(definition)")
+        guard property.isSingle else {
+            for statement in TableInfo.propertyStatements(type, property) { try connection.execute(statement) }
+            return
         }
+        var definition = TableInfo.columnDefinition(property)
+        if !property.isOptional, let fallback = defaultValue(property) { definition += " DEFAULT \(fallback)" }
+        try connection.execute("ALTER TABLE \(table) ADD COLUMN \(definition)")
+    }
+
+    /// Creates the indexes of a single-valued property; duplicate values of a primary key fail.
+    static func createIndexes(_ type: String, _ property: Property, _ connection: Connection) throws {
         for statement in TableInfo.propertyStatements(type, property) {
-            try connection.execute(statement)
+            do {
+                try connection.execute(statement)
+            } catch where property.isPrimaryKey {
+                throw Realm.Error(.primaryKeyExists,
+                    "Primary key property '\(type).\(property.name)' has duplicate values after migration.",
+                    underlying: error as? any Error & Sendable)
+            }
         }
     }
 
@@ -283,7 +339,10 @@ struct SchemaInstaller {
         case .string: "''"
         case .decimal128: "'0'"
         case .data: "X''"
-        case .objectId, .uuid, .object: nil
+        // The zero ObjectId and the zero UUID, as Realm gives existing objects.
+        case .objectId: "X'\(String(repeating: "00", count: 12))'"
+        case .uuid: "X'\(String(repeating: "00", count: 16))'"
+        case .object: nil
         }
     }
 

@@ -13,6 +13,9 @@ final class TableInfo: @unchecked Sendable {
     let selectRow: String
     let insertRow: String
     let primaryKeyIndex: Int?
+    /// Quoted column and collection table names, per property (computed once: they are on hot paths).
+    private let quotedColumns: [String]
+    private let quotedCollectionTables: [String?]
 
     init(schema: AtollCore.ObjectSchema, classInfo: ClassInfo?) {
         self.schema = schema
@@ -29,6 +32,10 @@ final class TableInfo: @unchecked Sendable {
         insertRow = all.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
             : "INSERT INTO \(table) (\(all.joined(separator: ", "))) VALUES (\(all.map { _ in "?" }.joined(separator: ", ")))"
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
+        quotedColumns = schema.properties.map { StorageLayout.quote($0.name) }
+        quotedCollectionTables = schema.properties.map {
+            $0.isSingle ? nil : StorageLayout.quote(StorageLayout.collectionTable(schema.name, $0))
+        }
     }
 
     var name: String { schema.name }
@@ -36,10 +43,13 @@ final class TableInfo: @unchecked Sendable {
     func property(_ index: Int) -> Property { schema.properties[index] }
 
     func collectionTable(_ index: Int) -> String {
-        StorageLayout.quote(StorageLayout.collectionTable(schema.name, schema.properties[index]))
+        guard let name = quotedCollectionTables[index] else {
+            preconditionFailure("'\(schema.name).\(schema.properties[index].name)' is not a collection")
+        }
+        return name
     }
 
-    func column(_ index: Int) -> String { StorageLayout.quote(schema.properties[index].name) }
+    func column(_ index: Int) -> String { quotedColumns[index] }
 
     // MARK: DDL
 

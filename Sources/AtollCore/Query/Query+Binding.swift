@@ -209,6 +209,15 @@ struct QueryBinder {
             break
         }
         var (l, r) = (lhs, rhs)
+        let caseInsensitive = comparison.options.contains(.caseInsensitive)
+        if op.isStringOperator || caseInsensitive {
+            let what = op.isStringOperator ? op.rawValue : "'\(comparison.op.rawValue)[c]'"
+            for operand in [l, r] where !operand.side.isConstant && operand.cursor != .value(.string) {
+                throw QueryError(.invalidOperation,
+                                 "\(what) needs strings, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",
+                                 at: operand.side.range)
+            }
+        }
         for side in [l.side, r.side] where side.isConstant {
             if case .list = Cursor(constant: constantValue(side)) {
                 throw QueryError(.typeMismatch, "a list can only be used with IN or BETWEEN, not with '\(op.rawValue)'",
@@ -225,30 +234,22 @@ struct QueryBinder {
             try checkCompatible(l, r)
         }
         let domain = l.cursor == .null ? r.cursor : l.cursor
-        let caseInsensitive = comparison.options.contains(.caseInsensitive)
-        func requireStrings(_ what: String) throws(QueryError) {
-            for operand in [l, r] where operand.cursor != .null && operand.cursor != .value(.string) {
-                throw QueryError(.invalidOperation,
-                                 "\(what) needs strings, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",
-                                 at: operand.side.range)
-            }
-        }
         switch op {
         case .equal, .notEqual:
             if caseInsensitive {
-                try requireStrings("'\(comparison.op.rawValue)[c]'")
                 let equal = BoundPredicate.string(.equal, l.scalar, r.scalar, caseInsensitive: true)
                 return op == .equal ? equal : .not(equal)
             }
             return .compare(l.scalar, op == .equal ? .equal : .notEqual, r.scalar, decimal: domain == .value(.decimal128))
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            let label = l.side.isConstant ? r.side.label : l.side.label
             switch domain {
             case .value(.bool), .value(.data), .value(.object):
                 throw QueryError(.invalidOperation,
-                                 "'\(op.rawValue)' cannot compare \(domain.name) values ('\(l.side.label)')",
+                                 "'\(op.rawValue)' cannot compare \(domain.name) values ('\(label)')",
                                  at: comparison.operatorRange)
             case .object:
-                throw QueryError(.invalidOperation, "'\(op.rawValue)' cannot compare links ('\(l.side.label)')",
+                throw QueryError(.invalidOperation, "'\(op.rawValue)' cannot compare links ('\(label)')",
                                  at: comparison.operatorRange)
             default: break
             }
@@ -260,7 +261,6 @@ struct QueryBinder {
             }
             return .compare(l.scalar, bound, r.scalar, decimal: domain == .value(.decimal128))
         case .beginsWith, .endsWith, .contains, .like:
-            try requireStrings(op.rawValue)
             let stringOp: StringOperator = switch op {
             case .beginsWith: .beginsWith
             case .endsWith: .endsWith

@@ -166,7 +166,9 @@ enum QueryOrdering {
             return QueryFunctions.compare(Decimal128(x.numericDouble ?? 0), y)
         case let (x, y) where isNumber(x) && isNumber(y):
             return order(x.numericDouble ?? 0, y.numericDouble ?? 0)
-        case let (.string(x), .string(y)): return bytes(Array(x.unicodeScalars.map(\.value)), Array(y.unicodeScalars.map(\.value)))
+        case let (.string(x), .string(y)):
+            if x.unicodeScalars.elementsEqual(y.unicodeScalars) { return .orderedSame }
+            return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? .orderedAscending : .orderedDescending
         case let (.data(x), .data(y)): return bytes(Array(x), Array(y))
         case let (.date(x), .date(y)): return order(x.timeIntervalSince1970, y.timeIntervalSince1970)
         case let (.objectId(x), .objectId(y)): return bytes(Array(x.bytes), Array(y.bytes))

@@ -44,7 +44,13 @@ struct QueryToken: Sendable {
     func isSymbol(_ symbol: String) -> Bool { kind == .symbol(symbol) }
 
     /// How errors name this token: `'text'`, or "end of query".
-    var quotedText: String { kind == .end ? "end of query" : "'\(text)'" }
+    var quotedText: String {
+        switch kind {
+        case .end: "end of query"
+        case .string: text
+        default: "'\(text)'"
+        }
+    }
 }
 
 /// Splits query text into tokens, remembering where each one is.
@@ -107,14 +113,18 @@ struct QueryLexer {
             while let d = peek(), d.isLetter || d.isNumber || d == "_" { position += 1 }
             let word = String(chars[start..<position])
             if peek() == "(", ["oid", "uuid", "decimal128"].contains(word.lowercased()) {
-                return token(.constant(try lexTypedConstant(word.lowercased(), from: start)), from: start)
+                let value = try lexTypedConstant(word.lowercased(), from: start)
+                return token(.constant(value), from: start)
             }
             return token(.identifier(word), from: start)
         }
         if c.isASCII && c.isNumber || (c == "-" && peek(1)?.isASCII == true && peek(1)?.isNumber == true) {
             return try lexNumber(from: start)
         }
-        if c == "\"" || c == "'" { return token(.string(try lexString()), from: start) }
+        if c == "\"" || c == "'" {
+            let text = try lexString()
+            return token(.string(text), from: start)
+        }
         if c == "%" { return try lexPercentPlaceholder(from: start) }
         if c == "$" {
             position += 1

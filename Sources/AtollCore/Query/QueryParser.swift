@@ -51,7 +51,7 @@ struct QueryParser {
     /// "expected `what` after 'previous'", with what was found instead when it is not the end.
     func expected(_ what: String) -> QueryError {
         var message = "expected " + what
-        if let previous { message += " after '\(previous.text)'" }
+        if let previous { message += " after " + previous.quotedText }
         if current.kind != .end { message += ", found \(current.quotedText)" }
         return QueryError(.syntaxError, message, at: current.range)
     }

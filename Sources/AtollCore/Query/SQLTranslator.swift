@@ -95,8 +95,12 @@ struct SQLBuilder {
         case .compare(let lhs, let op, let rhs, let decimal):
             let l = try scalar(lhs), r = try scalar(rhs)
             let collate = decimal ? " COLLATE \(StorageLayout.decimalCollation)" : ""
-            return Fragment(sql: "\(l.sql) \(op.rawValue) \(r.sql)\(collate)", arguments: l.arguments + r.arguments,
-                            nullable: op != .equal && op != .notEqual)
+            // `=` against a non-null constant can use an index; it is NULL (not false) for a null
+            // operand, which `nullable` accounts for.
+            let plainEqual = op == .equal && [lhs, rhs].contains { if case .constant(let v) = $0 { !v.isNull } else { false } }
+            let sqlOp = plainEqual ? "=" : op.rawValue
+            return Fragment(sql: "\(l.sql) \(sqlOp) \(r.sql)\(collate)", arguments: l.arguments + r.arguments,
+                            nullable: plainEqual || (op != .equal && op != .notEqual))
         case .string(let op, let lhs, let rhs, let caseInsensitive):
             let l = try scalar(lhs), r = try scalar(rhs)
             return Fragment(sql: "\(QueryFunctions.stringOperation)('\(op.rawValue)', \(l.sql), \(r.sql), \(caseInsensitive ? 1 : 0))",
@@ -202,7 +206,8 @@ struct SQLBuilder {
             }
             let table = Self.q(StorageLayout.table(link.objectType))
             let k = alias("k")
-            return Fragment(sql: "(SELECT \(k).\(Self.row) FROM \(table) \(k) WHERE \(k).\(Self.q(key)) = ?)",
+            // A link to a missing object matches no row, not the null link: hence -1, never a row.
+            return Fragment(sql: "COALESCE((SELECT \(k).\(Self.row) FROM \(table) \(k) WHERE \(k).\(Self.q(key)) = ?), -1)",
                             arguments: [link.primaryKey.sqlValue])
         case .object, .list, .set, .map:
             throw QueryError(.unsupported, "\(QueryParser.article(value.kindName)) constant has no SQL form")

@@ -1,0 +1,172 @@
+import Atoll
+import Foundation
+import GRDBSQLite
+
+final class BenchTask: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted(indexed: true) var owner = ""
+    @Persisted var done = false
+    @Persisted var priority = 0
+
+    override class func className() -> String { "Task" }
+}
+
+/// W1–W3 of the local store: bulk insert, small transactions, an indexed query.
+///
+/// Both sides use one SQLite file in WAL mode with `synchronous = NORMAL` (a commit survives a
+/// crash of the process, not of the machine), the same table shape and the same index on `owner`.
+struct LocalBenchmark {
+    let count = 100_000
+    let smallTransactions = 5_000
+    let queryRounds = 100
+
+    func run() throws {
+        let rows = TaskRow.generate(count)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+
+        let sqlite = try RawSQLite(path: folder.appendingPathComponent("raw.sqlite").path)
+        var config = Realm.Configuration(fileURL: folder.appendingPathComponent("atoll.realm"), objectTypes: [BenchTask.self])
+        config.schemaVersion = 0
+        let realm = try Realm(configuration: config)
+
+        // W1: every row in one write transaction.
+        let rawW1 = try measure { try sqlite.insertAll(rows) }
+        let atollW1 = try measure {
+            try realm.write {
+                for row in rows { realm.add(BenchTask(row)) }
+            }
+        }
+        compare("W1", count: Double(count), raw: rawW1, atoll: atollW1, unit: "obj/s")
+
+        // W2: one object per write transaction.
+        let extra = TaskRow.generate(smallTransactions, seed: 7).map { row -> TaskRow in
+            var row = row
+            row.id[0] = 0x66
+            return row
+        }
+        let rawW2 = try measure { for row in extra { try sqlite.insertOne(row) } }
+        let atollW2 = try measure {
+            for row in extra { try realm.write { realm.add(BenchTask(row)) } }
+        }
+        compare("W2", count: Double(smallTransactions), raw: rawW2, atoll: atollW2, unit: "tx/s")
+
+        // W3: count and read the matches of an indexed query.
+        var rawMatches = 0
+        let rawW3 = try measure {
+            for _ in 0..<queryRounds { rawMatches = try sqlite.queryOwner("owner-7") }
+        }
+        var atollMatches = 0
+        let atollW3 = measure {
+            for _ in 0..<queryRounds {
+                let results = realm.objects(BenchTask.self).where { $0.owner == "owner-7" && $0.done == false }
+                atollMatches = results.count
+                var length = 0
+                for task in results { length += task.name.utf8.count }
+                precondition(length == atollMatches * 20)
+            }
+        }
+        precondition(rawMatches == atollMatches, "both sides must find the same \(rawMatches) tasks (atoll: \(atollMatches))")
+        compare("W3", count: Double(queryRounds), raw: rawW3, atoll: atollW3, unit: "queries/s")
+        report("atoll", "W3_matches", Double(atollMatches), "objects")
+    }
+
+    private func compare(_ workload: String, count: Double, raw: Double, atoll: Double, unit: String) {
+        report("sqlite", workload, count / raw, unit)
+        report("atoll", workload, count / atoll, unit)
+        report("atoll", workload + "_time_ratio", atoll / raw, "x")
+    }
+}
+
+extension BenchTask {
+    convenience init(_ row: TaskRow) {
+        self.init()
+        _id = ObjectId(bytes: row.id)
+        name = row.name
+        owner = row.owner
+        done = row.done
+        priority = row.priority
+    }
+}
+
+/// The baseline: the SQLite C API with prepared statements, nothing else.
+final class RawSQLite {
+    private var db: OpaquePointer?
+    private var insert: OpaquePointer?
+    private var query: OpaquePointer?
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(path: String) throws {
+        guard sqlite3_open(path, &db) == SQLITE_OK else { throw Failure(description: "cannot open \(path)") }
+        try exec("PRAGMA journal_mode = WAL")
+        try exec("PRAGMA synchronous = NORMAL")
+        try exec("CREATE TABLE task (_row INTEGER PRIMARY KEY AUTOINCREMENT, _id BLOB, name TEXT, owner TEXT, done INTEGER, priority INTEGER)")
+        try exec("CREATE UNIQUE INDEX task_id ON task(_id)")
+        try exec("CREATE INDEX task_owner ON task(owner)")
+        insert = try prepare("INSERT INTO task (_id, name, owner, done, priority) VALUES (?, ?, ?, ?, ?)")
+        query = try prepare("SELECT _row, _id, name, owner, done, priority FROM task WHERE owner = ? AND done = 0 ORDER BY _row")
+    }
+
+    deinit {
+        sqlite3_finalize(insert)
+        sqlite3_finalize(query)
+        sqlite3_close(db)
+    }
+
+    private func exec(_ sql: String) throws {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw Failure(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw Failure(description: "\(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    private func bindAndStep(_ row: TaskRow) throws {
+        sqlite3_reset(insert)
+        _ = row.id.withUnsafeBytes { sqlite3_bind_blob(insert, 1, $0.baseAddress, 12, unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+        sqlite3_bind_text(insert, 2, row.name, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        sqlite3_bind_text(insert, 3, row.owner, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        sqlite3_bind_int64(insert, 4, row.done ? 1 : 0)
+        sqlite3_bind_int64(insert, 5, Int64(row.priority))
+        guard sqlite3_step(insert) == SQLITE_DONE else { throw Failure(description: String(cString: sqlite3_errmsg(db))) }
+    }
+
+    func insertAll(_ rows: [TaskRow]) throws {
+        try exec("BEGIN IMMEDIATE")
+        for row in rows { try bindAndStep(row) }
+        try exec("COMMIT")
+    }
+
+    func insertOne(_ row: TaskRow) throws {
+        try exec("BEGIN IMMEDIATE")
+        try bindAndStep(row)
+        try exec("COMMIT")
+    }
+
+    /// Reads every matching row (all columns, as an object store would) and returns the count.
+    func queryOwner(_ owner: String) throws -> Int {
+        sqlite3_reset(query)
+        sqlite3_bind_text(query, 1, owner, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        var count = 0
+        var length = 0
+        while sqlite3_step(query) == SQLITE_ROW {
+            count += 1
+            length += Int(sqlite3_column_bytes(query, 2))
+            _ = sqlite3_column_text(query, 3)
+            _ = sqlite3_column_blob(query, 1)
+        }
+        precondition(length == count * 20)
+        return count
+    }
+}

@@ -1,0 +1,291 @@
+@_spi(Testing) import Atoll
+import AtollCore
+import AtollTesting
+import Foundation
+import Testing
+
+@Suite struct ConfigurationTests {
+    // MARK: Configuration values
+
+    @Test func inMemoryIdentifierAndFileURLReplaceEachOther() {
+        var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: "/tmp/a.realm"))
+        #expect(configuration.inMemoryIdentifier == nil)
+        configuration.inMemoryIdentifier = "cache"
+        #expect(configuration.fileURL == nil)
+        #expect(configuration.inMemoryIdentifier == "cache")
+        configuration.fileURL = URL(fileURLWithPath: "/tmp/b.realm")
+        #expect(configuration.inMemoryIdentifier == nil)
+        #expect(configuration.fileURL?.lastPathComponent == "b.realm")
+
+        let inMemory = Realm.Configuration(inMemoryIdentifier: "x")
+        #expect(inMemory.fileURL == nil && inMemory.inMemoryIdentifier == "x")
+    }
+
+    @Test func defaultConfigurationPointsAtDefaultRealmWithNoRestrictions() {
+        let configuration = Realm.Configuration()
+        #expect(configuration.fileURL?.lastPathComponent == "default.realm")
+        #expect(configuration.inMemoryIdentifier == nil)
+        #expect(configuration.objectTypes == nil)
+        #expect(configuration.schemaVersion == 0)
+        #expect(configuration.migrationBlock == nil)
+        #expect(!configuration.readOnly && !configuration.deleteRealmIfMigrationNeeded)
+    }
+
+    @Test func realmInitOpensTheDefaultConfiguration() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let saved = Realm.Configuration.defaultConfiguration
+        defer { Realm.Configuration.defaultConfiguration = saved }
+        Realm.Configuration.defaultConfiguration = folder.configuration("default.realm", objectTypes: [Dog.self])
+        do {
+            let realm = try Realm()
+            try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
+            #expect(realm.configuration.fileURL?.path == folder.url.appendingPathComponent("default.realm").path)
+        }
+        #expect(FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("default.realm").path))
+        let reopened = try Realm.defaultRealm()
+        #expect(reopened.objects(Dog.self).first?.name == "Rex")
+    }
+
+    @Test func fileURLChoosesTheFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        do {
+            let first = try Realm(configuration: folder.configuration("first.realm", objectTypes: [Dog.self]))
+            let second = try Realm(configuration: folder.configuration("second.realm", objectTypes: [Dog.self]))
+            try first.write { first.add(Dog(value: ["name": "Rex"])) }
+            #expect(first.objects(Dog.self).count == 1)
+            #expect(second.objects(Dog.self).isEmpty)
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.url.path)
+        #expect(files.contains("first.realm") && files.contains("second.realm"))
+    }
+
+    @Test func objectTypesRestrictTheSchemaToThemAndWhatTheyLinkTo() throws {
+        let t = try TestRealm(objectTypes: [Dog.self])
+        let realm = try t.open()
+        #expect(realm.schema.typeNames.sorted() == ["Address", "Dog", "Person"], "Dog links to Person, which embeds Address")
+        let error = try #require(throws: Realm.Error.self) {
+            try realm.write { realm.add(Task(value: ["name": "not here"])) }
+        }
+        #expect(error.code == .schemaMismatch)
+        #expect(error.message.contains("'Task'"))
+    }
+
+    @Test func schemaVersionIsStoredInTheFile() throws {
+        let t = try TestRealm(objectTypes: [Dog.self])
+        t.configuration.schemaVersion = 4
+        do { _ = try t.open() }
+        #expect(try schemaVersionAtURL(t.configuration.fileURL!) == 4)
+        t.configuration.schemaVersion = 9
+        do { _ = try t.open() }
+        #expect(try schemaVersionAtURL(t.configuration.fileURL!) == 9)
+    }
+
+    @Test func deleteFilesRemovesAClosedRealmAndRefusesAnOpenOne() throws {
+        let t = try TestRealm(objectTypes: [Dog.self])
+        do {
+            let realm = try t.open()
+            try realm.write { realm.add(Dog()) }
+            #expect(throws: Realm.Error.self) { try Realm.deleteFiles(for: t.configuration) }
+        }
+        #expect(try Realm.deleteFiles(for: t.configuration))
+        #expect(!FileManager.default.fileExists(atPath: t.path))
+        #expect(try !Realm.deleteFiles(for: t.configuration), "nothing left to delete")
+        #expect(try t.open().objects(Dog.self).isEmpty)
+    }
+
+    // MARK: Read-only
+
+    @Test func readOnlyRealmReadsButRefusesWrites() throws {
+        let t = try TestRealm(objectTypes: [Dog.self])
+        do {
+            let realm = try t.open()
+            try realm.write { realm.add(Dog(value: ["name": "Rex", "age": 3])) }
+        }
+        var configuration = t.configuration
+        configuration.readOnly = true
+        let realm = try Realm(configuration: configuration)
+        #expect(realm.objects(Dog.self).first?.name == "Rex")
+        #expect(realm.objects(Dog.self).where { $0.age > 2 }.count == 1)
+        let error = try #require(throws: Realm.Error.self) { try realm.write { realm.add(Dog()) } }
+        #expect(error.code == .readOnly)
+        #expect(!realm.isInWriteTransaction)
+        #expect(throws: Realm.Error.self) { try realm.beginWrite() }
+    }
+
+    @Test func readOnlyRealmSeesWritesOfAWritableRealmOfTheSameFile() throws {
+        let t = try TestRealm(objectTypes: [Dog.self])
+        let writer = try t.open()
+        try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        var configuration = t.configuration
+        configuration.readOnly = true
+        // The writable realm is still open, so the read-only one shares its coordinator; a fresh
+        // process would open the file read-only (see readOnlyRealmReadsButRefusesWrites).
+        let reader = try Realm(configuration: configuration)
+        #expect(reader.objects(Dog.self).count == 1)
+        try writer.write { writer.add(Dog(value: ["name": "Fido"])) }
+        reader.refresh()
+        #expect(reader.objects(Dog.self).count == 2)
+        #expect(throws: Realm.Error.self) { try reader.write { reader.add(Dog()) } }
+    }
+
+    @Test func readOnlyRealmOfAMissingFileFailsToOpen() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var configuration = folder.configuration("missing.realm", objectTypes: [Dog.self])
+        configuration.readOnly = true
+        let error = try #require(throws: Realm.Error.self) { _ = try Realm(configuration: configuration) }
+        #expect(error.code == .fileNotFound)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty, "nothing was created")
+    }
+
+    // MARK: In-memory
+
+    private static func memoryFiles(_ identifier: String) -> [String] {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-memory").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(identifier) }
+    }
+
+    private static func uniqueIdentifier() -> String {
+        "mem" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+    }
+
+    @Test func inMemoryRealmsWithTheSameIdentifierShareData() throws {
+        let id = Self.uniqueIdentifier()
+        let configuration = Realm.Configuration(inMemoryIdentifier: id, objectTypes: [Dog.self])
+        let first = try Realm(configuration: configuration)
+        let second = try Realm(configuration: configuration)
+        try first.write { first.add(Dog(value: ["name": "Rex"])) }
+        second.refresh()
+        #expect(second.objects(Dog.self).first?.name == "Rex")
+        try second.write { second.add(Dog(value: ["name": "Fido"])) }
+        first.refresh()
+        #expect(first.objects(Dog.self).count == 2)
+    }
+
+    @Test func inMemoryRealmWithAnotherIdentifierIsEmpty() throws {
+        let one = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: Self.uniqueIdentifier(), objectTypes: [Dog.self]))
+        try one.write { one.add(Dog(value: ["name": "Rex"])) }
+        let other = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: Self.uniqueIdentifier(), objectTypes: [Dog.self]))
+        #expect(other.objects(Dog.self).isEmpty)
+    }
+
+    @Test func inMemoryRealmIsGoneOnceEveryInstanceIsReleased() throws {
+        let id = Self.uniqueIdentifier()
+        let configuration = Realm.Configuration(inMemoryIdentifier: id, objectTypes: [Dog.self])
+        do {
+            let first = try Realm(configuration: configuration)
+            try first.write { first.add(Dog(value: ["name": "Rex"])) }
+            do {
+                let second = try Realm(configuration: configuration)
+                #expect(second.objects(Dog.self).count == 1)
+            }
+            #expect(!Self.memoryFiles(id).isEmpty, "the store lives while one realm is open")
+            let again = try Realm(configuration: configuration)
+            #expect(again.objects(Dog.self).count == 1, "releasing one of two instances keeps the data")
+        }
+        #expect(Self.memoryFiles(id).isEmpty)
+        let fresh = try Realm(configuration: configuration)
+        #expect(fresh.objects(Dog.self).isEmpty)
+    }
+
+    @Test func inMemoryRealmWritesNoFileAtTheDefaultPath() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var configuration = folder.configuration(objectTypes: [Dog.self])
+        configuration.inMemoryIdentifier = Self.uniqueIdentifier()
+        let realm = try Realm(configuration: configuration)
+        try realm.write { realm.add(Dog()) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).isEmpty)
+    }
+
+    // MARK: writeCopy
+
+    @Test func writeCopyHoldsEveryObjectAndOpensAsARealm() throws {
+        let t = try TestRealm()
+        let destination = t.folder.configuration("copy.realm", objectTypes: t.configuration.objectTypes)
+        do {
+            let realm = try t.open()
+            try realm.write {
+                let person = Person(value: ["name": "Ann", "age": 30])
+                person.dogs.append(Dog(value: ["name": "Rex"]))
+                person.tags.insert("admin")
+                person.scores["math"] = 9
+                person.address = Address(value: ["city": "Paris"])
+                realm.add(person)
+                for i in 0..<50 { realm.add(Task(value: ["name": "task \(i)", "priority": i % 10])) }
+            }
+            try realm.writeCopy(configuration: destination)
+        }
+        let copy = try Realm(configuration: destination)
+        #expect(copy.objects(Task.self).count == 50)
+        #expect(copy.objects(Task.self).where { $0.priority == 3 }.count == 5)
+        let ann = try #require(copy.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        #expect(ann.dogs.first?.name == "Rex" && ann.tags.contains("admin") && ann.scores["math"] == 9)
+        #expect(ann.address?.city == "Paris")
+        #expect(try copy.historyChangesets().count == 1)
+        try copy.write { copy.add(Dog(value: ["name": "Fido"])) }
+        #expect(copy.objects(Dog.self).count == 2)
+    }
+
+    @Test func writeCopyIsTheSnapshotTheRealmReads() throws {
+        let t = try TestRealm(objectTypes: [Task.self])
+        let destination = t.folder.configuration("copy.realm", objectTypes: [Task.self])
+        let reader = try t.open()
+        try reader.write { for i in 0..<10 { reader.add(Task(value: ["name": "\(i)"])) } }
+        // Another instance commits after the reader's snapshot (this thread has no run loop, so the
+        // reader stays on its version until refresh()).
+        let writer = try t.open()
+        try writer.write { for i in 10..<25 { writer.add(Task(value: ["name": "\(i)"])) } }
+        #expect(reader.objects(Task.self).count == 10)
+        try reader.writeCopy(configuration: destination)
+        #expect(try Realm(configuration: destination).objects(Task.self).count == 10)
+    }
+
+    @Test func writeCopyIsConsistentWhileAnotherThreadWrites() async throws {
+        let t = try TestRealm(objectTypes: [Task.self])
+        let configuration = t.configuration
+        let stop = Recorder<Bool>()
+        let batch = 7
+        let writer = Thread {
+            do {
+                let realm = try Realm(configuration: configuration)
+                while stop.all.isEmpty {
+                    try realm.write { for _ in 0..<batch { realm.add(Task(value: ["name": "w"])) } }
+                }
+            } catch {
+                Issue.record(error)
+            }
+        }
+        writer.start()
+        defer { stop.append(true) }
+        var counts: Set<Int> = []
+        for round in 0..<20 {
+            let destination = t.folder.configuration("copy-\(round).realm", objectTypes: [Task.self])
+            do {
+                let realm = try Realm(configuration: configuration)
+                try realm.writeCopy(configuration: destination)
+            }
+            let count = try Realm(configuration: destination).objects(Task.self).count
+            #expect(count % batch == 0, "a copy holds whole transactions only")
+            counts.insert(count)
+            try? await _Concurrency.Task.sleep(for: .milliseconds(5))
+        }
+        stop.append(true)
+        while !writer.isFinished { try? await _Concurrency.Task.sleep(for: .milliseconds(5)) }
+        #expect(counts.count > 1, "the writer made progress during the copies")
+    }
+
+    @Test func writeCopyOfAnInMemoryRealmIsAFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let destination = folder.configuration("copy.realm", objectTypes: [Dog.self])
+        do {
+            let realm = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: Self.uniqueIdentifier(), objectTypes: [Dog.self]))
+            try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
+            try realm.writeCopy(configuration: destination)
+        }
+        #expect(try Realm(configuration: destination).objects(Dog.self).first?.name == "Rex")
+    }
+}
