@@ -1,3 +1,4 @@
+import Atoll
 import Foundation
 
 /// Prints one measured figure in the bench's line format.
@@ -27,6 +28,8 @@ struct SeededGenerator: RandomNumberGenerator {
 /// The rows of the Task workloads.
 struct TaskRow {
     var id: [UInt8]
+    /// The same id as an ObjectId, made before timing as the raw side's bytes are.
+    var preparedId: ObjectId
     var name: String
     var owner: String
     var done: Bool
@@ -40,7 +43,7 @@ struct TaskRow {
             withUnsafeBytes(of: UInt64(i).bigEndian) { id.replaceSubrange(4..<12, with: $0) }
             id[0] = 0x65
             let name = String((0..<20).map { _ in letters[Int(rng.next() % UInt64(letters.count))] })
-            return TaskRow(id: id, name: name, owner: "owner-\(rng.next() % 100)", done: rng.next() % 2 == 0,
+            return TaskRow(id: id, preparedId: ObjectId(bytes: id), name: name, owner: "owner-\(rng.next() % 100)", done: rng.next() % 2 == 0,
                            priority: Int(rng.next() % 10))
         }
     }

@@ -16,6 +16,9 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline
     enum Storage {
         case unmanaged(Value)
+        /// Unmanaged with the type's default, made on first read (so a managed accessor, whose
+        /// fields are bound right after `init()`, never pays for defaults such as a fresh ObjectId).
+        case unmanagedDefault
         case managed(Int)
     }
 
@@ -23,7 +26,7 @@ public struct Persisted<Value: _Persistable> {
     @usableFromInline let options: PersistedOptions
 
     @inlinable public init() {
-        storage = .unmanaged(Value._atollDefault())
+        storage = .unmanagedDefault
         options = []
     }
 
@@ -33,7 +36,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable public init(primaryKey: Bool) {
-        storage = .unmanaged(Value._atollDefault())
+        storage = .unmanagedDefault
         options = primaryKey ? .primaryKey : []
     }
 
@@ -43,7 +46,7 @@ public struct Persisted<Value: _Persistable> {
     }
 
     @inlinable public init(indexed: Bool) {
-        storage = .unmanaged(Value._atollDefault())
+        storage = .unmanagedDefault
         options = indexed ? .indexed : []
     }
 
@@ -67,6 +70,10 @@ public struct Persisted<Value: _Persistable> {
         get {
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value): return value
+            case .unmanagedDefault:
+                let value = Value._atollDefault()
+                object[keyPath: storageKeyPath].storage = .unmanaged(value)
+                return value
             case .managed(let index):
                 guard let state = object._managedState else {
                     // A key-path probe (see KeyPathNames): report which property was read.
@@ -78,7 +85,7 @@ public struct Persisted<Value: _Persistable> {
         }
         set {
             switch object[keyPath: storageKeyPath].storage {
-            case .unmanaged:
+            case .unmanaged, .unmanagedDefault:
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
             case .managed(let index):
                 Value._atollSet(newValue, object._managedState!, index)
@@ -120,15 +127,23 @@ extension Persisted: PersistedField {
     }
 
     static func content(at pointer: UnsafeRawPointer) -> FieldContent? {
-        guard case .unmanaged(let value) = pointer.assumingMemoryBound(to: Self.self).pointee.storage else { return nil }
-        return value._atollContent()
+        let field = UnsafeMutableRawPointer(mutating: pointer).assumingMemoryBound(to: Self.self)
+        switch field.pointee.storage {
+        case .unmanaged(let value): return value._atollContent()
+        case .unmanagedDefault:
+            // The default becomes the stored value, so the object reads back what was saved.
+            let value = Value._atollDefault()
+            field.pointee.storage = .unmanaged(value)
+            return value._atollContent()
+        case .managed: return nil
+        }
     }
 
     static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, object: ObjectBase) throws {
         let field = pointer.assumingMemoryBound(to: Self.self)
         let value = try Value._atollFromAny(any)
         switch field.pointee.storage {
-        case .unmanaged: field.pointee.storage = .unmanaged(value)
+        case .unmanaged, .unmanagedDefault: field.pointee.storage = .unmanaged(value)
         case .managed(let index): Value._atollSet(value, object._managedState!, index)
         }
     }
@@ -136,6 +151,11 @@ extension Persisted: PersistedField {
     static func get(at pointer: UnsafeRawPointer, object: ObjectBase) -> Any {
         switch pointer.assumingMemoryBound(to: Self.self).pointee.storage {
         case .unmanaged(let value): return value
+        case .unmanagedDefault:
+            let field = UnsafeMutableRawPointer(mutating: pointer).assumingMemoryBound(to: Self.self)
+            let value = Value._atollDefault()
+            field.pointee.storage = .unmanaged(value)
+            return value
         case .managed(let index): return Value._atollGet(object._managedState!, index)
         }
     }

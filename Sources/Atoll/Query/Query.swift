@@ -230,11 +230,10 @@ extension Results {
         let query = isIncluded(Query<Element>(.path(QueryKeyPath([]), quantified: false)))
         let combined = core.expression.and(QueryExpression(predicate: query.predicate))
         do {
-            try core.validate(combined)
+            return with(combined, bound: try core.validate(combined))
         } catch {
             preconditionFailure("\(error)")
         }
-        return with(combined)
     }
 
     /// Sorts by a property given as a key path.

@@ -77,24 +77,24 @@ extension Realm {
         }
         let old = snapshotVersion
         let version = old + 1
+        coordinator.willCommit(version: version, summary: transaction.summary)
         do {
             try connection.run { _ in
-                if !transaction.instructions.isEmpty {
-                    let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
-                                              instructions: transaction.instructions)
-                    try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
-                                           [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
-                }
-                try connection.execute("UPDATE _atoll_meta SET value = ? WHERE key = 'version'", [.integer(version)])
+                // Every commit, even an empty one, appends its record: the newest record is the version.
+                let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
+                                          instructions: transaction.instructions)
+                try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
+                                       [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
                 try connection.execute("COMMIT")
             }
         } catch {
+            coordinator.commitFailed(version: version)
             cancelWrite()
             throw Error(.fileAccess, "the write transaction could not be committed: \(error)", underlying: error as? any Swift.Error & Sendable)
         }
         self.transaction = nil
         try finishWrite(version: version)
-        coordinator.didCommit(version: version, summary: transaction.summary, by: self)
+        coordinator.didCommit(version: version, by: self)
         notifiers.skip(tokens)
         deliverNotifications(from: old)
     }

@@ -37,7 +37,7 @@ public final class Realm {
     private var hasReadTransaction = false
     private let notified = Atomic<Int64>(0)
     private let refreshPending = Atomic<Bool>(false)
-    var notifiers = NotifierList()
+    let notifiers = NotifierList()
     /// Whether the realm advances to the newest version on its own when another realm commits.
     public var autorefresh = true
 
@@ -69,7 +69,7 @@ public final class Realm {
         }
         try beginRead()
         notified.store(snapshotVersion, ordering: .relaxed)
-        coordinator.register(self)
+        if !isFrozen { coordinator.register(self) }
     }
 
     deinit {
@@ -80,13 +80,26 @@ public final class Realm {
 
     // MARK: Confinement
 
-    /// Fails loudly when used from the wrong thread.
+    /// Fails loudly when used from the wrong thread or actor.
     func verifyThread(_ function: StaticString = #function) {
+        if case .actor(let actor) = confinement, !isMainActorRealm {
+            // Whether a custom actor's executor is running here can only be asserted.
+            actor.preconditionIsolated("Realm accessed from incorrect actor: a Realm opened with Realm(configuration:actor:) is isolated to that actor (\(function))")
+            return
+        }
         if let message = wrongThreadMessage() { preconditionFailure("\(message) (\(function))") }
     }
 
+    /// Throws `.wrongThread` when used from the wrong thread (a custom actor's realm traps).
     func checkThread() throws {
+        if case .actor = confinement, !isMainActorRealm { return verifyThread() }
         if let message = wrongThreadMessage() { throw Error(.wrongThread, message) }
+    }
+
+    /// Whether the realm is isolated to the main actor, whose executor is the main thread.
+    private var isMainActorRealm: Bool {
+        guard case .actor(let actor) = confinement else { return false }
+        return actor === MainActor.shared
     }
 
     private func wrongThreadMessage() -> String? {
@@ -94,7 +107,10 @@ public final class Realm {
         case .thread(let owner):
             return pthread_equal(owner, pthread_self()) != 0 ? nil
                 : "Realm accessed from incorrect thread: a Realm is confined to the thread that opened it; open another Realm on this thread or pass a ThreadSafeReference"
-        case .actor, .frozen:
+        case .actor:
+            return !isMainActorRealm || Thread.isMainThread ? nil
+                : "Realm accessed from incorrect thread: this Realm is isolated to the main actor; use it from the main actor or pass a ThreadSafeReference"
+        case .frozen:
             return nil
         }
     }
@@ -109,7 +125,7 @@ public final class Realm {
     private func beginRead() throws {
         try connection.run { _ in
             try connection.execute("BEGIN DEFERRED")
-            snapshotVersion = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'version'") ?? 0
+            snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
         }
         hasReadTransaction = true
         stamp &+= 1
@@ -118,7 +134,7 @@ public final class Realm {
     /// Inside a fresh write transaction: reads the newest version.
     func reloadVersion() throws {
         hasReadTransaction = false
-        snapshotVersion = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'version'") ?? 0
+        snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
         stamp &+= 1
     }
 
@@ -192,9 +208,7 @@ public final class Realm {
     // MARK: Properties
 
     /// The schema of the realm's tables.
-    public var schema: Schema {
-        (try? Schema(coordinator.allTables.map(\.schema))) ?? .empty
-    }
+    public var schema: Schema { coordinator.schema }
 
     /// Whether the realm holds no objects.
     public var isEmpty: Bool {
@@ -218,10 +232,17 @@ public final class Realm {
     func table(for type: ObjectBase.Type, create: Bool) throws -> TableInfo? {
         let info = ClassInfo.of(type)
         if let table = coordinator.table(named: info.schema.name) {
-            guard table.classInfo != nil || table.schema == info.schema else {
-                return table
+            if table.classInfo?.type == type { return table }
+            // The table was installed for no class (a type of the file this process had not used
+            // yet) or for another class with the same className(): adopt `type` if it matches.
+            let changes = SchemaInstaller.diff(stored: [table.schema], declared: [info.schema])
+            guard changes.allSatisfy({ if case .changeIndex = $0 { true } else { false } }) else {
+                throw Error(.schemaMismatch, "The class \(type) does not match the object type '\(info.schema.name)' of \(coordinator.path):\n"
+                    + changes.map { "- " + $0.explanation }.joined(separator: "\n"))
             }
-            return table
+            let adopted = TableInfo(schema: table.schema, classInfo: info)
+            coordinator.install(adopted)
+            return adopted
         }
         guard create else { return nil }
         if let types = configuration.objectTypes, !types.contains(where: { $0 == type }) {

@@ -50,8 +50,8 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     // MARK: Derived results
 
-    func with(_ expression: QueryExpression) -> Results<Element> {
-        Results(core: ResultsCore(realm: core.realm, table: core.table, expression: expression))
+    func with(_ expression: QueryExpression, bound: BoundQuery? = nil) -> Results<Element> {
+        Results(core: ResultsCore(realm: core.realm, table: core.table, expression: expression, bound: bound))
     }
 
     /// Narrows the results with a query in the Realm Query Language.
@@ -82,8 +82,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
         let combined = core.expression.and(parsed)
-        try core.validate(combined)
-        return with(combined)
+        return with(combined, bound: try core.validate(combined))
     }
 
     /// Sorts by a key path (`"dog.name"` goes through a link).

@@ -11,17 +11,21 @@ final class ResultsCore {
     private var cacheStamp = -1
     private var plan: (sql: String, arguments: [SQLValue], post: [BoundClause])?
 
-    init(realm: Realm, table: TableInfo?, expression: QueryExpression) {
+    private var bound: BoundQuery?
+
+    init(realm: Realm, table: TableInfo?, expression: QueryExpression, bound: BoundQuery? = nil) {
         self.realm = realm
         self.table = table
         self.expression = expression
+        self.bound = bound
     }
 
-    /// Checks that `expression` fits the schema, as a `Realm.Error`.
-    func validate(_ expression: QueryExpression) throws {
-        guard let table else { return }
+    /// Checks that `expression` fits the schema, as a `Realm.Error`; returns the checked form.
+    @discardableResult
+    func validate(_ expression: QueryExpression) throws -> BoundQuery? {
+        guard let table else { return nil }
         do {
-            _ = try expression.bind(to: table.name, in: realm.schema)
+            return try expression.bind(to: table.name, in: realm.schema)
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
@@ -30,10 +34,14 @@ final class ResultsCore {
     private func makePlan(_ table: TableInfo) throws -> (sql: String, arguments: [SQLValue], post: [BoundClause]) {
         if let plan { return plan }
         let bound: BoundQuery
-        do {
-            bound = try expression.bind(to: table.name, in: realm.schema)
-        } catch {
-            throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
+        if let checked = self.bound {
+            bound = checked
+        } else {
+            do {
+                bound = try expression.bind(to: table.name, in: realm.schema)
+            } catch {
+                throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
+            }
         }
         let translated = try SQLTranslator.translate(bound)
         let columns = table.columns.map { "t0." + table.column($0) }

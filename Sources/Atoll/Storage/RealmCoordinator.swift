@@ -15,6 +15,7 @@ final class RealmCoordinator: @unchecked Sendable {
     private var _latestVersion: Int64 = 0
     private var log: [(version: Int64, summary: ChangeSummary)] = []
     private var realms: [WeakRealm] = []
+    private var frozen: [Int64: WeakRealm] = [:]
 
     private struct WeakRealm { weak var realm: Realm? }
 
@@ -87,7 +88,24 @@ final class RealmCoordinator: @unchecked Sendable {
 
     var allTables: [TableInfo] { lock.withLock { Array(tables.values) }.sorted { $0.name < $1.name } }
 
-    func install(_ table: TableInfo) { lock.withLock { tables[table.name] = table } }
+    func install(_ table: TableInfo) {
+        lock.withLock {
+            tables[table.name] = table
+            _schema = nil
+        }
+    }
+
+    private var _schema: Schema?
+
+    /// The schema of every installed table (cached until a table is added).
+    var schema: Schema {
+        lock.withLock {
+            if let _schema { return _schema }
+            let schema = (try? Schema(tables.values.map(\.schema).sorted { $0.name < $1.name })) ?? .empty
+            _schema = schema
+            return schema
+        }
+    }
 
     /// Tables and properties that link to `type`, for cleaning up after a delete.
     func incomingLinks(to type: String) -> [(TableInfo, Int)] {
@@ -115,12 +133,25 @@ final class RealmCoordinator: @unchecked Sendable {
         lock.withLock { realms.removeAll { $0.realm == nil || $0.realm === realm } }
     }
 
-    /// Records a commit and tells every other open realm of this file that it can advance.
-    func didCommit(version: Int64, summary: ChangeSummary, by committer: Realm) {
-        let others: [Realm] = lock.withLock {
-            _latestVersion = max(_latestVersion, version)
+    /// Records what the transaction of `version` changed. Called before its SQLite commit, while
+    /// the write lock is held, so a realm that can see the version can also find its changes.
+    func willCommit(version: Int64, summary: ChangeSummary) {
+        lock.withLock {
+            log.removeAll { $0.version >= version }
             log.append((version, summary))
             trimLog()
+        }
+    }
+
+    /// Forgets the record of a transaction whose commit failed.
+    func commitFailed(version: Int64) {
+        lock.withLock { log.removeAll { $0.version == version } }
+    }
+
+    /// Tells every other open realm of this file that it can advance to `version`.
+    func didCommit(version: Int64, by committer: Realm) {
+        let others: [Realm] = lock.withLock {
+            _latestVersion = max(_latestVersion, version)
             return realms.compactMap(\.realm).filter { $0 !== committer }
         }
         for realm in others { realm.scheduleRefresh() }
@@ -131,13 +162,30 @@ final class RealmCoordinator: @unchecked Sendable {
         lock.withLock {
             var summary = ChangeSummary()
             guard old < new else { return summary }
-            let covered = log.first.map { $0.version <= old + 1 } ?? false
-            guard covered else {
+            let entries = log.filter { $0.version > old && $0.version <= new }
+            // Every version in between must be there; a gap (a trimmed or foreign commit) means
+            // the change can only be described wholesale.
+            guard entries.count == Int(new - old),
+                  zip(entries, (old + 1)...new).allSatisfy({ $0.version == $1 }) else {
                 summary.isWholesale = true
                 return summary
             }
-            for entry in log where entry.version > old && entry.version <= new { summary.append(entry.summary) }
+            for entry in entries { summary.append(entry.summary) }
             return summary
+        }
+    }
+
+    // MARK: Frozen realms
+
+    /// A frozen realm of `version` someone still holds, to share instead of opening another.
+    func frozenRealm(at version: Int64) -> Realm? {
+        lock.withLock { frozen[version]?.realm }
+    }
+
+    func keepFrozen(_ realm: Realm) {
+        lock.withLock {
+            frozen = frozen.filter { $0.value.realm != nil }
+            frozen[realm.snapshotVersion] = WeakRealm(realm: realm)
         }
     }
 

@@ -21,6 +21,11 @@ struct SchemaInstaller {
         self.path = path
     }
 
+    /// The file's newest committed version: the last history record, or the version recorded in
+    /// `_atoll_meta` when history was trimmed. Every commit appends a history record, so commits
+    /// write no other bookkeeping.
+    static let currentVersionSQL = "SELECT COALESCE((SELECT MAX(version) FROM _atoll_history), (SELECT value FROM _atoll_meta WHERE key = 'version'), 0)"
+
     static let createInternalTables = [
         "CREATE TABLE IF NOT EXISTS _atoll_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS _atoll_history (version INTEGER PRIMARY KEY, timestamp INTEGER NOT NULL, changeset BLOB NOT NULL)",
@@ -201,7 +206,7 @@ struct SchemaInstaller {
             let info = byName[schema.name]
             coordinator.install(TableInfo(schema: info?.schema ?? schema, classInfo: info))
         }
-        coordinator.setLatestVersion(try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'version'") ?? 0)
+        coordinator.setLatestVersion(try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0)
     }
 
     // MARK: Diff and apply

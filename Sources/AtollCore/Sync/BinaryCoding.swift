@@ -24,7 +24,13 @@ public struct BinaryWriter: Sendable {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    public mutating func string(_ s: String) { blob(Array(s.utf8)) }
+    public mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
 
     public mutating func blob<C: Collection>(_ data: C) where C.Element == UInt8 {
         varint(UInt64(data.count))
