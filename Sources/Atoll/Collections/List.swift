@@ -186,3 +186,63 @@ extension List: ExpressibleByArrayLiteral {
         backing = .unmanaged(elements)
     }
 }
+
+extension List where Element: ObjectBase {
+    /// The list's objects as live results, in list order, for querying and sorting.
+    ///
+    /// ```swift
+    /// let puppies = person.dogs.where { $0.age < 2 }
+    /// ```
+    var results: Results<Element> {
+        guard case .managed(let state, let index) = backing else {
+            preconditionFailure("Only lists of managed objects can be queried; add the owner to a realm first")
+        }
+        return Results(realm: state.realm, objectType: ClassInfo.of(Element.self).schema.name,
+                       base: .collection(owner: state, property: index))
+    }
+
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
+
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        do {
+            return try results.filter(query: predicateFormat, arguments: args)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        results.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+
+    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
+        results.sorted(by: keyPath, ascending: ascending)
+    }
+
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        results.distinct(by: keyPaths)
+    }
+
+    /// Calls `block` when the list's contents change (see `Results.observe`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        results.observe(keyPaths: keyPaths, on: queue, block)
+    }
+}
+
+extension MutableSet where Element: ObjectBase {
+    /// The set's objects as live results, for querying and sorting.
+    var results: Results<Element> {
+        guard case .managed(let state, let index) = backing else {
+            preconditionFailure("Only sets of managed objects can be queried; add the owner to a realm first")
+        }
+        return Results(realm: state.realm, objectType: ClassInfo.of(Element.self).schema.name,
+                       base: .collection(owner: state, property: index))
+    }
+
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        results.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+}

@@ -24,19 +24,24 @@ extension Results {
         } else {
             deliver = block
         }
-        let token = NotificationToken { [weak realm] in _ = realm }
-        let notifier = ResultsNotifier(results: self, keyPaths: keyPaths, block: deliver, token: token)
-        realm.notifiers.add(notifier)
+        let notifier = ResultsNotifier(results: self, keyPaths: keyPaths, block: deliver)
+        let token = realm.notifiers.register(notifier, in: realm)
         notifier.deliverInitial(in: realm)
         return token
     }
 
-    /// The changes of the results as an asynchronous sequence of frozen snapshots.
-    public var changesets: AsyncStream<RealmCollectionChange<Results<Element>>> {
-        AsyncStream { continuation in
-            let token = observe { change in continuation.yield(change.frozen()) }
-            let box = UncheckedToken(token: token)
-            continuation.onTermination = { _ in box.token.invalidate() }
+    /// The changes of the results as an asynchronous sequence of frozen snapshots: `.initial`
+    /// first, then one `.update` per change. Iteration registers the observer; it ends when the
+    /// iterating task is cancelled or the iterator is released.
+    ///
+    /// ```swift
+    /// for await change in realm.objects(Dog.self).changesets {
+    ///     if case .update(let dogs, _, let insertions, _) = change { print(dogs.count, insertions) }
+    /// }
+    /// ```
+    public var changesets: NotificationSequence<RealmCollectionChange<Results<Element>>> {
+        NotificationSequence { continuation in
+            observe { change in continuation.yield(change.frozen()) }
         }
     }
 }
@@ -55,32 +60,37 @@ extension RealmCollectionChange {
 
 struct UncheckedBlock<T>: @unchecked Sendable { let block: (T) -> Void }
 struct UncheckedChange<T>: @unchecked Sendable { let change: T }
-struct UncheckedToken: @unchecked Sendable { let token: NotificationToken }
 
 final class ResultsNotifier<Element: ObjectBase>: Notifier {
-    let results: Results<Element>
+    /// What the results are; the realm comes with each delivery, so the notifier does not keep
+    /// it open.
+    private let template: ResultsDescriptor
     let keyPaths: [String]?
     let block: (RealmCollectionChange<Results<Element>>) -> Void
     private var rows: [Int64] = []
 
-    init(results: Results<Element>, keyPaths: [String]?, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void,
-         token: NotificationToken) {
-        self.results = results
+    init(results: Results<Element>, keyPaths: [String]?, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+        template = results.core.descriptor
         self.keyPaths = keyPaths
         self.block = block
-        super.init(token: token)
+    }
+
+    private func results(in realm: Realm) -> Results<Element> {
+        Results(core: template.core(in: realm))
     }
 
     override func deliverInitial(in realm: Realm) {
+        let results = results(in: realm)
         rows = results.core.rows().map(\.row)
         block(.initial(results))
     }
 
     override func resync(in realm: Realm) {
-        rows = results.core.rows().map(\.row)
+        rows = results(in: realm).core.rows().map(\.row)
     }
 
     override func deliver(_ summary: ChangeSummary, in realm: Realm) {
+        let results = results(in: realm)
         guard !summary.isEmpty, let table = results.core.table else { return }
         let new = results.core.rows().map(\.row)
         let modified = modifiedRows(summary, table, realm)
@@ -93,18 +103,27 @@ final class ResultsNotifier<Element: ObjectBase>: Notifier {
     /// Rows whose observed properties changed, directly or through a to-one link.
     private func modifiedRows(_ summary: ChangeSummary, _ table: TableInfo, _ realm: Realm) -> Set<Int64> {
         var result: Set<Int64> = []
-        let direct = Set(keyPaths?.map { String($0.split(separator: ".").first ?? "") } ?? [])
+        let paths = keyPaths?.map { $0.split(separator: ".").map(String.init) }
+        let direct = Set(paths?.compactMap(\.first) ?? [])
         if let changes = summary.changes(for: table.name) {
-            for (row, properties) in changes.modified where keyPaths == nil || !properties.isDisjoint(with: direct) {
+            for (row, properties) in changes.modified where paths == nil || !properties.isDisjoint(with: direct) {
                 result.insert(row)
             }
         }
-        // One level through links: a change of the linked object modifies the linking one.
+        // One level through links: a change of the linked object modifies the linking one. With
+        // key paths, only a change of a named property of the linked object counts.
         for index in table.columns where table.property(index).type == .object {
             let property = table.property(index)
-            if let keyPaths, !keyPaths.contains(where: { $0.hasPrefix(property.name + ".") }) { continue }
-            guard let changed = summary.changes(for: property.objectType ?? "")?.modified, !changed.isEmpty else { continue }
-            let targets = changed.keys.map { SQLValue.integer($0) }
+            let watched: Set<String>? = paths.map { paths in
+                Set(paths.filter { $0.count > 1 && $0[0] == property.name }.map { $0[1] })
+            }
+            if let watched, watched.isEmpty { continue }
+            guard let changed = summary.changes(for: property.objectType ?? "")?.modified else { continue }
+            let targets = changed.compactMap { row, properties -> SQLValue? in
+                guard let watched else { return .integer(row) }
+                return properties.isDisjoint(with: watched) ? nil : .integer(row)
+            }
+            guard !targets.isEmpty else { continue }
             let placeholders = targets.map { _ in "?" }.joined(separator: ", ")
             let owners = (try? realm.connection.fetchAll("SELECT _row FROM \(table.table) WHERE \(table.column(index)) IN (\(placeholders))", targets)) ?? []
             for case .integer(let row) in owners.map({ $0[0] }) { result.insert(row) }

@@ -7,7 +7,9 @@ extension Realm {
     /// All objects of a type, as a live, lazily evaluated collection.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
         verifyThread()
-        return Results(realm: self, table: try? table(for: type, create: !configuration.readOnly && transaction == nil))
+        // Make the type's table now when the realm may be written, so the schema knows it.
+        if !configuration.readOnly && !isFrozen { _ = try? table(for: type, create: true) }
+        return Results(realm: self, objectType: ClassInfo.of(type).schema.name)
     }
 
     /// The object of `type` with the given primary key, or `nil`.

@@ -6,11 +6,18 @@ extension Realm {
     public func freeze() -> Realm {
         verifyThread()
         if isFrozen { return self }
+        if let frozen = coordinator.frozenRealm(at: snapshotVersion) { return frozen }
+        let frozen: Realm
         do {
-            return try Realm(configuration: configuration, confinement: .frozen)
+            frozen = try Realm(configuration: configuration, confinement: .frozen)
         } catch {
             preconditionFailure("cannot freeze \(coordinator.path): \(error)")
         }
+        // Without SQLite snapshots, a commit by another realm between this realm's snapshot and
+        // the frozen one's open shows in the frozen one; only a frozen realm of this very
+        // version is shared.
+        if frozen.snapshotVersion == snapshotVersion { coordinator.keepFrozen(frozen) }
+        return frozen
     }
 
     /// A live realm of the same configuration on the current thread.
@@ -108,9 +115,7 @@ extension Realm {
     /// Calls `block` after every change of the realm (own writes and other realms' commits).
     public func observe(_ block: @escaping (Notification, Realm) -> Void) -> NotificationToken {
         verifyThread()
-        let token = NotificationToken {}
-        notifiers.add(RealmNotifier(block: block, token: token))
-        return token
+        return notifiers.register(RealmNotifier(block: block), in: self)
     }
 
     /// Deletes the files of a realm that no one has open; returns whether a file existed.
@@ -132,6 +137,33 @@ extension Realm {
     }
 }
 
+extension ObjectBase {
+    /// An immutable snapshot of the object that any thread may read.
+    ///
+    /// ```swift
+    /// let frozen = dog.freeze()
+    /// DispatchQueue.global().async { print(frozen.name) }
+    /// ```
+    public func freeze() -> Self {
+        guard let state = _managedState else {
+            preconditionFailure("Unmanaged objects cannot be frozen; add the object to a realm first")
+        }
+        if state.realm.isFrozen { return self }
+        return state.realm.freeze().materialize(state.table, row: state.row) as! Self
+    }
+
+    /// The live object of a frozen one, in a realm on the current thread (`nil` if it was deleted).
+    public func thaw() -> Self? {
+        guard let state = _managedState else { return self }
+        guard state.realm.isFrozen else { return self }
+        let live = state.realm.thaw()
+        guard (try? live.connection.fetchOne("SELECT 1 FROM \(state.table.table) WHERE _row = ?", [.integer(state.row)])) ?? nil != nil else {
+            return nil
+        }
+        return live.materialize(state.table, row: state.row) as? Self
+    }
+}
+
 /// A handle on an asynchronous open.
 public final class AsyncOpenTask: Sendable {
     public func cancel() {}
@@ -140,9 +172,8 @@ public final class AsyncOpenTask: Sendable {
 final class RealmNotifier: Notifier {
     let block: (Realm.Notification, Realm) -> Void
 
-    init(block: @escaping (Realm.Notification, Realm) -> Void, token: NotificationToken) {
+    init(block: @escaping (Realm.Notification, Realm) -> Void) {
         self.block = block
-        super.init(token: token)
     }
 
     override func deliver(_ summary: ChangeSummary, in realm: Realm) {
@@ -199,6 +230,6 @@ extension Realm {
         verifyThread()
         if snapshotVersion < reference.version { refresh() }
         guard case .results(let expression, let type) = reference.target else { return nil }
-        return Results(realm: self, table: coordinator.table(named: type), expression: expression)
+        return Results(realm: self, objectType: type, expression: expression)
     }
 }

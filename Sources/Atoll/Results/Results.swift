@@ -11,8 +11,9 @@ import Foundation
 public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
     let core: ResultsCore
 
-    init(realm: Realm, table: TableInfo?, expression: QueryExpression = QueryExpression(predicate: .truePredicate)) {
-        core = ResultsCore(realm: realm, table: table, expression: expression)
+    init(realm: Realm, objectType: String, base: ResultsCore.Base = .table,
+         expression: QueryExpression = QueryExpression(predicate: .truePredicate)) {
+        core = ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression)
     }
 
     init(core: ResultsCore) { self.core = core }
@@ -42,7 +43,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
     public func index(of object: Element) -> Int? {
-        guard let state = object._managedState, state.table === core.table else { return nil }
+        guard let state = object._managedState, state.table.name == core.objectType else { return nil }
         return core.rows().firstIndex { $0.row == state.row }
     }
 
@@ -51,7 +52,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     // MARK: Derived results
 
     func with(_ expression: QueryExpression, bound: BoundQuery? = nil) -> Results<Element> {
-        Results(core: ResultsCore(realm: core.realm, table: core.table, expression: expression, bound: bound))
+        Results(core: core.with(expression, bound: bound))
     }
 
     /// Narrows the results with a query in the Realm Query Language.
@@ -135,13 +136,13 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public func freeze() -> Results<Element> {
         if isFrozen { return self }
         let frozen = core.realm.freeze()
-        return Results(core: ResultsCore(realm: frozen, table: core.table, expression: core.expression))
+        return Results(core: core.moved(to: frozen))
     }
 
     /// The live results of a frozen copy, on the current thread's realm.
     public func thaw() -> Results<Element>? {
         guard isFrozen, let live = try? Realm(configuration: core.realm.configuration) else { return self }
-        return Results(core: ResultsCore(realm: live, table: core.table, expression: core.expression))
+        return Results(core: core.moved(to: live))
     }
 }
 

@@ -4,34 +4,62 @@ import Foundation
 /// The shared, cached state behind a `Results` value: the query, and the rows it matched in the
 /// realm's current snapshot.
 final class ResultsCore {
+    /// What the query runs over.
+    enum Base {
+        /// Every object of the type.
+        case table
+        /// The objects of a list (or set) property of one object, in its order.
+        case collection(owner: ManagedObjectState, property: Int)
+    }
+
     let realm: Realm
-    let table: TableInfo?
+    /// The object type's name; its table is looked up when the query runs, so results made before
+    /// the type's first object was added still see it.
+    let objectType: String
+    let base: Base
     let expression: QueryExpression
     private var cache: [(row: Int64, values: [SQLValue])] = []
     private var cacheStamp = -1
-    private var plan: (sql: String, arguments: [SQLValue], post: [BoundClause])?
-
+    private var plan: (sql: String, arguments: [SQLValue], post: [BoundClause], bound: BoundQuery)?
     private var bound: BoundQuery?
 
-    init(realm: Realm, table: TableInfo?, expression: QueryExpression, bound: BoundQuery? = nil) {
+    init(realm: Realm, objectType: String, base: Base = .table, expression: QueryExpression, bound: BoundQuery? = nil) {
         self.realm = realm
-        self.table = table
+        self.objectType = objectType
+        self.base = base
         self.expression = expression
         self.bound = bound
+    }
+
+    var table: TableInfo? { realm.coordinator.table(named: objectType) }
+
+    /// The same query over the same base, read through another realm of the file.
+    func moved(to other: Realm) -> ResultsCore { descriptor.core(in: other) }
+
+    /// What the results are, without a realm: notifiers keep this so they don't keep a realm open.
+    var descriptor: ResultsDescriptor {
+        var owner: (table: TableInfo, row: Int64, property: Int)?
+        if case .collection(let state, let property) = base { owner = (state.table, state.row, property) }
+        return ResultsDescriptor(objectType: objectType, owner: owner, expression: expression, bound: bound)
+    }
+
+    /// Results of the same base with another query.
+    func with(_ expression: QueryExpression, bound: BoundQuery?) -> ResultsCore {
+        ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }
 
     /// Checks that `expression` fits the schema, as a `Realm.Error`; returns the checked form.
     @discardableResult
     func validate(_ expression: QueryExpression) throws -> BoundQuery? {
-        guard let table else { return nil }
+        guard table != nil else { return nil }
         do {
-            return try expression.bind(to: table.name, in: realm.schema)
+            return try expression.bind(to: objectType, in: realm.schema)
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
     }
 
-    private func makePlan(_ table: TableInfo) throws -> (sql: String, arguments: [SQLValue], post: [BoundClause]) {
+    private func makePlan(_ table: TableInfo) throws -> (sql: String, arguments: [SQLValue], post: [BoundClause], bound: BoundQuery) {
         if let plan { return plan }
         let bound: BoundQuery
         if let checked = self.bound {
@@ -43,12 +71,30 @@ final class ResultsCore {
                 throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
             }
         }
-        let translated = try SQLTranslator.translate(bound)
-        let columns = table.columns.map { "t0." + table.column($0) }
-        var sql = "SELECT t0._row\(columns.map { ", " + $0 }.joined()) FROM \(table.table) AS t0 WHERE \(translated.whereClause)"
-        sql += " ORDER BY " + (translated.orderBy ?? "t0._row")
+        let translated: SQLQuery
+        do {
+            translated = try SQLTranslator.translate(bound)
+        } catch {
+            throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
+        }
+        let columns = table.columns.map { ", t0." + table.column($0) }.joined()
+        var sql = "SELECT t0._row\(columns) FROM \(table.table) AS t0"
+        var arguments: [SQLValue] = []
+        switch base {
+        case .table:
+            sql += " WHERE \(translated.whereClause) ORDER BY \(translated.orderBy)"
+        case .collection(let owner, let property):
+            let isList = owner.table.property(property).collection == .list
+            sql += " JOIN \(owner.table.collectionTable(property)) AS base ON base.value = t0._row"
+            sql += " WHERE base.owner = ? AND (\(translated.whereClause))"
+            // Without a SORT, a list keeps its own order.
+            let sorted = bound.clauses.first.map { if case .sort = $0 { true } else { false } } ?? false
+            sql += " ORDER BY " + (sorted || !isList ? translated.orderBy : "base.pos")
+            arguments.append(.integer(owner.row))
+        }
         if let limit = translated.limit { sql += " LIMIT \(limit)" }
-        let made = (sql, translated.arguments, translated.postClauses)
+        arguments += translated.whereArguments + translated.orderByArguments
+        let made = (sql, arguments, translated.postClauses, bound)
         plan = made
         return made
     }
@@ -58,78 +104,23 @@ final class ResultsCore {
         realm.verifyThread()
         if cacheStamp == realm.stamp { return cache }
         guard let table else { return [] }
+        if case .collection(let owner, _) = base, owner.isInvalidated { return [] }
         do {
             let plan = try makePlan(table)
             var rows = try realm.connection.fetchAll(plan.sql, plan.arguments).map { raw -> (row: Int64, values: [SQLValue]) in
                 guard case .integer(let row) = raw[0] else { return (0, []) }
                 return (row, Array(raw.dropFirst()))
             }
-            for clause in plan.post { rows = apply(clause, to: rows, table) }
+            if !plan.post.isEmpty {
+                let resolver = RealmObjectResolver(realm: realm)
+                rows = plan.bound.apply(plan.post, to: rows, values: { resolver.values(table, $0.values) }, resolver: resolver)
+            }
             cache = rows
         } catch {
             preconditionFailure("\(error)")
         }
         cacheStamp = realm.stamp
         return cache
-    }
-
-    /// DISTINCT and LIMIT written after a DISTINCT run here, on rows already in SQL order.
-    private func apply(_ clause: BoundClause, to rows: [(row: Int64, values: [SQLValue])], _ table: TableInfo) -> [(row: Int64, values: [SQLValue])] {
-        switch clause {
-        case .limit(let n): return Array(rows.prefix(n))
-        case .distinct(let keys):
-            var seen: Set<[SQLValue]> = []
-            return rows.filter { row in
-                let key = keys.map { key -> SQLValue in
-                    distinctValue(key.keyPath, row, table)
-                }
-                return seen.insert(key).inserted
-            }
-        case .sort(let keys):
-            return rows.sorted { a, b in
-                for key in keys {
-                    let x = distinctValue(key.keyPath, a, table), y = distinctValue(key.keyPath, b, table)
-                    let order = Self.compare(x, y)
-                    if order != .orderedSame { return key.ascending ? order == .orderedAscending : order == .orderedDescending }
-                }
-                return false
-            }
-        }
-    }
-
-    /// The value of a key path for a fetched row (direct properties from the row, link paths read).
-    private func distinctValue(_ keyPath: QueryKeyPath, _ row: (row: Int64, values: [SQLValue]), _ table: TableInfo) -> SQLValue {
-        var currentTable = table
-        var currentRow = row.row
-        var values: [SQLValue]? = row.values
-        for (position, element) in keyPath.elements.enumerated() {
-            guard case .property(let name) = element.component,
-                  let index = currentTable.schema.properties.firstIndex(where: { $0.name == name }),
-                  let column = currentTable.columnPosition[index] else { return .null }
-            if values == nil { values = try? realm.connection.fetchOne(currentTable.selectRow, [.integer(currentRow)]) }
-            let raw = values?[column] ?? .null
-            if position == keyPath.elements.count - 1 { return raw }
-            guard case .integer(let next) = raw, let target = realm.coordinator.table(named: currentTable.property(index).objectType ?? "") else { return .null }
-            currentTable = target
-            currentRow = next
-            values = nil
-        }
-        return .null
-    }
-
-    static func compare(_ a: SQLValue, _ b: SQLValue) -> ComparisonResult {
-        func rank(_ v: SQLValue) -> Int {
-            switch v { case .null: 0; case .integer, .real: 1; case .text: 2; case .blob: 3 }
-        }
-        switch (a, b) {
-        case let (.integer(x), .integer(y)): return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        case let (.real(x), .real(y)): return x < y ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        case let (.integer(x), .real(y)): return Double(x) < y ? .orderedAscending : Double(x) == y ? .orderedSame : .orderedDescending
-        case let (.real(x), .integer(y)): return x < Double(y) ? .orderedAscending : x == Double(y) ? .orderedSame : .orderedDescending
-        case let (.text(x), .text(y)): return x.utf8.lexicographicallyPrecedes(y.utf8) ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        case let (.blob(x), .blob(y)): return x.lexicographicallyPrecedes(y) ? .orderedAscending : x == y ? .orderedSame : .orderedDescending
-        default: return rank(a) < rank(b) ? .orderedAscending : rank(a) == rank(b) ? .orderedSame : .orderedDescending
-        }
     }
 
     func object(at position: Int, _ rows: [(row: Int64, values: [SQLValue])]) -> ObjectBase {
@@ -157,5 +148,45 @@ extension QueryExpression {
         default: self.predicate && other.predicate
         }
         return QueryExpression(predicate: predicate, clauses: clauses + other.clauses)
+    }
+}
+
+/// Reads linked objects for the in-memory tail clauses (`DISTINCT`, a `SORT` after it).
+struct RealmObjectResolver: ObjectResolver {
+    let realm: Realm
+
+    func object(for link: ObjectLink) -> [String: AtollCore.Value]? {
+        guard let table = realm.coordinator.table(named: link.objectType),
+              let row = try? realm.rowForPrimaryKey(table, link.primaryKey),
+              let values = try? realm.connection.fetchOne(table.selectRow, [.integer(row)]) else { return nil }
+        return self.values(table, values)
+    }
+
+    /// A row as the evaluator sees an object: scalars as values, links by primary key, embedded
+    /// objects inline.
+    func values(_ table: TableInfo, _ row: [SQLValue]) -> [String: AtollCore.Value] {
+        var result: [String: AtollCore.Value] = [:]
+        for (position, index) in table.columns.enumerated() {
+            let property = table.property(index)
+            result[property.name] = (try? realm.instructionValue(property, row[position])) ?? .null
+        }
+        return result
+    }
+}
+
+/// A realm-free description of results: rebuilt in a realm with ``core(in:)``.
+struct ResultsDescriptor {
+    let objectType: String
+    let owner: (table: TableInfo, row: Int64, property: Int)?
+    let expression: QueryExpression
+    let bound: BoundQuery?
+
+    func core(in realm: Realm) -> ResultsCore {
+        var base = ResultsCore.Base.table
+        if let owner {
+            let object = realm.materialize(owner.table, row: owner.row)
+            base = .collection(owner: object._managedState!, property: owner.property)
+        }
+        return ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }
 }
