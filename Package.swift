@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AtollServer", targets: ["AtollServer"]),
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
+        .executable(name: "atoll-server", targets: ["atoll-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -34,6 +35,7 @@ let package = Package(
             name: "atoll-bench",
             dependencies: ["Atoll", "AtollCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
+        .executableTarget(name: "atoll-server", dependencies: ["AtollServer"]),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
         .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift")]),
     ],

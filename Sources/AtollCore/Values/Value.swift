@@ -111,8 +111,10 @@ extension Value {
             guard let a = numericDouble, let b = other.numericDouble else { return nil }
             return Self.order(a, b)
         case let (.string(a), .string(b)):
+            // By Unicode scalars, not by Swift's canonical equivalence: "é" precomposed and
+            // decomposed differ, as they do in SQLite, so the order is total and matches the store.
             return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? .orderedAscending
-                : (a == b ? .orderedSame : .orderedDescending)
+                : (a.unicodeScalars.elementsEqual(b.unicodeScalars) ? .orderedSame : .orderedDescending)
         case let (.data(a), .data(b)):
             return a.lexicographicallyPrecedes(b) ? .orderedAscending : (a == b ? .orderedSame : .orderedDescending)
         case let (.date(a), .date(b)): return Self.order(a, b)
