@@ -4,6 +4,11 @@ import AtollTesting
 import Foundation
 import Testing
 
+/// Used only inside exit tests: the parent process never touches it.
+final class FirstUsedLate: Object {
+    @Persisted var name = ""
+}
+
 @Suite struct ConfigurationTests {
     // MARK: Configuration values
 
@@ -70,6 +75,24 @@ import Testing
         }
         #expect(error.code == .schemaMismatch)
         #expect(error.message.contains("'Task'"))
+    }
+
+    @Test func realmWithoutObjectTypesReadsATypeFirstUsedAfterOpening() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.url.appendingPathComponent("late.realm").path
+        // Each body runs in a fresh process, so the second one opens the file before it has ever
+        // used the class (as an app does at launch).
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [FirstUsedLate.self]))
+            try realm.write { realm.add(FirstUsedLate(value: ["name": "kept"])) }
+        }
+        await #expect(processExitsWith: .success) { [path = path as String] in
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path)))
+            guard realm.objects(FirstUsedLate.self).first?.name == "kept" else { exit(1) }
+            try realm.write { realm.add(FirstUsedLate(value: ["name": "added"])) }
+            guard realm.objects(FirstUsedLate.self).count == 2 else { exit(2) }
+        }
     }
 
     @Test func schemaVersionIsStoredInTheFile() throws {

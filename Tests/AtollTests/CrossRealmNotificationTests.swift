@@ -7,8 +7,8 @@ import Testing
 actor DogWatcher {
     private var realm: Realm?
     private var token: NotificationToken?
-    private var changes: AsyncStream<RealmCollectionChange<Results<Dog>>>.Iterator?
-    private var objectChanges: AsyncStream<ObjectChange<ObjectBase>>.Iterator?
+    private var changes: NotificationSequence<RealmCollectionChange<Results<Dog>>>.Iterator?
+    private var objectChanges: NotificationSequence<ObjectChange<ObjectBase>>.Iterator?
     let seen = Recorder<SeenChange>()
 
     func open(_ configuration: Realm.Configuration) async throws {

@@ -75,6 +75,12 @@ final class AccountByEmail: Object {
     @Persisted var owner: MemberV1?
 }
 
+final class Team: Object {
+    @Persisted var name = ""
+    @Persisted var lead: MemberWithExtras?
+    @Persisted var members: List<MemberWithExtras>
+}
+
 @Suite struct MigrationTests {
     /// Writes two members with the version-1 schema, then releases the realm.
     private func seed(_ t: TestRealm, schemaVersion: UInt64 = 0) throws {
@@ -228,6 +234,32 @@ final class AccountByEmail: Object {
         })
         #expect(realm.objects(MemberV1.self).map(\.firstName).sorted() == ["Ada", "Grace"])
         #expect(realm.objects(MemberV1.self).where { $0.firstName == "Grace" }.first?.age == 85)
+    }
+
+    @Test func objectDeletedByAMigrationLeavesNoLinkOrCollectionBehind() throws {
+        let t = try TestRealm()
+        do {
+            let realm = try Realm(configuration: t.configuration([Team.self]))
+            try realm.write {
+                let ada = MemberWithExtras(value: ["firstName": "Ada"])
+                let alan = MemberWithExtras(value: ["firstName": "Alan"])
+                ada.tags.append(objectsIn: ["math", "poetry"])
+                let team = Team(value: ["name": "engines", "lead": ada])
+                team.members.append(objectsIn: [alan, ada, alan])
+                realm.add(team)
+            }
+        }
+        #expect(try RawSQLite.fetch("SELECT count(*) FROM list_Member_tags", path: t.path) == [["2"]])
+        let realm = try Realm(configuration: t.configuration([Team.self], schemaVersion: 1) { migration, _ in
+            migration.enumerateObjects(ofType: "Member") { oldObject, newObject in
+                if oldObject?["firstName"] as? String == "Ada", let newObject { migration.delete(newObject) }
+            }
+        })
+        #expect(realm.objects(MemberWithExtras.self).map(\.firstName) == ["Alan"])
+        let team = try #require(realm.objects(Team.self).first)
+        #expect(team.lead == nil)
+        #expect(team.members.map(\.firstName) == ["Alan", "Alan"])
+        #expect(try RawSQLite.fetch("SELECT count(*) FROM list_Member_tags", path: t.path) == [["0"]])
     }
 
     @Test func deleteDataForTypeEmptiesIt() throws {

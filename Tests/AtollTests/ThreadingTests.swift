@@ -77,10 +77,11 @@ actor DogStore {
             try await store.open(folder.configuration(objectTypes: [Dog.self, Person.self, Address.self]))
             folder.remove()
             let realm = await store.leak()
-            _ = try onAnotherThread { realm.value?.objects(Dog.self).count }
+            _ = try await onAnotherThread { realm.value?.objects(Dog.self).count }
         }
+        // The runtime's actor check stops the process before a message of ours can be printed.
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("Realm accessed from incorrect"))
+        #expect(message.contains("Incorrect actor executor assumption") && message.contains("DogStore"))
     }
 
     // MARK: Passing data between threads
@@ -154,9 +155,10 @@ actor DogStore {
         let realm = try t.open()
         let live = realm.objects(Dog.self).sorted(byKeyPath: "age")
         let frozen = live.freeze()
+        let a = live[0]
         try realm.write {
             realm.add(Dog(value: ["name": "c", "age": 0]))
-            live[0].name = "A"
+            a.name = "A"
         }
         #expect(live.map(\.name) == ["c", "A", "b"])
         #expect(frozen.isFrozen)

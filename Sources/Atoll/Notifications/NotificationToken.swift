@@ -1,21 +1,37 @@
 import AtollCore
 import Foundation
+import Synchronization
 
-/// Keeps a notification block registered; `invalidate()` (or releasing the last reference of the
-/// realm) stops it.
+/// Keeps a notification block registered. `invalidate()`, or releasing the last reference to the
+/// token, stops it. While registered, the token keeps its realm open.
+///
+/// ```swift
+/// let token = dogs.observe { change in … }
+/// // later
+/// token.invalidate()
+/// ```
 public final class NotificationToken: @unchecked Sendable, Hashable {
     private let lock = NSLock()
     private var onInvalidate: (() -> Void)?
+    /// The realm the observation reads, kept open while the token is valid.
+    private var realm: Realm?
 
-    init(onInvalidate: @escaping () -> Void) { self.onInvalidate = onInvalidate }
+    init(realm: Realm?, onInvalidate: @escaping () -> Void) {
+        self.realm = realm
+        self.onInvalidate = onInvalidate
+    }
+
+    deinit { invalidate() }
 
     /// Stops notifications. Safe to call more than once, from any thread.
     public func invalidate() {
-        let action = lock.withLock { () -> (() -> Void)? in
-            defer { onInvalidate = nil }
-            return onInvalidate
+        let (action, realm) = lock.withLock { () -> ((() -> Void)?, Realm?) in
+            defer { onInvalidate = nil; self.realm = nil }
+            return (onInvalidate, self.realm)
         }
         action?()
+        // The realm is released here, outside the lock: a last release closes it.
+        _ = realm
     }
 
     var isValid: Bool { lock.withLock { onInvalidate != nil } }
@@ -49,13 +65,19 @@ public enum ObjectChange<T> {
     case error(Swift.Error)
 }
 
-/// One registered notification block of a realm.
+/// One registered notification block of a realm. The realm's list owns it; it refers back to
+/// the realm only weakly, so an observed realm can still close once its tokens are gone.
 class Notifier {
-    let token: NotificationToken
+    private let valid = Atomic<Bool>(true)
+    /// The token that controls this notifier (for `write(withoutNotifying:)`).
+    weak var token: NotificationToken?
     /// Skips the next delivery (`withoutNotifying:`).
     var skipNext = false
 
-    init(token: NotificationToken) { self.token = token }
+    var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    /// Stops deliveries; any thread.
+    func cancel() { valid.store(false, ordering: .releasing) }
 
     /// Called on the realm's thread after it advanced; `summary` says what changed.
     func deliver(_ summary: ChangeSummary, in realm: Realm) {}
@@ -67,21 +89,40 @@ class Notifier {
     func resync(in realm: Realm) {}
 }
 
-/// The notifiers of one realm.
-struct NotifierList {
-    private(set) var notifiers: [Notifier] = []
+/// The notifiers of one realm. Registration and delivery happen on the realm's thread;
+/// `NotificationToken.invalidate()` may remove a notifier from any thread.
+final class NotifierList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var notifiers: [Notifier] = []
 
-    mutating func add(_ notifier: Notifier) {
-        notifiers.removeAll { !$0.token.isValid }
-        notifiers.append(notifier)
+    /// Registers `notifier` and returns the token that keeps it (and `realm`) alive.
+    func register(_ notifier: Notifier, in realm: Realm) -> NotificationToken {
+        let token = NotificationToken(realm: realm) { [weak self, weak notifier] in
+            guard let notifier else { return }
+            notifier.cancel()
+            self?.remove(notifier)
+        }
+        notifier.token = token
+        lock.withLock { notifiers.append(notifier) }
+        return token
     }
 
+    private func remove(_ notifier: Notifier) {
+        lock.withLock { notifiers.removeAll { $0 === notifier } }
+    }
+
+    var isEmpty: Bool { lock.withLock { notifiers.isEmpty } }
+
     func skip(_ tokens: [NotificationToken]) {
-        for notifier in notifiers where tokens.contains(notifier.token) { notifier.skipNext = true }
+        guard !tokens.isEmpty else { return }
+        for notifier in lock.withLock({ notifiers }) where tokens.contains(where: { $0 === notifier.token }) {
+            notifier.skipNext = true
+        }
     }
 
     func deliver(_ summary: ChangeSummary, in realm: Realm) {
-        for notifier in notifiers where notifier.token.isValid {
+        // A copy: blocks may register or invalidate observers while they run.
+        for notifier in lock.withLock({ notifiers }) where notifier.isValid {
             if notifier.skipNext {
                 notifier.skipNext = false
                 notifier.resync(in: realm)

@@ -14,66 +14,100 @@ extension ObjectBase {
         guard let state = _managedState else {
             preconditionFailure("Only managed objects can be observed; add the object to a realm first")
         }
-        state.realm.verifyThread()
-        let token = NotificationToken {}
-        let notifier = ObjectNotifier(object: self as! T, keyPaths: keyPaths, block: block, token: token)
-        state.realm.notifiers.add(notifier)
-        return token
+        let realm = state.realm
+        realm.verifyThread()
+        let deliver: (ObjectChange<T>) -> Void
+        if let queue {
+            let box = UncheckedBlock(block: block)
+            deliver = { change in
+                let frozen = UncheckedChange(change: change.frozen())
+                queue.async { box.block(frozen.change) }
+            }
+        } else {
+            deliver = block
+        }
+        let notifier = ObjectNotifier(object: self as! T, keyPaths: keyPaths, block: deliver)
+        return realm.notifiers.register(notifier, in: realm)
     }
 
-    /// The object's changes as an asynchronous sequence (`.deleted` ends it).
-    public var changes: AsyncStream<ObjectChange<ObjectBase>> {
-        AsyncStream { continuation in
-            let token = observe { (change: ObjectChange<ObjectBase>) in
+    /// The object's changes as an asynchronous sequence; `.deleted` ends it.
+    ///
+    /// ```swift
+    /// for await change in dog.changes {
+    ///     if case .change(_, let properties) = change { print(properties.map(\.name)) }
+    /// }
+    /// ```
+    public var changes: NotificationSequence<ObjectChange<ObjectBase>> {
+        NotificationSequence { continuation in
+            self.observe { (change: ObjectChange<ObjectBase>) in
                 continuation.yield(change)
                 if case .deleted = change { continuation.finish() }
             }
-            let box = UncheckedToken(token: token)
-            continuation.onTermination = { _ in box.token.invalidate() }
         }
     }
 }
 
 extension ObjectChange: @unchecked Sendable {}
 
+extension ObjectChange {
+    func frozen() -> ObjectChange<T> {
+        guard case .change(let object, let properties) = self, let object = object as? ObjectBase else { return self }
+        return .change(object.freeze() as! T, properties)
+    }
+}
+
 final class ObjectNotifier<T: ObjectBase>: Notifier {
-    let object: T
+    /// The observed accessor, while someone holds it; otherwise a new one is made for a delivery.
+    private weak var object: T?
+    private let table: TableInfo
+    private let row: Int64
     let keyPaths: Set<String>?
     let block: (ObjectChange<T>) -> Void
     private var values: [String: Any?] = [:]
 
-    init(object: T, keyPaths: [String]?, block: @escaping (ObjectChange<T>) -> Void, token: NotificationToken) {
+    init(object: T, keyPaths: [String]?, block: @escaping (ObjectChange<T>) -> Void) {
+        let state = object._managedState!
         self.object = object
+        table = state.table
+        row = state.row
         self.keyPaths = keyPaths.map { Set($0.map { String($0.split(separator: ".").first ?? "") }) }
         self.block = block
-        super.init(token: token)
-        values = snapshot()
+        super.init()
+        values = snapshot(of: object)
     }
 
-    private func snapshot() -> [String: Any?] {
+    private func accessor(in realm: Realm) -> T {
+        if let object { return object }
+        let made = realm.materialize(table, row: row) as! T
+        object = made
+        return made
+    }
+
+    private func snapshot(of object: T) -> [String: Any?] {
         guard let state = object._managedState, !state.isInvalidated else { return [:] }
         var result: [String: Any?] = [:]
-        for index in state.table.columns where state.table.property(index).type != .object {
-            result[state.table.property(index).name] = object.value(forKey: state.table.property(index).name)
+        for index in table.columns where table.property(index).type != .object {
+            result[table.property(index).name] = object.value(forKey: table.property(index).name)
         }
         return result
     }
 
-    override func resync(in realm: Realm) { values = snapshot() }
+    override func resync(in realm: Realm) { values = snapshot(of: accessor(in: realm)) }
 
     override func deliver(_ summary: ChangeSummary, in realm: Realm) {
-        guard let state = object._managedState else { return }
-        let changes = summary.changes(for: state.table.name)
-        if changes?.deleted.contains(state.row) == true || (summary.isWholesale && state.isInvalidated) {
-            token.invalidate()
+        let changes = summary.changes(for: table.name)
+        let object = accessor(in: realm)
+        if changes?.deleted.contains(row) == true || (summary.isWholesale && object.isInvalidated) {
+            cancel()
+            token?.invalidate()
             block(.deleted)
             return
         }
-        guard let changed = changes?.modified[state.row] else { return }
-        let names = state.table.schema.properties.map(\.name).filter { changed.contains($0) && (keyPaths?.contains($0) ?? true) }
+        guard let changed = changes?.modified[row] else { return }
+        let names = table.schema.properties.map(\.name).filter { changed.contains($0) && (keyPaths?.contains($0) ?? true) }
         guard !names.isEmpty else { return }
         let old = values
-        values = snapshot()
+        values = snapshot(of: object)
         block(.change(object, names.map { name in
             let isScalar = old.keys.contains(name)
             return PropertyChange(name: name, oldValue: isScalar ? old[name] ?? nil : nil,

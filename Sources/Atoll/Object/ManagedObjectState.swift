@@ -26,8 +26,8 @@ public final class ManagedObjectState {
 
     /// The row's values in the realm's current snapshot, or `nil` when the row is gone.
     func values() -> [SQLValue]? {
-        if cacheStamp == realm.stamp, let cache { return cache }
         realm.verifyThread()
+        if cacheStamp == realm.stamp, let cache { return cache }
         let fetched = try? realm.connection.fetchOne(table.selectRow, [.integer(row)])
         cache = fetched
         cacheStamp = realm.stamp

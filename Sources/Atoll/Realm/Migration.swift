@@ -97,7 +97,43 @@ public final class Migration: @unchecked Sendable {
     public func delete(_ object: MigrationObject) {
         deleted.insert("\(object.type)#\(object.row)")
         record {
+            try detach(object.type, rows: [object.row])
             try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(object.type))) WHERE _row = ?", [.integer(object.row)])
+        }
+    }
+
+    /// Removes the collections `rows` own and every link to them (embedded children are not
+    /// followed yet).
+    private func detach(_ type: String, rows: [Int64]) throws {
+        guard let schema = newTypes.first(where: { $0.name == type }) else { return }
+        for row in rows {
+            for property in schema.properties where !property.isSingle {
+                try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.collectionTable(type, property))) WHERE owner = ?", [.integer(row)])
+            }
+        }
+        for owner in newTypes {
+            for property in owner.properties where property.objectType == type {
+                let table = StorageLayout.quote(property.isSingle ? StorageLayout.table(owner.name) : StorageLayout.collectionTable(owner.name, property))
+                for row in rows {
+                    switch property.collection {
+                    case .single:
+                        try connection.execute("UPDATE \(table) SET \(StorageLayout.quote(property.name)) = NULL WHERE \(StorageLayout.quote(property.name)) = ?", [.integer(row)])
+                    case .set:
+                        try connection.execute("DELETE FROM \(table) WHERE value = ?", [.integer(row)])
+                    case .map:
+                        try connection.execute("UPDATE \(table) SET value = NULL WHERE value = ?", [.integer(row)])
+                    case .list:
+                        let entries = try connection.fetchAll("SELECT owner, pos FROM \(table) WHERE value = ? ORDER BY owner, pos DESC", [.integer(row)])
+                        for entry in entries {
+                            guard case .integer(let listOwner) = entry[0], case .integer(let position) = entry[1] else { continue }
+                            try connection.execute("DELETE FROM \(table) WHERE owner = ? AND pos = ?", [.integer(listOwner), .integer(position)])
+                            // Close the gap without tripping the (owner, pos) key: negate, then restore.
+                            try connection.execute("UPDATE \(table) SET pos = -pos WHERE owner = ? AND pos > ?", [.integer(listOwner), .integer(position)])
+                            try connection.execute("UPDATE \(table) SET pos = -pos - 1 WHERE owner = ? AND pos < 0", [.integer(listOwner)])
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -106,7 +142,10 @@ public final class Migration: @unchecked Sendable {
     public func deleteData(forType typeName: String) -> Bool {
         guard oldTypes.contains(where: { $0.name == typeName }) else { return false }
         for (row, _) in oldRows[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
-        record { try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(typeName)))") }
+        record {
+            try detach(typeName, rows: (oldRows[typeName] ?? []).map(\.row))
+            try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(typeName)))")
+        }
         return true
     }
 

@@ -64,6 +64,8 @@ public final class Realm {
         coordinator = try RealmCoordinator.coordinator(for: configuration)
         do {
             connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
+        } catch let error as Error {
+            throw error
         } catch {
             throw Error(.fileAccess, "cannot open \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
         }
@@ -82,38 +84,29 @@ public final class Realm {
 
     /// Fails loudly when used from the wrong thread or actor.
     func verifyThread(_ function: StaticString = #function) {
-        if case .actor(let actor) = confinement, !isMainActorRealm {
-            // Whether a custom actor's executor is running here can only be asserted.
-            actor.preconditionIsolated("Realm accessed from incorrect actor: a Realm opened with Realm(configuration:actor:) is isolated to that actor (\(function))")
-            return
-        }
-        if let message = wrongThreadMessage() { preconditionFailure("\(message) (\(function))") }
-    }
-
-    /// Throws `.wrongThread` when used from the wrong thread (a custom actor's realm traps).
-    func checkThread() throws {
-        if case .actor = confinement, !isMainActorRealm { return verifyThread() }
-        if let message = wrongThreadMessage() { throw Error(.wrongThread, message) }
-    }
-
-    /// Whether the realm is isolated to the main actor, whose executor is the main thread.
-    private var isMainActorRealm: Bool {
-        guard case .actor(let actor) = confinement else { return false }
-        return actor === MainActor.shared
-    }
-
-    private func wrongThreadMessage() -> String? {
         switch confinement {
         case .thread(let owner):
-            return pthread_equal(owner, pthread_self()) != 0 ? nil
-                : "Realm accessed from incorrect thread: a Realm is confined to the thread that opened it; open another Realm on this thread or pass a ThreadSafeReference"
-        case .actor:
-            return !isMainActorRealm || Thread.isMainThread ? nil
-                : "Realm accessed from incorrect thread: this Realm is isolated to the main actor; use it from the main actor or pass a ThreadSafeReference"
+            if pthread_equal(owner, pthread_self()) == 0 { preconditionFailure("\(Self.wrongThreadMessage) (\(function))") }
+        case .actor(let actor):
+            // Whether an actor's executor runs the caller can only be asserted (the main actor's
+            // executor is not the main thread everywhere).
+            actor.preconditionIsolated("\(Self.wrongActorMessage) (\(function))")
         case .frozen:
-            return nil
+            break
         }
     }
+
+    /// Throws `.wrongThread` when used from another thread than its own; an actor's realm used
+    /// off its actor traps.
+    func checkThread() throws {
+        if case .thread(let owner) = confinement, pthread_equal(owner, pthread_self()) == 0 {
+            throw Error(.wrongThread, Self.wrongThreadMessage)
+        }
+        verifyThread()
+    }
+
+    static let wrongThreadMessage = "Realm accessed from incorrect thread: a Realm is confined to the thread that opened it; open another Realm on this thread or pass a ThreadSafeReference"
+    static let wrongActorMessage = "Realm accessed from incorrect actor: a Realm opened with an actor is isolated to it; use it from that actor or pass a ThreadSafeReference"
 
     public var isFrozen: Bool {
         if case .frozen = confinement { return true }

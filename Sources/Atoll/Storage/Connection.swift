@@ -46,7 +46,7 @@ final class Connection {
 
     /// Why the file at `path` could not be opened, as a `Realm.Error` with a code callers can match.
     static func openError(_ error: any Error, path: String, readOnly: Bool) -> Realm.Error {
-        let underlying = error as? any Error & Sendable
+        let underlying: any Error & Sendable = error
         let files = FileManager.default
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             return Realm.Error(.invalidDatabase, "\(path) is not a realm file (\(error.message ?? "not a database"))", underlying: underlying)
@@ -59,7 +59,8 @@ final class Connection {
             if !files.isReadableFile(atPath: path) || (!readOnly && !files.isWritableFile(atPath: path)) {
                 return Realm.Error(.filePermissionDenied, "permission denied to \(readOnly ? "read" : "read and write") \(path)", underlying: underlying)
             }
-        } else if !readOnly, !files.isWritableFile(atPath: (path as NSString).deletingLastPathComponent) {
+        } else if !readOnly, case let folder = (path as NSString).deletingLastPathComponent,
+                  files.fileExists(atPath: folder), !files.isWritableFile(atPath: folder) {
             return Realm.Error(.filePermissionDenied, "permission denied to create \(path)", underlying: underlying)
         }
         return Realm.Error(.fileAccess, "cannot open \(path): \(error)", underlying: underlying)
