@@ -204,3 +204,20 @@ private func dog(_ realm: Realm, _ name: String) throws -> Dog {
         token.invalidate()
     }
 }
+
+@Suite struct SameThreadRealmTests {
+    @Test func anotherRealmOfTheSameThreadIsNotifiedWhenTheWriteCommits() throws {
+        let t = try TestRealm()
+        let observer = try t.open()
+        let writer = try t.open()
+        let seen = Recorder<SeenChange>()
+        let token = observer.objects(Dog.self).sorted(byKeyPath: "name").observe { seen.append(SeenChange($0)) }
+        defer { token.invalidate() }
+        try writer.write {
+            writer.add(Dog(value: ["name": "Rex"]))
+            writer.add(Dog(value: ["name": "Ace"]))
+        }
+        #expect(seen.all == [.initial(count: 0), .update(deletions: [], insertions: [0, 1], modifications: [])])
+        #expect(observer.objects(Dog.self).count == 2, "the observing realm advanced with the commit")
+    }
+}

@@ -170,8 +170,12 @@ public final class Realm {
         switch confinement {
         case .actor(let actor):
             _Concurrency.Task { await runIsolated(actor) { box.realm?.autoRefresh() } }
-        case .thread:
-            if isMainThreadRealm {
+        case .thread(let owner):
+            if pthread_equal(owner, pthread_self()) != 0 {
+                // Another realm of this thread committed: advance now, as if it were the same
+                // instance (Realm shares one instance per thread; here each `Realm()` is its own).
+                autoRefresh()
+            } else if isMainThreadRealm {
                 DispatchQueue.main.async { box.realm?.autoRefresh() }
             }
             // Other threads have no run loop to deliver on: they advance at their next refresh()
