@@ -288,6 +288,23 @@ import Testing
         token.invalidate()
     }
 
+    @Test func objectKeyPathThroughALinkWatchesTheLinkedProperty() throws {
+        let t = try TestRealm()
+        let realm = try t.open()
+        let rex = Dog(value: ["name": "Rex"])
+        rex.owner = Person(value: ["name": "Ann", "age": 30])
+        try realm.write { realm.add(rex) }
+        let seen = Recorder<[String]>()
+        let token = rex.observe(keyPaths: ["owner.age"]) { (change: ObjectChange<Dog>) in
+            if case .change(_, let properties) = change { seen.append(properties.map(\.name)) }
+        }
+        defer { token.invalidate() }
+        try realm.write { rex.owner?.height = 1.7 }
+        #expect(seen.all.isEmpty, "a change of another property of the owner is not watched")
+        try realm.write { rex.owner?.age = 31 }
+        #expect(seen.all == [["owner"]])
+    }
+
     @Test func objectObserveReportsALinkChange() throws {
         let t = try TestRealm()
         try t.seedDogs([("a", 10)])

@@ -140,3 +140,30 @@ import Testing
         #expect(history[2].instructions == [.eraseObject(ObjectID(type: "Dog", primaryKey: .objectId(id)))])
     }
 }
+
+enum TaskStatus: String, PersistableEnum {
+    case open, inProgress, done
+}
+
+final class StatusTask: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var status = TaskStatus.inProgress
+    @Persisted var lastStatus: TaskStatus?
+}
+
+@Suite struct PersistableEnumTests {
+    @Test func enumsPersistByRawValueAndQueryLikeIt() throws {
+        let t = try TestRealm(objectTypes: [StatusTask.self])
+        let realm = try t.open()
+        #expect(realm.schema["StatusTask"]?[property: "status"]?.type == .string)
+        try realm.write {
+            realm.add(StatusTask())
+            realm.add(StatusTask(value: ["status": TaskStatus.done, "lastStatus": TaskStatus.open]))
+        }
+        let tasks = realm.objects(StatusTask.self)
+        #expect(tasks.where { $0.status == .done }.count == 1)
+        #expect(tasks.filter("status == 'inProgress'").count == 1)
+        #expect(tasks.where { $0.lastStatus == nil }.first?.status == .inProgress)
+        #expect(tasks.where { $0.lastStatus == .open }.count == 1)
+    }
+}

@@ -155,10 +155,7 @@ extension List: _Persistable {
     public static func _atollDefault() -> List<Element> { List() }
 
     public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> List<Element> {
-        if let cached = object.collections[index] as? List<Element> { return cached }
-        let list = List(state: object, index: index)
-        object.collections[index] = list
-        return list
+        object.collection(index) { List(state: object, index: index) }
     }
 
     public static func _atollSet(_ value: List<Element>, _ object: ManagedObjectState, _ index: Int) {

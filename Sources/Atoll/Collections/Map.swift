@@ -90,10 +90,7 @@ extension Map: _Persistable {
     public static func _atollDefault() -> Map<Key, Value> { Map() }
 
     public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Map<Key, Value> {
-        if let cached = object.collections[index] as? Map<Key, Value> { return cached }
-        let map = Map(state: object, index: index)
-        object.collections[index] = map
-        return map
+        object.collection(index) { Map(state: object, index: index) }
     }
 
     public static func _atollSet(_ value: Map<Key, Value>, _ object: ManagedObjectState, _ index: Int) {

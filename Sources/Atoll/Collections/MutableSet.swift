@@ -99,10 +99,7 @@ extension MutableSet: _Persistable {
     public static func _atollDefault() -> MutableSet<Element> { MutableSet() }
 
     public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> MutableSet<Element> {
-        if let cached = object.collections[index] as? MutableSet<Element> { return cached }
-        let set = MutableSet(state: object, index: index)
-        object.collections[index] = set
-        return set
+        object.collection(index) { MutableSet(state: object, index: index) }
     }
 
     public static func _atollSet(_ value: MutableSet<Element>, _ object: ManagedObjectState, _ index: Int) {

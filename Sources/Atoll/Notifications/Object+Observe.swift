@@ -62,6 +62,8 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
     private let table: TableInfo
     private let row: Int64
     let keyPaths: Set<String>?
+    /// Key paths that go through a to-one link: (link property, property of the linked object).
+    private let linkedKeyPaths: [(link: String, property: String)]
     let block: (ObjectChange<T>) -> Void
     private var values: [String: Any?] = [:]
 
@@ -71,6 +73,10 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
         table = state.table
         row = state.row
         self.keyPaths = keyPaths.map { Set($0.map { String($0.split(separator: ".").first ?? "") }) }
+        linkedKeyPaths = (keyPaths ?? []).compactMap { path in
+            let parts = path.split(separator: ".").map(String.init)
+            return parts.count > 1 ? (parts[0], parts[1]) : nil
+        }
         self.block = block
         super.init()
         values = snapshot(of: object)
@@ -103,7 +109,18 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
             block(.deleted)
             return
         }
-        guard let changed = changes?.modified[row] else { return }
+        var changed = changes?.modified[row] ?? []
+        // "owner.name": a change of the linked object's `name` is a change of `owner`.
+        for (link, property) in linkedKeyPaths where !changed.contains(link) {
+            guard let index = table.schema.properties.firstIndex(where: { $0.name == link }),
+                  table.property(index).isLink, let target = table.property(index).objectType,
+                  let targetChanges = summary.changes(for: target)?.modified,
+                  let state = object._managedState, let position = table.columnPosition[index],
+                  case .integer(let targetRow)? = state.values()?[position],
+                  targetChanges[targetRow]?.contains(property) == true else { continue }
+            changed.insert(link)
+        }
+        guard !changed.isEmpty else { return }
         let names = table.schema.properties.map(\.name).filter { changed.contains($0) && (keyPaths?.contains($0) ?? true) }
         guard !names.isEmpty else { return }
         let old = values

@@ -27,11 +27,23 @@ public final class ManagedObjectState {
     /// The row's values in the realm's current snapshot, or `nil` when the row is gone.
     func values() -> [SQLValue]? {
         realm.verifyThread()
-        if cacheStamp == realm.stamp, let cache { return cache }
-        let fetched = try? realm.connection.fetchOne(table.selectRow, [.integer(row)])
-        cache = fetched
-        cacheStamp = realm.stamp
-        return fetched
+        return realm.connection.serialized {
+            if cacheStamp == realm.stamp, let cache { return cache }
+            let fetched = try? realm.connection.fetchOne(table.selectRow, [.integer(row)])
+            cache = fetched
+            cacheStamp = realm.stamp
+            return fetched
+        }
+    }
+
+    /// The accessor of collection property `index`, made once per object accessor.
+    func collection<C: AnyObject>(_ index: Int, _ make: () -> C) -> C {
+        realm.connection.serialized {
+            if let cached = collections[index] as? C { return cached }
+            let made = make()
+            collections[index] = made
+            return made
+        }
     }
 
     var isInvalidated: Bool { values() == nil }

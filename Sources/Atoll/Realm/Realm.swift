@@ -63,7 +63,9 @@ public final class Realm {
         self.confinement = confinement
         coordinator = try RealmCoordinator.coordinator(for: configuration)
         do {
-            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
+            var isFrozen = false
+            if case .frozen = confinement { isFrozen = true }
+            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly, shared: isFrozen)
         } catch let error as Error {
             throw error
         } catch {

@@ -102,6 +102,10 @@ final class ResultsCore {
     /// The matching rows with their values, evaluated once per snapshot.
     func rows() -> [(row: Int64, values: [SQLValue])] {
         realm.verifyThread()
+        return realm.connection.serialized { evaluate() }
+    }
+
+    private func evaluate() -> [(row: Int64, values: [SQLValue])] {
         if cacheStamp == realm.stamp { return cache }
         guard let table else { return [] }
         if case .collection(let owner, _) = base, owner.isInvalidated { return [] }

@@ -13,7 +13,12 @@ final class Connection {
     /// Set while a closure already runs on the connection's queue, so nested calls reuse it.
     private var current: Database?
 
-    init(path: String, readOnly: Bool) throws {
+    /// Set for connections that several threads may use at once (frozen realms): every call, and
+    /// the caches of accessors reading through the connection, hold it.
+    let sharedLock: NSRecursiveLock?
+
+    init(path: String, readOnly: Bool, shared: Bool = false) throws {
+        sharedLock = shared ? NSRecursiveLock() : nil
         var config = GRDB.Configuration()
         config.readonly = readOnly
         config.allowsUnsafeTransactions = true
@@ -79,6 +84,23 @@ final class Connection {
 
     /// Runs `body` with the database, reusing the handle when already inside a call.
     func run<T>(_ body: (Database) throws -> T) throws -> T {
+        if let sharedLock {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            return try runUnlocked(body)
+        }
+        return try runUnlocked(body)
+    }
+
+    /// Runs `body` under the shared lock when the connection has one.
+    func serialized<T>(_ body: () throws -> T) rethrows -> T {
+        guard let sharedLock else { return try body() }
+        sharedLock.lock()
+        defer { sharedLock.unlock() }
+        return try body()
+    }
+
+    private func runUnlocked<T>(_ body: (Database) throws -> T) throws -> T {
         if let db = current { return try body(db) }
         return try queue.inDatabase { db in
             current = db
