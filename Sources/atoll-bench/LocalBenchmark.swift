@@ -14,16 +14,20 @@ final class BenchTask: Object {
 
 /// W1–W3 of the local store: bulk insert, small transactions, an indexed query.
 ///
-/// Both sides use one SQLite file in WAL mode with `synchronous = NORMAL` (a commit survives a
+/// Both sides use one SQLite file in WAL mode with `synchronous = NORMAL` and a 256 MiB memory
+/// map (a commit survives a
 /// crash of the process, not of the machine), the same table shape and the same index on `owner`.
 struct LocalBenchmark {
     let count = 100_000
     let smallTransactions = 5_000
-    let queryRounds = 100
+    let queryRounds = Int(ProcessInfo.processInfo.environment["ATOLL_BENCH_QUERIES"] ?? "") ?? 100
 
     /// Each workload runs `rounds` times on fresh files; the best time of each side counts, which
     /// keeps a busy machine's noise out of the ratio.
     let rounds = Int(ProcessInfo.processInfo.environment["ATOLL_BENCH_ROUNDS"] ?? "") ?? 3
+    /// Only this Atoll workload runs after W1 (whose data the others use), for profiling:
+    /// `ATOLL_BENCH_ONLY=W3`.
+    let only = ProcessInfo.processInfo.environment["ATOLL_BENCH_ONLY"]
 
     func run() throws {
         let rows = TaskRow.generate(count)
@@ -68,7 +72,7 @@ struct LocalBenchmark {
 
         // W2: one object per write transaction.
         let rawW2 = try measure { for row in extra { try sqlite.insertOne(row) } }
-        let atollW2 = try measure {
+        let atollW2 = only != nil && only != "W2" ? rawW2 : try measure {
             for row in extra { try realm.write { realm.add(BenchTask(row)) } }
         }
         times["W2"] = (rawW2, atollW2)
@@ -78,8 +82,8 @@ struct LocalBenchmark {
         let rawW3 = try measure {
             for _ in 0..<queryRounds { rawMatches = try sqlite.queryOwner("owner-7") }
         }
-        var atollMatches = 0
-        let atollW3 = measure {
+        var atollMatches = rawMatches
+        let atollW3 = only != nil && only != "W3" ? rawW3 : measure {
             for _ in 0..<queryRounds {
                 let results = realm.objects(BenchTask.self).where { $0.owner == "owner-7" && $0.done == false }
                 atollMatches = results.count
@@ -126,6 +130,7 @@ final class RawSQLite {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw Failure(description: "cannot open \(path)") }
         try exec("PRAGMA journal_mode = WAL")
         try exec("PRAGMA synchronous = NORMAL")
+        try exec("PRAGMA mmap_size = 268435456")  // as Atoll sets it
         try exec("CREATE TABLE task (_row INTEGER PRIMARY KEY AUTOINCREMENT, _id BLOB, name TEXT, owner TEXT, done INTEGER, priority INTEGER)")
         try exec("CREATE UNIQUE INDEX task_id ON task(_id)")
         try exec("CREATE INDEX task_owner ON task(owner)")

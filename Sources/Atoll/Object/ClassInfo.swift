@@ -21,6 +21,9 @@ final class ClassInfo: @unchecked Sendable {
     let propertyIndex: [String: Int]
     /// Classes this one links to or embeds.
     let linkedClasses: [ObjectBase.Type]
+    /// An instance with every field bound to its property index and no realm: managed accessors
+    /// look their fields' indices up on it (see `Persisted.managedIndex`).
+    let probe: ObjectBase
     var isEmbedded: Bool { schema.isEmbedded }
     var primaryKeyIndex: Int? { schema.properties.firstIndex(where: \.isPrimaryKey) }
 
@@ -87,6 +90,8 @@ final class ClassInfo: @unchecked Sendable {
         self.fields = found.map(\.field)
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
         self.linkedClasses = linked
+        self.probe = prototype
+        bind(prototype)
     }
 
     // MARK: Field access
@@ -125,7 +130,7 @@ final class ClassInfo: @unchecked Sendable {
         guard let index = propertyIndex[key] else {
             preconditionFailure("'\(schema.name)' has no property '\(key)'")
         }
-        let value = withField(index, of: object) { pointer, type in type.get(at: pointer, object: object) }
+        let value = withField(index, of: object) { pointer, type in type.get(at: pointer, index: index, object: object) }
         if case Optional<Any>.none = value { return nil }
         return value
     }
@@ -134,7 +139,7 @@ final class ClassInfo: @unchecked Sendable {
         guard let index = propertyIndex[key] else {
             throw Realm.Error(.invalidValue, "'\(schema.name)' has no property '\(key)'")
         }
-        try withField(index, of: object) { pointer, type in try type.assign(value, at: pointer, object: object) }
+        try withField(index, of: object) { pointer, type in try type.assign(value, at: pointer, index: index, object: object) }
     }
 
     /// Fills `object` from a dictionary, an array in property order, or another object.

@@ -12,6 +12,9 @@ public final class ManagedObjectState {
     /// Managed collection accessors handed out, so repeated reads return the same instance.
     var collections: [Int: AnyObject] = [:]
 
+    /// The bound probe instance of the object's class.
+    @usableFromInline var _probe: ObjectBase { table.probe }
+
     init(realm: Realm, table: TableInfo, row: Int64, prefetched: [SQLValue]? = nil) {
         self.realm = realm
         self.table = table

@@ -68,29 +68,46 @@ public struct Persisted<Value: _Persistable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            switch object[keyPath: storageKeyPath].storage {
+            let storage = object[keyPath: storageKeyPath].storage
+            if let state = object._managedState {
+                return Value._atollGet(state, managedIndex(object, state, storage, storageKeyPath))
+            }
+            switch storage {
             case .unmanaged(let value): return value
             case .unmanagedDefault:
                 let value = Value._atollDefault()
                 object[keyPath: storageKeyPath].storage = .unmanaged(value)
                 return value
             case .managed(let index):
-                guard let state = object._managedState else {
-                    // A key-path probe (see KeyPathNames): report which property was read.
-                    KeyPathNames.record(object, index)
-                    return Value._atollDefault()
-                }
-                return Value._atollGet(state, index)
+                // A key-path probe (see KeyPathNames): report which property was read.
+                KeyPathNames.record(object, index)
+                return Value._atollDefault()
             }
         }
         set {
-            switch object[keyPath: storageKeyPath].storage {
-            case .unmanaged, .unmanagedDefault:
+            if let state = object._managedState {
+                let storage = object[keyPath: storageKeyPath].storage
+                Value._atollSet(newValue, state, managedIndex(object, state, storage, storageKeyPath))
+            } else {
                 object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-            case .managed(let index):
-                Value._atollSet(newValue, object._managedState!, index)
             }
         }
+    }
+
+    /// The property index of a managed object's field. Accessors made for stored rows are not
+    /// bound field by field when made; the first access of a field finds its index on the class's
+    /// bound probe instance and records it in the field.
+    @inlinable
+    static func managedIndex<EnclosingSelf: ObjectBase>(
+        _ object: EnclosingSelf, _ state: ManagedObjectState, _ storage: Storage,
+        _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Int {
+        if case .managed(let index) = storage { return index }
+        guard case .managed(let index) = (state._probe as! EnclosingSelf)[keyPath: storageKeyPath].storage else {
+            preconditionFailure("the probe of \(EnclosingSelf.self) is not bound")
+        }
+        object[keyPath: storageKeyPath].storage = .managed(index)
+        return index
     }
 }
 
@@ -110,8 +127,8 @@ protocol PersistedField {
     static func options(at pointer: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int)
     static func content(at pointer: UnsafeRawPointer) -> FieldContent?
-    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, object: ObjectBase) throws
-    static func get(at pointer: UnsafeRawPointer, object: ObjectBase) -> Any
+    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, index: Int, object: ObjectBase) throws
+    static func get(at pointer: UnsafeRawPointer, index: Int, object: ObjectBase) -> Any
 }
 
 extension Persisted: PersistedField {
@@ -139,16 +156,17 @@ extension Persisted: PersistedField {
         }
     }
 
-    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, object: ObjectBase) throws {
-        let field = pointer.assumingMemoryBound(to: Self.self)
+    static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, index: Int, object: ObjectBase) throws {
         let value = try Value._atollFromAny(any)
-        switch field.pointee.storage {
-        case .unmanaged, .unmanagedDefault: field.pointee.storage = .unmanaged(value)
-        case .managed(let index): Value._atollSet(value, object._managedState!, index)
+        if let state = object._managedState {
+            Value._atollSet(value, state, index)
+        } else {
+            pointer.assumingMemoryBound(to: Self.self).pointee.storage = .unmanaged(value)
         }
     }
 
-    static func get(at pointer: UnsafeRawPointer, object: ObjectBase) -> Any {
+    static func get(at pointer: UnsafeRawPointer, index: Int, object: ObjectBase) -> Any {
+        if let state = object._managedState { return Value._atollGet(state, index) }
         switch pointer.assumingMemoryBound(to: Self.self).pointee.storage {
         case .unmanaged(let value): return value
         case .unmanagedDefault:
@@ -156,7 +174,7 @@ extension Persisted: PersistedField {
             let value = Value._atollDefault()
             field.pointee.storage = .unmanaged(value)
             return value
-        case .managed(let index): return Value._atollGet(object._managedState!, index)
+        case .managed: return Value._atollDefault()
         }
     }
 }

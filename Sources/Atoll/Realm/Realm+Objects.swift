@@ -51,8 +51,8 @@ extension Realm {
         guard let info = table.classInfo else {
             preconditionFailure("No class is declared for the object type '\(table.name)' in this process")
         }
+        // Fields are bound on first access (see Persisted.managedIndex), not here.
         let object = info.type.init()
-        info.bind(object)
         object._managedState = ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched)
         return object
     }

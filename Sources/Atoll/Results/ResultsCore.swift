@@ -20,7 +20,7 @@ final class ResultsCore {
     let expression: QueryExpression
     private var cache: [(row: Int64, values: [SQLValue])] = []
     private var cacheStamp = -1
-    private var plan: (sql: String, arguments: [SQLValue], post: [BoundClause], bound: BoundQuery)?
+    private var plan: QueryPlan?
     private var bound: BoundQuery?
 
     init(realm: Realm, objectType: String, base: Base = .table, expression: QueryExpression, bound: BoundQuery? = nil) {
@@ -52,6 +52,7 @@ final class ResultsCore {
     @discardableResult
     func validate(_ expression: QueryExpression) throws -> BoundQuery? {
         guard table != nil else { return nil }
+        if let plan = realm.coordinator.plan(for: planKey(expression)) { return plan.bound }
         do {
             return try expression.bind(to: objectType, in: realm.schema)
         } catch {
@@ -59,8 +60,22 @@ final class ResultsCore {
         }
     }
 
-    private func makePlan(_ table: TableInfo) throws -> (sql: String, arguments: [SQLValue], post: [BoundClause], bound: BoundQuery) {
+    private func planKey(_ expression: QueryExpression) -> QueryPlan.Key {
+        var collection: String?
+        if case .collection(let owner, let property) = base {
+            collection = owner.table.collectionTable(property) + (owner.table.property(property).collection == .list ? "#list" : "#set")
+        }
+        return QueryPlan.Key(objectType: objectType, collection: collection, expression: expression)
+    }
+
+    /// The SQL of the query, shared by every results of the same query on this file.
+    private func makePlan(_ table: TableInfo) throws -> QueryPlan {
         if let plan { return plan }
+        let key = planKey(expression)
+        if let cached = realm.coordinator.plan(for: key) {
+            plan = cached
+            return cached
+        }
         let bound: BoundQuery
         if let checked = self.bound {
             bound = checked
@@ -79,7 +94,6 @@ final class ResultsCore {
         }
         let columns = table.columns.map { ", t0." + table.column($0) }.joined()
         var sql = "SELECT t0._row\(columns) FROM \(table.table) AS t0"
-        var arguments: [SQLValue] = []
         switch base {
         case .table:
             sql += " WHERE \(translated.whereClause) ORDER BY \(translated.orderBy)"
@@ -90,11 +104,11 @@ final class ResultsCore {
             // Without a SORT, a list keeps its own order.
             let sorted = bound.clauses.first.map { if case .sort = $0 { true } else { false } } ?? false
             sql += " ORDER BY " + (sorted || !isList ? translated.orderBy : "base.pos")
-            arguments.append(.integer(owner.row))
         }
         if let limit = translated.limit { sql += " LIMIT \(limit)" }
-        arguments += translated.whereArguments + translated.orderByArguments
-        let made = (sql, arguments, translated.postClauses, bound)
+        let made = QueryPlan(sql: sql, arguments: translated.whereArguments + translated.orderByArguments,
+                             post: translated.postClauses, bound: bound)
+        realm.coordinator.store(made, for: key)
         plan = made
         return made
     }
@@ -111,10 +125,9 @@ final class ResultsCore {
         if case .collection(let owner, _) = base, owner.isInvalidated { return [] }
         do {
             let plan = try makePlan(table)
-            var rows = try realm.connection.fetchAll(plan.sql, plan.arguments).map { raw -> (row: Int64, values: [SQLValue]) in
-                guard case .integer(let row) = raw[0] else { return (0, []) }
-                return (row, Array(raw.dropFirst()))
-            }
+            var arguments = plan.arguments
+            if case .collection(let owner, _) = base { arguments.insert(.integer(owner.row), at: 0) }
+            var rows = try realm.connection.fetchRows(plan.sql, arguments)
             if !plan.post.isEmpty {
                 let resolver = RealmObjectResolver(realm: realm)
                 rows = plan.bound.apply(plan.post, to: rows, values: { resolver.values(table, $0.values) }, resolver: resolver)
@@ -193,4 +206,21 @@ struct ResultsDescriptor {
         }
         return ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }
+}
+
+/// A query translated to SQL, cached per file: results of the same query skip binding and
+/// translation.
+struct QueryPlan: @unchecked Sendable {
+    struct Key: Hashable, @unchecked Sendable {
+        let objectType: String
+        /// The collection table (and kind) the results are scoped to, if any.
+        let collection: String?
+        let expression: QueryExpression
+    }
+
+    let sql: String
+    /// Arguments of the SQL after the collection owner's row (which the caller puts first).
+    let arguments: [SQLValue]
+    let post: [BoundClause]
+    let bound: BoundQuery
 }

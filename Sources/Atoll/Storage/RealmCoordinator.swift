@@ -92,10 +92,21 @@ final class RealmCoordinator: @unchecked Sendable {
         lock.withLock {
             tables[table.name] = table
             _schema = nil
+            plans.removeAll()
         }
     }
 
     private var _schema: Schema?
+    private var plans: [QueryPlan.Key: QueryPlan] = [:]
+
+    func plan(for key: QueryPlan.Key) -> QueryPlan? { lock.withLock { plans[key] } }
+
+    func store(_ plan: QueryPlan, for key: QueryPlan.Key) {
+        lock.withLock {
+            if plans.count >= 512 { plans.removeAll(keepingCapacity: true) }
+            plans[key] = plan
+        }
+    }
 
     /// The schema of every installed table (cached until a table is added).
     var schema: Schema {

@@ -13,6 +13,11 @@ final class TableInfo: @unchecked Sendable {
     let selectRow: String
     let insertRow: String
     let primaryKeyIndex: Int?
+    /// The class's bound probe, cached here: the hot path of field access reads it.
+    var probe: ObjectBase {
+        guard let classInfo else { preconditionFailure("No class is declared for '\(schema.name)' in this process") }
+        return classInfo.probe
+    }
     /// Quoted column and collection table names, per property (computed once: they are on hot paths).
     private let quotedColumns: [String]
     private let quotedCollectionTables: [String?]
