@@ -31,7 +31,14 @@ final class ResultsCore {
         self.bound = bound
     }
 
-    var table: TableInfo? { realm.coordinator.table(named: objectType) }
+    private var resolvedTable: TableInfo?
+
+    /// The type's table, once it exists (a type's table never changes while the file is open).
+    var table: TableInfo? {
+        if let resolvedTable { return resolvedTable }
+        resolvedTable = realm.coordinator.table(named: objectType)
+        return resolvedTable
+    }
 
     /// The same query over the same base, read through another realm of the file.
     func moved(to other: Realm) -> ResultsCore { descriptor.core(in: other) }
