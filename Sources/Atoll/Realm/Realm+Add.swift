@@ -80,9 +80,8 @@ extension Realm {
             return state.row
         }
         let type = Swift.type(of: object)
-        let info = ClassInfo.of(type)
-        guard let table = try self.table(for: type, create: true) else {
-            throw Error(.schemaMismatch, "Object type '\(info.schema.name)' is not in this Realm's schema")
+        guard let table = try self.table(for: type, create: true), let info = table.classInfo else {
+            throw Error(.schemaMismatch, "Object type '\(type.className())' is not in this Realm's schema")
         }
         if table.schema.isEmbedded && parent == nil {
             throw Error(.invalidValue, "Cannot add an embedded object of type '\(table.name)' on its own: assign it to a property of its parent")

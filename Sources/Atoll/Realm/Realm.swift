@@ -38,6 +38,7 @@ public final class Realm {
     private let notified = Atomic<Int64>(0)
     private let refreshPending = Atomic<Bool>(false)
     let notifiers = NotifierList()
+    private var resolvedTables: [ObjectIdentifier: TableInfo] = [:]
     /// Whether the realm advances to the newest version on its own when another realm commits.
     public var autorefresh = true
 
@@ -229,6 +230,15 @@ public final class Realm {
 
     /// The table of `type`, created on first use when the configuration lists no object types.
     func table(for type: ObjectBase.Type, create: Bool) throws -> TableInfo? {
+        // Tables never change for a class once resolved, so a realm remembers them (no locks).
+        if isFrozen { return try resolveTable(for: type, create: create) }  // shared across threads
+        if let cached = resolvedTables[ObjectIdentifier(type)] { return cached }
+        let table = try resolveTable(for: type, create: create)
+        if let table, table.classInfo?.type == type { resolvedTables[ObjectIdentifier(type)] = table }
+        return table
+    }
+
+    private func resolveTable(for type: ObjectBase.Type, create: Bool) throws -> TableInfo? {
         let info = ClassInfo.of(type)
         if let table = coordinator.table(named: info.schema.name) {
             if table.classInfo?.type == type { return table }
