@@ -145,36 +145,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     public var description: String { "List<\(Element.self)> " + elements.description }
 }
 
-extension List: _Persistable {
-    public static var _atollProperty: _PropertyShape {
-        var shape = Element._atollElementShape
-        shape.collection = .list
-        return shape
-    }
-
-    public static func _atollDefault() -> List<Element> { List() }
-
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> List<Element> {
-        object.collection(index) { List(state: object, index: index) }
-    }
-
-    public static func _atollSet(_ value: List<Element>, _ object: ManagedObjectState, _ index: Int) {
-        let elements = value.elements.map { $0._atollStored() }
-        guard let transaction = object.realm.requireWrite("assign a list") else { return }
-        object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .elements(elements), transaction) }
-    }
-
-    public func _atollContent() -> FieldContent { .elements(elements.map { $0._atollStored() }) }
-
-    public static func _atollFromAny(_ any: Any) throws -> List<Element> {
-        if let list = any as? List<Element> { return list }
-        guard let array = any as? [Any] else {
-            throw Realm.Error(.invalidValue, "a \(type(of: any)) cannot be stored in a List<\(Element.self)>")
-        }
-        let list = List()
-        list.backing = .unmanaged(try array.map { try Element._atollFromAny($0) })
-        return list
-    }
+extension List: _PersistedElementCollection {
+    public static var _collectionKind: CollectionKind { .list }
+    public convenience init(_managed state: ManagedObjectState, index: Int) { self.init(state: state, index: index) }
+    public var _elements: [Element] { elements }
+    public func _appendUnmanaged(_ element: Element) { append(element) }
 }
 
 extension List: ExpressibleByArrayLiteral {

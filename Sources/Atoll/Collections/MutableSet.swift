@@ -89,34 +89,9 @@ public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomSt
     public var description: String { "MutableSet<\(Element.self)> " + elements.description }
 }
 
-extension MutableSet: _Persistable {
-    public static var _atollProperty: _PropertyShape {
-        var shape = Element._atollElementShape
-        shape.collection = .set
-        return shape
-    }
-
-    public static func _atollDefault() -> MutableSet<Element> { MutableSet() }
-
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> MutableSet<Element> {
-        object.collection(index) { MutableSet(state: object, index: index) }
-    }
-
-    public static func _atollSet(_ value: MutableSet<Element>, _ object: ManagedObjectState, _ index: Int) {
-        let elements = value.elements.map { $0._atollStored() }
-        guard let transaction = object.realm.requireWrite("assign a set") else { return }
-        object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .elements(elements), transaction) }
-    }
-
-    public func _atollContent() -> FieldContent { .elements(elements.map { $0._atollStored() }) }
-
-    public static func _atollFromAny(_ any: Any) throws -> MutableSet<Element> {
-        if let set = any as? MutableSet<Element> { return set }
-        guard let array = any as? [Any] else {
-            throw Realm.Error(.invalidValue, "a \(type(of: any)) cannot be stored in a MutableSet<\(Element.self)>")
-        }
-        let set = MutableSet()
-        for element in array { set.insert(try Element._atollFromAny(element)) }
-        return set
-    }
+extension MutableSet: _PersistedElementCollection {
+    public static var _collectionKind: CollectionKind { .set }
+    public convenience init(_managed state: ManagedObjectState, index: Int) { self.init(state: state, index: index) }
+    public var _elements: [Element] { elements }
+    public func _appendUnmanaged(_ element: Element) { insert(element) }
 }
