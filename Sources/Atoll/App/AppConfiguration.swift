@@ -1,0 +1,41 @@
+import Foundation
+
+/// How an `App` reaches its server and where it keeps its files.
+///
+/// ```swift
+/// let app = App(id: "tasks", configuration: AppConfiguration(baseURL: "http://192.168.1.20:9090"))
+/// ```
+public struct AppConfiguration: Sendable, Equatable {
+    /// The server's address. `nil` means `http://localhost:9090`, where `swift run atoll-server`
+    /// listens, so the Realm samples run unchanged against a local server.
+    public var baseURL: String?
+    /// The time after which an HTTP request fails.
+    public var defaultRequestTimeoutMS: UInt
+    /// Reported to the server with logins.
+    public var localAppName: String?
+    public var localAppVersion: String?
+    /// The folder holding the app's metadata and synced realms (`<root>/atoll/<app id>/…`);
+    /// `nil` means `Realm.defaultDirectory`.
+    public var rootDirectory: URL?
+
+    public static let defaultBaseURL = "http://localhost:9090"
+
+    public init(baseURL: String? = nil, transport: (any Sendable)? = nil, localAppName: String? = nil,
+                localAppVersion: String? = nil, defaultRequestTimeoutMS: UInt = 60_000, rootDirectory: URL? = nil) {
+        self.baseURL = baseURL
+        self.localAppName = localAppName
+        self.localAppVersion = localAppVersion
+        self.defaultRequestTimeoutMS = defaultRequestTimeoutMS
+        self.rootDirectory = rootDirectory
+    }
+
+    var resolvedBaseURL: String {
+        var url = baseURL ?? Self.defaultBaseURL
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    var resolvedRoot: URL {
+        rootDirectory ?? URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// JSON over HTTP to the server's app API (docs/protocol.md §1).
+struct HTTPClient: Sendable {
+    let baseURL: String
+    let timeout: TimeInterval
+
+    init(configuration: AppConfiguration) {
+        baseURL = configuration.resolvedBaseURL
+        timeout = TimeInterval(configuration.defaultRequestTimeoutMS) / 1000
+    }
+
+    struct ErrorBody: Decodable {
+        let error: String?
+        let error_code: String?
+    }
+
+    /// Sends a request and returns the answer's body, or throws the server's error as an `AppError`.
+    func send(_ method: String, _ path: String, bearer: String? = nil, json: [String: String]? = nil) async throws -> Data {
+        guard let url = URL(string: baseURL + path) else {
+            throw AppError(.invalidParameter, "'\(baseURL + path)' is not a valid URL")
+        }
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let bearer { request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(json)
+        }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(error.localizedDescription)",
+                           underlying: error as? any Error & Sendable)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) got no HTTP answer")
+        }
+        guard (200..<300).contains(http.statusCode) else {
+            let body = try? JSONDecoder().decode(ErrorBody.self, from: data)
+            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .unknown)
+            throw AppError(code, body?.error ?? "the server answered \(http.statusCode) to \(method) \(path)", httpStatusCode: http.statusCode)
+        }
+        return data
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from data: Data, _ what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw AppError(.httpRequestFailed, "the server's answer to \(what) is not what the protocol says: \(error)")
+        }
+    }
+}
+
+/// Reads the expiry of a JWT without checking its signature (the server checks it).
+enum JWTPayload {
+    static func expiry(of token: String) -> Date? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let exp = object["exp"] as? Double ?? (object["exp"] as? Int).map(Double.init) else { return nil }
+        return Date(timeIntervalSince1970: exp)
+    }
+}
