@@ -14,6 +14,17 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // jwt-kit 5.8 needs swift-crypto 4.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Pure values and rules both sides agree on: no I/O, no clocks.
@@ -27,16 +38,52 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // The sync server library (grows in the sync issue).
-        .target(name: "AtollServer", dependencies: ["AtollCore"]),
+        // The sync server library: HTTP auth API, (later) WebSocket sync, the store behind `ServerStore`.
+        .target(
+            name: "AtollServer",
+            dependencies: [
+                "AtollCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // Helpers shared by the test suites: temporary folders, fixtures.
         .target(name: "AtollTesting", dependencies: ["Atoll", "AtollCore"]),
         .executableTarget(
             name: "atoll-bench",
             dependencies: ["Atoll", "AtollCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
-        .executableTarget(name: "atoll-server", dependencies: ["AtollServer"]),
+        .executableTarget(
+            name: "atoll-server",
+            dependencies: [
+                "AtollServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
+        .testTarget(
+            name: "AtollServerTests",
+            dependencies: [
+                "AtollServer",
+                "AtollCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                // To sign custom JWTs and forge access tokens in tests.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

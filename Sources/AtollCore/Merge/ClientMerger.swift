@@ -1,0 +1,71 @@
+/// The client's half of the merge: tracks the local changesets the server has not yet sent back
+/// and rebases them over each download.
+///
+/// ```swift
+/// var merger = ClientMerger(fileIdent: 7)
+/// merger.recordLocal(changeset)                      // after each local commit
+/// let batch = merger.upload()                        // send it; re-send after a reconnect
+/// let toApply = merger.receive(downloadedEntries)    // apply these to the local store, in order
+/// ```
+/// The client's state is always the server's history up to ``serverVersion`` followed by
+/// ``pending``. When a download brings one of the client's own changesets back, it is the
+/// acknowledgement: the changeset leaves `pending` and is not applied again.
+public struct ClientMerger: Hashable, Sendable {
+    public var fileIdent: Int64
+    /// The last server version integrated locally.
+    public private(set) var serverVersion: Int64
+    /// Local changesets the server has not sent back yet, rebased on top of ``serverVersion``.
+    public private(set) var pending: [Changeset]
+
+    public init(fileIdent: Int64, serverVersion: Int64 = 0, pending: [Changeset] = []) {
+        self.fileIdent = fileIdent
+        self.serverVersion = serverVersion
+        self.pending = pending
+    }
+
+    /// Records a committed local changeset (stamped with this file's ident) as pending.
+    public mutating func recordLocal(_ changeset: Changeset) {
+        var changeset = changeset
+        changeset.fileIdent = fileIdent
+        pending.append(changeset)
+    }
+
+    /// Everything pending, on top of ``serverVersion``; `nil` when nothing is pending.
+    public func upload() -> UploadBatch? {
+        pending.isEmpty ? nil : UploadBatch(fileIdent: fileIdent, baseServerVersion: serverVersion, changesets: pending)
+    }
+
+    /// Integrates downloaded history entries and returns the changesets to apply locally, in order.
+    ///
+    /// Entries at or before ``serverVersion`` are skipped (duplicates); integration stops at a gap
+    /// (an entry after `serverVersion + 1`), so ``serverVersion`` tells where to resume.
+    public mutating func receive(_ entries: some Sequence<HistoryEntry>) -> [Changeset] {
+        var toApply: [Changeset] = []
+        for entry in entries {
+            if entry.serverVersion <= serverVersion { continue }
+            guard entry.serverVersion == serverVersion + 1 else { break }
+            serverVersion = entry.serverVersion
+            if entry.changeset.fileIdent == fileIdent {
+                // Our own changeset back from the server: the acknowledgement.
+                if let i = pending.firstIndex(where: { $0.version == entry.changeset.version }) {
+                    pending.removeSubrange(...i)
+                }
+                continue
+            }
+            let (rebased, remote) = Merge.transform(local: pending, remote: [entry.changeset])
+            pending = rebased
+            toApply.append(contentsOf: remote)
+        }
+        return toApply
+    }
+
+    /// The pure form of ``receive(_:)``: rebases `unuploaded` over `download` (entries that follow
+    /// the client's last integrated server version, own ones included).
+    public static func receive(download: [HistoryEntry], unuploaded: [Changeset], fileIdent: Int64)
+        -> (toApplyLocally: [Changeset], rebasedUnuploaded: [Changeset])
+    {
+        var merger = ClientMerger(fileIdent: fileIdent, serverVersion: (download.first?.serverVersion ?? 1) - 1, pending: unuploaded)
+        let toApply = merger.receive(download)
+        return (toApply, merger.pending)
+    }
+}

@@ -1,0 +1,28 @@
+/// An upload the server cannot integrate, with a code callers can match.
+///
+/// ```swift
+/// do { _ = try history.integrate(batch) }
+/// catch let error where error.code == .missingOwnChangeset { /* the client must download first */ }
+/// ```
+public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// The upload's base server version is negative or newer than the server's history.
+        case badBaseVersion
+        /// The upload's client versions do not increase.
+        case nonIncreasingClientVersions
+        /// The server integrated one of the client's changesets after the upload's base, and the
+        /// upload does not carry it: the client's context is unknown. The client must download
+        /// (and so see its changeset come back) before it uploads again.
+        case missingOwnChangeset
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "Merge error (\(code.rawValue)): \(message)" }
+}

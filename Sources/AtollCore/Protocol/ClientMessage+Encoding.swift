@@ -1,0 +1,100 @@
+extension ClientMessage {
+    /// The message in its binary form (docs/protocol.md §2.3).
+    public func encoded() -> [UInt8] {
+        var w = BinaryWriter()
+        switch self {
+        case .hello(let m):
+            w.byte(MessageTag.hello.rawValue)
+            w.varint(UInt64(m.versions.lowerBound)); w.varint(UInt64(m.versions.upperBound))
+            w.string(m.userAgent)
+        case .bind(let m):
+            w.byte(MessageTag.bind.rawValue); w.session(m.session)
+            switch m.target {
+            case .flexible: w.byte(0)
+            case .partition(let p): w.byte(1); w.string(p.path)
+            }
+            w.string(m.accessToken)
+        case .ident(let m):
+            w.byte(MessageTag.ident.rawValue); w.session(m.session)
+            w.fileIdent(m.fileIdent); w.int(m.lastServerVersion); w.epoch(m.epoch); w.int(m.querySetVersion)
+        case .upload(let m):
+            w.byte(MessageTag.upload.rawValue); w.session(m.session)
+            w.varint(UInt64(m.changesets.count))
+            for c in m.changesets { w.int(c.lastServerVersion); w.changeset(c.changeset) }
+        case .mark(let m):
+            w.byte(MessageTag.mark.rawValue); w.session(m.session); w.varint(m.requestID)
+        case .queryChange(let m):
+            w.byte(MessageTag.queryChange.rawValue); w.session(m.session); w.int(m.querySetVersion)
+            w.varint(UInt64(m.queries.count))
+            for q in m.queries { w.string(q.objectType); w.string(q.query) }
+        case .refreshAccessToken(let m):
+            w.byte(MessageTag.refreshAccessToken.rawValue); w.session(m.session); w.string(m.accessToken)
+        case .unbind(let s):
+            w.byte(MessageTag.unbind.rawValue); w.session(s)
+        case .ping(let m):
+            w.byte(MessageTag.ping.rawValue); w.int(m.timestamp); w.int(m.lastRoundTripMilliseconds)
+        }
+        return w.bytes
+    }
+
+    /// Decodes ``encoded()``.
+    ///
+    /// - Throws: ``ProtocolError`` with ``ServerErrorCode/unknownMessage`` for a tag that is not a
+    ///   client message, ``ServerErrorCode/malformedMessage`` (naming the message and the byte) for
+    ///   anything else wrong. Never traps.
+    public init(decoding bytes: some Collection<UInt8>) throws(ProtocolError) {
+        self = try decodeMessage(bytes, fromServer: false) { tag, r throws(DecodingFailure) in
+            switch tag {
+            case .hello:
+                let low = try r.uint32(), high = try r.uint32()
+                guard low <= high else { throw DecodingFailure("empty version range \(low)...\(high)") }
+                return .hello(ClientHello(versions: low...high, userAgent: try r.string()))
+            case .bind:
+                let session = try r.session()
+                let target: SyncTarget
+                let at = r.offset
+                switch try r.byte() {
+                case 0: target = .flexible
+                case 1:
+                    let path = try r.string()
+                    guard let value = PartitionValue(path: path) else {
+                        throw DecodingFailure("bad realm path '\(path.prefix(40))' at byte \(at + 1)")
+                    }
+                    target = .partition(value)
+                case let other: throw DecodingFailure("unknown sync target kind \(other) at byte \(at)")
+                }
+                return .bind(Bind(session: session, target: target, accessToken: try r.string()))
+            case .ident:
+                let session = try r.session(), file = try r.fileIdent(), version = try r.int()
+                return .ident(Ident(session: session, fileIdent: file, lastServerVersion: version,
+                                    epoch: try r.epoch(), querySetVersion: try r.int()))
+            case .upload:
+                let session = try r.session()
+                let n = try r.count()
+                var changesets: [UploadChangeset] = []
+                changesets.reserveCapacity(n)
+                for _ in 0..<n {
+                    let base = try r.int()
+                    changesets.append(UploadChangeset(try r.changeset(), lastServerVersion: base))
+                }
+                return .upload(Upload(session: session, changesets: changesets))
+            case .mark:
+                return .mark(Mark(session: try r.session(), requestID: try r.varint()))
+            case .queryChange:
+                let session = try r.session(), version = try r.int()
+                let n = try r.count()
+                var queries: [TypeQuery] = []
+                for _ in 0..<n { queries.append(TypeQuery(objectType: try r.string(), query: try r.string())) }
+                return .queryChange(QueryChange(session: session, querySetVersion: version, queries: queries))
+            case .refreshAccessToken:
+                return .refreshAccessToken(RefreshAccessToken(session: try r.session(), accessToken: try r.string()))
+            case .unbind:
+                return .unbind(try r.session())
+            case .ping:
+                return .ping(Ping(timestamp: try r.int(), lastRoundTripMilliseconds: try r.int()))
+            default:
+                throw DecodingFailure("server message tag \(tag.rawValue) sent by a client")  // unreachable: filtered above
+            }
+        }
+    }
+}

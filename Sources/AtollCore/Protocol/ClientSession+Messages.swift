@@ -1,0 +1,155 @@
+extension ClientSession {
+    /// A server message for this session (or for the whole connection: `session == nil`).
+    public mutating func received(_ message: ServerMessage) -> [Action] {
+        if let session = message.session, session != id {
+            return [.reportError(SessionError(
+                code: .clientInternalError, message: "message for session \(session.rawValue) given to session \(id.rawValue)",
+                action: .warning, isFatal: false))]
+        }
+        switch message {
+        case .hello, .pong:
+            return []
+        case .error(let error):
+            return receivedError(error)
+        case .unbound:
+            guard state == .dying else { return [] }
+            state = .inactive
+            return restartIfRequested()
+        case .identAnswer(let answer):
+            guard state == .binding else { return outOfOrder("ident answer") }
+            return identified(answer)
+        case .resetRequired(let reset):
+            guard state == .binding || state == .active else { return outOfOrder("reset required") }
+            return resetRequired(ResetRequest(reason: reset.reason, message: reset.message,
+                                              recoveryAllowed: reset.recoveryAllowed, serverEpoch: reset.epoch))
+        case .uploadAck(let ack):
+            guard state == .active else { return outOfOrder("upload ack") }
+            if let reset = checkEpoch(ack.epoch) { return reset }
+            return acknowledged(ack)
+        case .download(let download):
+            guard state == .active else { return outOfOrder("download") }
+            if let reset = checkEpoch(download.epoch) { return reset }
+            return downloaded(download)
+        case .markAnswer(let mark):
+            guard state == .active else { return outOfOrder("mark answer") }
+            if let reset = checkEpoch(mark.epoch) { return reset }
+            guard let wait = downloadWaits.removeValue(forKey: mark.requestID) else { return [] }  // cancelled
+            return [.completeWait(wait)]
+        case .queryError(let error):
+            guard state == .active else { return outOfOrder("query error") }
+            if let reset = checkEpoch(error.epoch) { return reset }
+            let report = SessionError(code: .invalidFlexibleSyncSubscriptions, message: error.message,
+                                      serverCode: .badQuery, action: .warning, isFatal: false)
+            return [.querySetRejected(version: error.querySetVersion, message: error.message), .reportError(report)]
+        }
+    }
+
+    private mutating func identified(_ answer: IdentAnswer) -> [Action] {
+        if checkpoint.fileIdent.isAssigned && answer.fileIdent != checkpoint.fileIdent {
+            return protocolViolation("ident answer names \(answer.fileIdent), the client is \(checkpoint.fileIdent)")
+        }
+        guard answer.fileIdent.isAssigned else { return protocolViolation("ident answer assigns no file ident") }
+        if checkpoint.epoch != .none && answer.epoch != checkpoint.epoch {
+            return resetRequired(ResetRequest(reason: .epochChanged, message: "the server's history changed (\(answer.epoch), client has \(checkpoint.epoch))",
+                                              recoveryAllowed: true, serverEpoch: answer.epoch))
+        }
+        guard answer.latestServerVersion >= checkpoint.serverVersion else {
+            return resetRequired(ResetRequest(reason: .historyRestored,
+                                              message: "the server is at version \(answer.latestServerVersion), the client integrated \(checkpoint.serverVersion)",
+                                              recoveryAllowed: true, serverEpoch: answer.epoch))
+        }
+        var actions: [Action] = []
+        if answer.fileIdent != checkpoint.fileIdent || answer.epoch != checkpoint.epoch {
+            checkpoint.fileIdent = answer.fileIdent
+            checkpoint.epoch = answer.epoch
+            actions.append(.persistIdentity(answer.fileIdent, answer.epoch))
+        }
+        state = .active
+        configuration.backoff.reset()
+        if let querySet, !querySetSent {
+            querySetSent = true
+            actions.append(.send(.queryChange(querySet)))
+        }
+        actions += uploads()
+        for request in downloadWaits.keys.sorted() { actions.append(.send(.mark(Mark(session: id, requestID: request)))) }
+        return actions
+    }
+
+    private mutating func downloaded(_ download: Download) -> [Action] {
+        let progress = download.progress
+        var last = partialBatch.last?.serverVersion ?? checkpoint.serverVersion
+        for c in download.changesets {
+            guard c.serverVersion > last else {
+                return protocolViolation("download of server version \(c.serverVersion) after version \(last)")
+            }
+            last = c.serverVersion
+        }
+        guard progress.serverVersion >= last, progress.latestServerVersion >= progress.serverVersion else {
+            return protocolViolation("download up to server version \(last) with progress at \(progress.serverVersion) of \(progress.latestServerVersion)")
+        }
+        partialBatch += download.changesets
+        downloadedBytes += UInt64(download.changesets.reduce(0) { $0 + $1.changeset.encoded().count })
+        let report = Action.reportProgress(TransferProgress(direction: .download, transferredBytes: downloadedBytes,
+                                                            transferrableBytes: downloadedBytes + progress.downloadableBytes))
+        guard download.isLastInBatch else { return [report] }
+        checkpoint.serverVersion = progress.serverVersion
+        var completedQuerySet: Int64?
+        if download.querySetVersion > checkpoint.querySetVersion {
+            checkpoint.querySetVersion = download.querySetVersion
+            completedQuerySet = download.querySetVersion
+        }
+        let batch = DownloadBatch(changesets: partialBatch, checkpoint: checkpoint, progress: progress,
+                                  completedQuerySetVersion: completedQuerySet)
+        partialBatch = []
+        return [.integrate(batch), report]
+    }
+
+    private mutating func receivedError(_ message: ErrorMessage) -> [Action] {
+        let error = SessionError(message)
+        switch message.action {
+        case .warning:
+            return [.reportError(error)]
+        case .retryLater:
+            requestedRetryDelay = max(requestedRetryDelay, message.tryAgainAfterMilliseconds)
+            // A connection error is followed by the close; a session error ended the session only.
+            guard message.session != nil, state == .binding || state == .active else { return [.reportError(error)] }
+            sentClientVersion = acknowledgedClientVersion
+            querySetSent = false
+            return [.reportError(error)] + scheduleReconnect()
+        case .refreshAccessToken:
+            guard state == .binding || state == .active else { return [] }
+            state = .waitingForAccessToken
+            sentClientVersion = acknowledgedClientVersion
+            querySetSent = false
+            return [.refreshAccessToken]
+        case .clientReset:
+            return resetRequired(ResetRequest(reason: message.code == .breakingSchemaChange ? .breakingSchemaChange : .historyRestored,
+                                              message: message.message, recoveryAllowed: true, serverEpoch: message.epoch))
+        case .deleteRealm, .logOut, .protocolViolation:
+            return fail(error, unbind: false)
+        }
+    }
+
+    mutating func resetRequired(_ request: ResetRequest) -> [Action] {
+        state = .waitingForReset(request)
+        sentClientVersion = acknowledgedClientVersion
+        partialBatch = []
+        querySetSent = false
+        return [.cancelTimer(.reconnect), .requestClientReset(request)]
+    }
+
+    /// A session message whose epoch is not the one identified: the history changed under the client.
+    private mutating func checkEpoch(_ epoch: SyncEpoch) -> [Action]? {
+        guard epoch != checkpoint.epoch else { return nil }
+        return resetRequired(ResetRequest(reason: .epochChanged, message: "the server's history changed (\(epoch), client has \(checkpoint.epoch))",
+                                          recoveryAllowed: true, serverEpoch: epoch))
+    }
+
+    private mutating func outOfOrder(_ what: String) -> [Action] {
+        protocolViolation("\(what) received while the session is \(state)")
+    }
+
+    mutating func protocolViolation(_ message: String) -> [Action] {
+        fail(SessionError(ProtocolError(.messageOutOfOrder, message, session: id)), unbind: true)
+    }
+}

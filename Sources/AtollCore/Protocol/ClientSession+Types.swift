@@ -1,0 +1,135 @@
+extension ClientSession {
+    /// Where a session is in its life. See docs/protocol.md §2.6 for the transitions.
+    public enum State: Hashable, Sendable {
+        /// Not started, or suspended.
+        case inactive
+        /// Wants a connection: one is being opened, or a reconnect timer is running.
+        case waitingForConnection
+        /// Bind and ident are sent; waiting for the server's ident answer.
+        case binding
+        /// Identified: uploads, downloads and marks flow.
+        case active
+        /// The server ended the session over its access token; waiting for ``ClientSession/accessTokenRefreshed(_:)``.
+        case waitingForAccessToken
+        /// The server cannot sync with the local copy; waiting for ``ClientSession/resetCompleted(_:pending:)``.
+        case waitingForReset(ResetRequest)
+        /// Unbind is sent; waiting for the server's unbound answer.
+        case dying
+        /// Stopped by a fatal error until restarted.
+        case failed(SessionError)
+    }
+
+    /// What the client persists about its place in the server's history.
+    public struct Checkpoint: Hashable, Sendable {
+        public var fileIdent: FileIdent
+        /// The last server version integrated locally.
+        public var serverVersion: Int64
+        public var epoch: SyncEpoch
+        /// Flexible sync: the query set version the local data reflects.
+        public var querySetVersion: Int64
+
+        public init(fileIdent: FileIdent = .unassigned, serverVersion: Int64 = 0, epoch: SyncEpoch = .none, querySetVersion: Int64 = 0) {
+            self.fileIdent = fileIdent
+            self.serverVersion = serverVersion
+            self.epoch = epoch
+            self.querySetVersion = querySetVersion
+        }
+
+        /// A copy that has never synced.
+        public static let fresh = Checkpoint()
+    }
+
+    /// Server changesets to apply to the store in one write transaction, with the checkpoint to
+    /// save in the same transaction.
+    public struct DownloadBatch: Hashable, Sendable {
+        public var changesets: [DownloadChangeset]
+        public var checkpoint: Checkpoint
+        public var progress: DownloadProgress
+        /// Flexible sync: the query set whose bootstrap this batch completes, if any.
+        public var completedQuerySetVersion: Int64?
+        public init(changesets: [DownloadChangeset], checkpoint: Checkpoint, progress: DownloadProgress, completedQuerySetVersion: Int64? = nil) {
+            self.changesets = changesets
+            self.checkpoint = checkpoint
+            self.progress = progress
+            self.completedQuerySetVersion = completedQuerySetVersion
+        }
+    }
+
+    /// The client must run a client reset (DESIGN.md §4) and then call ``ClientSession/resetCompleted(_:pending:)``.
+    public struct ResetRequest: Hashable, Sendable {
+        public var reason: ResetReason
+        public var message: String
+        /// Whether the server accepts recovered changes.
+        public var recoveryAllowed: Bool
+        /// The server's epoch: the fresh copy belongs to it.
+        public var serverEpoch: SyncEpoch
+        public init(reason: ResetReason, message: String, recoveryAllowed: Bool, serverEpoch: SyncEpoch) {
+            self.reason = reason
+            self.message = message
+            self.recoveryAllowed = recoveryAllowed
+            self.serverEpoch = serverEpoch
+        }
+    }
+
+    public enum Direction: Hashable, Sendable { case upload, download }
+
+    /// A pending `wait(for:)`; completed or failed by an action.
+    public struct WaitID: Hashable, Sendable {
+        public var rawValue: UInt64
+    }
+
+    public enum Timer: Hashable, Sendable {
+        /// Time to try connecting again.
+        case reconnect
+    }
+
+    /// Byte counts for progress notifications: `transferred` of `transferrable` so far.
+    public struct TransferProgress: Hashable, Sendable {
+        public var direction: Direction
+        public var transferredBytes: UInt64
+        public var transferrableBytes: UInt64
+        public init(direction: Direction, transferredBytes: UInt64, transferrableBytes: UInt64) {
+            self.direction = direction
+            self.transferredBytes = transferredBytes
+            self.transferrableBytes = transferrableBytes
+        }
+    }
+
+    /// What the shell must do, in order.
+    public enum Action: Hashable, Sendable {
+        /// Open the connection (or tell the session ``ClientSession/connectionOpened()`` if it is open).
+        case requestConnection
+        case send(ClientMessage)
+        /// Call ``ClientSession/timerFired(_:generation:)`` after the delay; a newer schedule of the
+        /// same timer replaces it.
+        case scheduleTimer(Timer, generation: UInt64, afterMilliseconds: Int64)
+        case cancelTimer(Timer)
+        /// Save the identity the server assigned or confirmed.
+        case persistIdentity(FileIdent, SyncEpoch)
+        /// Apply server changesets and save the checkpoint, in one transaction.
+        case integrate(DownloadBatch)
+        /// Every local changeset up to this client version is integrated by the server; history
+        /// before it may be trimmed.
+        case uploadAcknowledged(clientVersion: Int64)
+        case reportProgress(TransferProgress)
+        case reportError(SessionError)
+        /// Run a client reset.
+        case requestClientReset(ResetRequest)
+        /// Get a new access token over HTTP and call ``ClientSession/accessTokenRefreshed(_:)``.
+        case refreshAccessToken
+        /// The server refused a query set (the subscription set's state becomes error).
+        case querySetRejected(version: Int64, message: String)
+        case completeWait(WaitID)
+        case failWait(WaitID, SessionError)
+    }
+
+    public struct Configuration: Hashable, Sendable {
+        /// Upload messages carry at most about this many changeset bytes (always at least one changeset).
+        public var maxUploadBytes: Int
+        public var backoff: ReconnectBackoff
+        public init(maxUploadBytes: Int = 1 << 20, backoff: ReconnectBackoff = ReconnectBackoff(seed: 0)) {
+            self.maxUploadBytes = maxUploadBytes
+            self.backoff = backoff
+        }
+    }
+}

@@ -1,0 +1,270 @@
+/// A message from the server to a client. Every session message carries the server's
+/// ``SyncEpoch`` for that realm, so a client notices a terminated or restored history on any answer.
+public enum ServerMessage: Hashable, Sendable {
+    /// Answers ``ClientMessage/hello(_:)`` with the version chosen (a mismatch is an ``error(_:)``).
+    case hello(ServerHello)
+    /// Answers ``ClientMessage/ident(_:)``: the session is active from here on.
+    case identAnswer(IdentAnswer)
+    /// Answers ``ClientMessage/ident(_:)`` when the server cannot sync with the client's copy.
+    case resetRequired(ResetRequired)
+    /// The server integrated every changeset up to a client version.
+    case uploadAck(UploadAck)
+    /// Server changesets the client has not integrated yet, with progress.
+    case download(Download)
+    /// Answers ``ClientMessage/mark(_:)`` once every change before it has been sent.
+    case markAnswer(MarkAnswer)
+    /// The server refused a flexible-sync query set.
+    case queryError(QuerySetError)
+    /// Answers ``ClientMessage/unbind(_:)``; the session id is free again.
+    case unbound(Unbound)
+    /// Answers ``ClientMessage/ping(_:)``.
+    case pong(Pong)
+    /// An error for one session or the whole connection, with what to do about it.
+    case error(ErrorMessage)
+
+    /// The session the message belongs to, `nil` for connection messages.
+    public var session: SessionID? {
+        switch self {
+        case .hello, .pong: nil
+        case .identAnswer(let m): m.session
+        case .resetRequired(let m): m.session
+        case .uploadAck(let m): m.session
+        case .download(let m): m.session
+        case .markAnswer(let m): m.session
+        case .queryError(let m): m.session
+        case .unbound(let m): m.session
+        case .error(let m): m.session
+        }
+    }
+
+    /// The server's epoch for the session's realm, `nil` for connection messages.
+    public var epoch: SyncEpoch? {
+        switch self {
+        case .hello, .pong: nil
+        case .identAnswer(let m): m.epoch
+        case .resetRequired(let m): m.epoch
+        case .uploadAck(let m): m.epoch
+        case .download(let m): m.epoch
+        case .markAnswer(let m): m.epoch
+        case .queryError(let m): m.epoch
+        case .unbound(let m): m.epoch
+        case .error(let m): m.session == nil ? nil : m.epoch
+        }
+    }
+}
+
+public struct ServerHello: Hashable, Sendable {
+    /// The protocol version both sides speak from now on.
+    public var version: UInt32
+    /// Free text naming the server, for client logs.
+    public var serverName: String
+    public init(version: UInt32, serverName: String) {
+        self.version = version
+        self.serverName = serverName
+    }
+}
+
+public struct IdentAnswer: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    /// The client's ident: the one it sent, or a new one when it sent ``FileIdent/unassigned``.
+    public var fileIdent: FileIdent
+    /// The latest server version of the realm's history.
+    public var latestServerVersion: Int64
+    public init(session: SessionID, epoch: SyncEpoch, fileIdent: FileIdent, latestServerVersion: Int64) {
+        self.session = session
+        self.epoch = epoch
+        self.fileIdent = fileIdent
+        self.latestServerVersion = latestServerVersion
+    }
+}
+
+/// Why the server cannot sync with a client's copy any more.
+public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable {
+    /// Sync was terminated and enabled again: the client's epoch is not the server's.
+    case epochChanged = 1
+    /// History was restored from a backup older than what the client integrated.
+    case historyRestored = 2
+    /// The client was offline longer than the server keeps history.
+    case historyCompacted = 3
+    /// The server does not know the client's file ident.
+    case unknownFileIdent = 4
+    /// The server's schema changed in a way the client's copy cannot follow.
+    case breakingSchemaChange = 5
+}
+
+public struct ResetRequired: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    public var reason: ResetReason
+    /// Whether the server accepts recovered changes (client recovery on).
+    public var recoveryAllowed: Bool
+    public var message: String
+    public init(session: SessionID, epoch: SyncEpoch, reason: ResetReason, recoveryAllowed: Bool, message: String) {
+        self.session = session
+        self.epoch = epoch
+        self.reason = reason
+        self.recoveryAllowed = recoveryAllowed
+        self.message = message
+    }
+}
+
+public struct UploadAck: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    /// Every uploaded changeset with a client version up to this one is integrated.
+    public var clientVersion: Int64
+    /// The server version after integrating them.
+    public var serverVersion: Int64
+    public init(session: SessionID, epoch: SyncEpoch, clientVersion: Int64, serverVersion: Int64) {
+        self.session = session
+        self.epoch = epoch
+        self.clientVersion = clientVersion
+        self.serverVersion = serverVersion
+    }
+}
+
+/// One server changeset as downloaded.
+public struct DownloadChangeset: Hashable, Sendable {
+    /// The server version this changeset produced.
+    public var serverVersion: Int64
+    /// The file ident of the client that made it (0: made by the server).
+    public var originFileIdent: Int64
+    /// When its author committed it (milliseconds since 1970), for last-writer-wins.
+    public var originTimestamp: Int64
+    /// The last of the receiving client's own versions the server had integrated before this
+    /// changeset: the client's local changes after it are concurrent with it.
+    public var lastClientVersion: Int64
+    public var changeset: Changeset
+    public init(serverVersion: Int64, originFileIdent: Int64, originTimestamp: Int64, lastClientVersion: Int64, changeset: Changeset) {
+        self.serverVersion = serverVersion
+        self.originFileIdent = originFileIdent
+        self.originTimestamp = originTimestamp
+        self.lastClientVersion = lastClientVersion
+        self.changeset = changeset
+    }
+}
+
+public struct DownloadProgress: Hashable, Sendable {
+    /// The server version the client is at once it integrated this message (with the rest of its
+    /// batch): the message holds every changeset up to it that the client has not seen, except
+    /// the client's own.
+    public var serverVersion: Int64
+    /// The newest server version when the message was sent.
+    public var latestServerVersion: Int64
+    /// Encoded bytes still to download after this message (an estimate).
+    public var downloadableBytes: UInt64
+    public init(serverVersion: Int64, latestServerVersion: Int64, downloadableBytes: UInt64) {
+        self.serverVersion = serverVersion
+        self.latestServerVersion = latestServerVersion
+        self.downloadableBytes = downloadableBytes
+    }
+}
+
+public struct Download: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    /// In increasing server version order, all after the client's last integrated version.
+    public var changesets: [DownloadChangeset]
+    public var progress: DownloadProgress
+    /// Flexible sync: the query set version these changesets belong to (0 for partition sync).
+    public var querySetVersion: Int64
+    /// `false` while a bootstrap continues in further messages: integrate them together.
+    public var isLastInBatch: Bool
+    public init(session: SessionID, epoch: SyncEpoch, changesets: [DownloadChangeset], progress: DownloadProgress,
+                querySetVersion: Int64 = 0, isLastInBatch: Bool = true)
+    {
+        self.session = session
+        self.epoch = epoch
+        self.changesets = changesets
+        self.progress = progress
+        self.querySetVersion = querySetVersion
+        self.isLastInBatch = isLastInBatch
+    }
+}
+
+public struct MarkAnswer: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    public var requestID: UInt64
+    /// The server version every change before the mark reached.
+    public var serverVersion: Int64
+    public init(session: SessionID, epoch: SyncEpoch, requestID: UInt64, serverVersion: Int64) {
+        self.session = session
+        self.epoch = epoch
+        self.requestID = requestID
+        self.serverVersion = serverVersion
+    }
+}
+
+public struct QuerySetError: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    /// The refused query set.
+    public var querySetVersion: Int64
+    public var message: String
+    public init(session: SessionID, epoch: SyncEpoch, querySetVersion: Int64, message: String) {
+        self.session = session
+        self.epoch = epoch
+        self.querySetVersion = querySetVersion
+        self.message = message
+    }
+}
+
+public struct Unbound: Hashable, Sendable {
+    public var session: SessionID
+    public var epoch: SyncEpoch
+    public init(session: SessionID, epoch: SyncEpoch) {
+        self.session = session
+        self.epoch = epoch
+    }
+}
+
+public struct Pong: Hashable, Sendable {
+    /// The ping's timestamp, echoed.
+    public var timestamp: Int64
+    public init(timestamp: Int64) { self.timestamp = timestamp }
+}
+
+/// An object the server reverted, as listed by a compensating write error.
+public struct CompensatingWrite: Hashable, Sendable {
+    public var objectType: String
+    public var primaryKey: Value
+    public var reason: String
+    public init(objectType: String, primaryKey: Value, reason: String) {
+        self.objectType = objectType
+        self.primaryKey = primaryKey
+        self.reason = reason
+    }
+}
+
+public struct ErrorMessage: Hashable, Sendable {
+    public var code: ServerErrorCode
+    public var message: String
+    public var action: ErrorAction
+    /// With ``ErrorAction/retryLater``: wait at least this long before reconnecting (0: use the backoff).
+    public var tryAgainAfterMilliseconds: Int64
+    /// The session concerned, `nil` for the whole connection (the server then closes it).
+    public var session: SessionID?
+    /// The server's epoch for the session's realm (``SyncEpoch/none`` for connection errors).
+    public var epoch: SyncEpoch
+    /// With ``ServerErrorCode/compensatingWrite``: the objects reverted.
+    public var compensatingWrites: [CompensatingWrite]
+
+    public init(code: ServerErrorCode, message: String, action: ErrorAction? = nil, tryAgainAfterMilliseconds: Int64 = 0,
+                session: SessionID? = nil, epoch: SyncEpoch = .none, compensatingWrites: [CompensatingWrite] = [])
+    {
+        self.code = code
+        self.message = message
+        self.action = action ?? code.defaultAction
+        self.tryAgainAfterMilliseconds = tryAgainAfterMilliseconds
+        self.session = session
+        self.epoch = epoch
+        self.compensatingWrites = compensatingWrites
+    }
+
+    /// The error a server sends back for a broken protocol rule.
+    public init(_ error: ProtocolError, epoch: SyncEpoch = .none) {
+        self.init(code: error.code, message: error.message, session: error.session, epoch: epoch)
+    }
+}

@@ -1,0 +1,76 @@
+/// The codes of the SDK's `SyncError.Code`, with the same raw values, so the client SDK converts
+/// with `SyncError.Code(rawValue:)`.
+public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
+    case clientSessionError = 4
+    case clientUserError = 5
+    case clientInternalError = 6
+    case clientResetError = 7
+    case permissionDeniedError = 9
+    case invalidFlexibleSyncSubscriptions = 10
+    case writeRejected = 11
+    case connectionFailed = 12
+    case tlsHandshakeFailed = 13
+    case serverWarning = 14
+
+    /// The code a server error maps to: specific codes first (bad query → 10, compensating write
+    /// → 11, permission → 9), then the action (reset → 7, log out or token → 5, warning → 14,
+    /// retry later → 12, protocol violation → 4).
+    public init(serverCode: ServerErrorCode, action: ErrorAction) {
+        switch (serverCode, action) {
+        case (.badQuery, _): self = .invalidFlexibleSyncSubscriptions
+        case (.compensatingWrite, _): self = .writeRejected
+        case (.permissionDenied, _), (_, .deleteRealm): self = .permissionDeniedError
+        case (_, .clientReset): self = .clientResetError
+        case (.invalidAccessToken, _), (.accessTokenExpired, _), (.userLoggedOut, _), (_, .logOut),
+             (_, .refreshAccessToken):
+            self = .clientUserError
+        case (_, .warning): self = .serverWarning
+        case (_, .retryLater): self = .connectionFailed
+        case (_, .protocolViolation): self = .clientSessionError
+        }
+    }
+}
+
+/// An error a ``ClientSession`` reports: what the SDK turns into a `SyncError` for
+/// `syncManager.errorHandler`.
+public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var code: SyncErrorCode
+    public var message: String
+    /// The server's code when the server sent the error, `nil` when the client found it.
+    public var serverCode: ServerErrorCode?
+    /// What the client does about it (the server's action, or the client's own decision).
+    public var action: ErrorAction
+    /// Whether the session stopped because of it. Non-fatal connection errors (12) are retried with
+    /// backoff and only logged, unless the app asked async open to fail on them.
+    public var isFatal: Bool
+    /// With ``SyncErrorCode/writeRejected``: the objects the server reverted.
+    public var compensatingWrites: [CompensatingWrite]
+
+    public init(code: SyncErrorCode, message: String, serverCode: ServerErrorCode? = nil, action: ErrorAction,
+                isFatal: Bool, compensatingWrites: [CompensatingWrite] = [])
+    {
+        self.code = code
+        self.message = message
+        self.serverCode = serverCode
+        self.action = action
+        self.isFatal = isFatal
+        self.compensatingWrites = compensatingWrites
+    }
+
+    /// The error a server message reports.
+    public init(_ error: ErrorMessage) {
+        let fatal: Bool = switch error.action {
+        case .warning, .retryLater, .refreshAccessToken: false
+        case .clientReset, .deleteRealm, .logOut, .protocolViolation: true
+        }
+        self.init(code: SyncErrorCode(serverCode: error.code, action: error.action), message: error.message,
+                  serverCode: error.code, action: error.action, isFatal: fatal, compensatingWrites: error.compensatingWrites)
+    }
+
+    /// A protocol rule the server broke, as the client saw it (code 4, fatal).
+    public init(_ error: ProtocolError) {
+        self.init(code: .clientSessionError, message: error.message, serverCode: error.code, action: .protocolViolation, isFatal: true)
+    }
+
+    public var description: String { "Sync error \(code.rawValue) (\(code)): \(message)" }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import JWTKit
+
+/// The claims of an access token (docs/protocol.md §1): `sub` user id, `app` app id, `exp`, `iat`,
+/// `typ: "access"`.
+public struct AccessTokenClaims: JWTPayload, Equatable {
+    public var sub: SubjectClaim
+    public var app: String
+    public var exp: ExpirationClaim
+    public var iat: IssuedAtClaim
+    public var typ: String
+
+    public init(userID: String, appID: String, issuedAt: Date, expiresAt: Date) {
+        sub = SubjectClaim(value: userID)
+        app = appID
+        iat = IssuedAtClaim(value: issuedAt)
+        exp = ExpirationClaim(value: expiresAt)
+        typ = "access"
+    }
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+        guard typ == "access" else {
+            throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token")
+        }
+    }
+}
+
+/// Signs and checks access tokens: JWTs signed HS256 with the server's secret.
+///
+/// ```swift
+/// let tokens = AccessTokens(secret: secret, lifetime: 1800)
+/// let jwt = try await tokens.issue(userID: user.id, appID: "tasks", now: .now)
+/// let claims = try await tokens.verify(jwt) // throws ServerError(.invalidToken) when expired or forged
+/// ```
+public struct AccessTokens: Sendable {
+    let keys: JWTKeyCollection
+    /// How long a new token is valid, in seconds.
+    public let lifetime: TimeInterval
+
+    /// - Parameter secret: at least 32 bytes.
+    public init(secret: String, lifetime: TimeInterval) async {
+        precondition(secret.utf8.count >= 32, "the access token secret must be at least 32 bytes")
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.lifetime = lifetime
+    }
+
+    /// A new signed token for `userID` of `appID`.
+    public func issue(userID: String, appID: String, now: Date) async throws -> String {
+        // JWT times are whole seconds; rounding down keeps `iat` from lying about the future.
+        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        return try await keys.sign(
+            AccessTokenClaims(
+                userID: userID, appID: appID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime)))
+    }
+
+    /// The claims of a token this server signed and that has not expired.
+    /// - Throws: `ServerError(.invalidToken)` otherwise.
+    public func verify(_ token: String) async throws -> AccessTokenClaims {
+        do {
+            return try await keys.verify(token, as: AccessTokenClaims.self)
+        } catch {
+            throw ServerError(.invalidToken, "the access token is invalid or expired")
+        }
+    }
+}

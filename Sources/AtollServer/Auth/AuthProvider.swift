@@ -1,0 +1,12 @@
+/// The ways a user logs in, named as in the HTTP API's paths
+/// (`/api/client/v1/app/{app}/auth/providers/{provider}/login`).
+public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
+    /// A new user with no credentials each time.
+    case anonymous = "anon-user"
+    /// Email and password, registered first.
+    case emailPassword = "local-userpass"
+    /// A user API key created by a logged-in user.
+    case apiKey = "api-key"
+    /// A JWT signed by the app's own identity service.
+    case customToken = "custom-token"
+}

@@ -1,0 +1,63 @@
+import AtollCore
+import Foundation
+
+extension AuthService {
+    /// A new API key: `key` is the secret, shown once.
+    public struct CreatedAPIKey: Sendable, Equatable {
+        public var id: String
+        public var key: String
+        public var name: String
+        public var disabled: Bool
+    }
+
+    /// Creates an API key for the holder of `refreshToken`.
+    /// - Throws: `ServerError(.badRequest)` for an empty or taken name, the refresh token's errors.
+    public func createAPIKey(refreshToken: String, name: String) async throws -> CreatedAPIKey {
+        let user = try await user(forRefreshToken: refreshToken)
+        let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.count <= 256 else {
+            throw ServerError(.badRequest, "an API key needs a name of 1 to 256 characters")
+        }
+        guard try await !store.apiKeys(userID: user.id).contains(where: { $0.name == name }) else {
+            throw ServerError(.badRequest, "this user already has an API key named \"\(name)\"")
+        }
+        let key = Secrets.token(byteCount: 48)
+        let stored = StoredAPIKey(
+            id: ObjectId.generate().stringValue, userID: user.id, appID: user.appID, name: name,
+            digest: Secrets.digest(key), createdAt: now())
+        try await store.insertAPIKey(stored)
+        return CreatedAPIKey(id: stored.id, key: key, name: name, disabled: false)
+    }
+
+    /// The API keys of the holder of `refreshToken`.
+    public func apiKeys(refreshToken: String) async throws -> [StoredAPIKey] {
+        let user = try await user(forRefreshToken: refreshToken)
+        return try await store.apiKeys(userID: user.id)
+    }
+
+    /// One API key of the holder of `refreshToken`.
+    /// - Throws: `ServerError(.apiKeyNotFound)`.
+    public func apiKey(id: String, refreshToken: String) async throws -> StoredAPIKey {
+        let user = try await user(forRefreshToken: refreshToken)
+        guard let key = try await store.apiKey(id: id, userID: user.id) else { throw Self.noSuchKey(id) }
+        return key
+    }
+
+    /// Deletes one API key of the holder of `refreshToken`.
+    public func deleteAPIKey(id: String, refreshToken: String) async throws {
+        let user = try await user(forRefreshToken: refreshToken)
+        guard try await store.deleteAPIKey(id: id, userID: user.id) else { throw Self.noSuchKey(id) }
+    }
+
+    /// Enables or disables one API key of the holder of `refreshToken`.
+    public func setAPIKeyDisabled(id: String, disabled: Bool, refreshToken: String) async throws {
+        let user = try await user(forRefreshToken: refreshToken)
+        guard try await store.setAPIKeyDisabled(id: id, userID: user.id, disabled: disabled) else {
+            throw Self.noSuchKey(id)
+        }
+    }
+
+    static func noSuchKey(_ id: String) -> ServerError {
+        ServerError(.apiKeyNotFound, "there is no API key \(id) for this user")
+    }
+}

@@ -1,0 +1,125 @@
+import AtollCore
+import Foundation
+import Logging
+
+/// Apps, users, logins and tokens: what the HTTP API does, without HTTP.
+///
+/// Every method takes and returns values and throws ``ServerError`` for what the client did wrong, so the
+/// routes only translate between JSON and these calls.
+public struct AuthService: Sendable {
+    public let store: any ServerStore
+    public let configuration: ServerConfiguration
+    public let accessTokens: AccessTokens
+    let customTokens: CustomTokens
+    let hasher: PasswordHasher
+    let metrics: ServerMetrics
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    init(
+        store: any ServerStore, configuration: ServerConfiguration, secret: String, metrics: ServerMetrics,
+        logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws {
+        self.store = store
+        self.configuration = configuration
+        self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
+        self.customTokens = try await CustomTokens(configuration: configuration)
+        self.hasher = PasswordHasher(rounds: configuration.passwordHashRounds)
+        self.metrics = metrics
+        self.logger = logger
+        self.now = now
+        for app in configuration.apps {
+            try await store.createApp(StoredApp(id: app.id, createdAt: now()))
+        }
+    }
+
+    // MARK: Apps
+
+    /// The settings of app `id`, creating it in development mode.
+    /// - Throws: `ServerError(.appNotFound)` for an unknown app outside development mode.
+    public func app(_ id: String) async throws -> ServerConfiguration.App {
+        if let declared = configuration.app(id: id) { return declared }
+        if try await store.app(id: id) == nil {
+            guard configuration.developmentMode else {
+                throw ServerError(.appNotFound, "there is no app \"\(id)\"")
+            }
+            guard !id.isEmpty, id.count <= 128 else { throw ServerError(.badRequest, "invalid app id") }
+            try await store.createApp(StoredApp(id: id, createdAt: now()))
+            logger.info("created app in development mode", metadata: ["app": "\(id)"])
+        }
+        return configuration.settings(forApp: id)
+    }
+
+    // MARK: Sessions
+
+    /// What a login answers.
+    public struct Session: Sendable, Equatable {
+        public var accessToken: String
+        public var refreshToken: String
+        public var userID: String
+        public var deviceID: String
+    }
+
+    /// Starts a session for `user`: a new refresh token (stored hashed) and an access token.
+    func openSession(for user: StoredUser) async throws -> Session {
+        let refreshToken = Secrets.token()
+        let deviceID = ObjectId.generate().stringValue
+        let issued = now()
+        try await store.insertRefreshToken(
+            StoredRefreshToken(
+                digest: Secrets.digest(refreshToken), userID: user.id, appID: user.appID, deviceID: deviceID,
+                createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime)))
+        let accessToken = try await accessTokens.issue(userID: user.id, appID: user.appID, now: issued)
+        return Session(accessToken: accessToken, refreshToken: refreshToken, userID: user.id, deviceID: deviceID)
+    }
+
+    /// The user a refresh token belongs to.
+    /// - Throws: `ServerError(.invalidToken)` for an unknown, revoked or expired token, `.userDisabled`.
+    public func user(forRefreshToken token: String) async throws -> StoredUser {
+        guard let stored = try await store.refreshToken(digest: Secrets.digest(token)), !stored.revoked,
+            stored.expiresAt > now(), let user = try await store.user(id: stored.userID)
+        else { throw ServerError(.invalidToken, "the refresh token is invalid, expired or revoked") }
+        guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
+        return user
+    }
+
+    /// The user an access token belongs to.
+    /// - Throws: `ServerError(.invalidToken)` for a forged or expired token or a removed user, `.userDisabled`.
+    public func user(forAccessToken token: String) async throws -> StoredUser {
+        let claims = try await accessTokens.verify(token)
+        guard let user = try await store.user(id: claims.sub.value), user.appID == claims.app else {
+            throw ServerError(.invalidToken, "the access token's user no longer exists")
+        }
+        guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
+        return user
+    }
+
+    /// A new access token for the holder of a refresh token.
+    public func refreshAccessToken(refreshToken: String) async throws -> String {
+        let user = try await user(forRefreshToken: refreshToken)
+        return try await accessTokens.issue(userID: user.id, appID: user.appID, now: now())
+    }
+
+    /// Revokes a refresh token (log out).
+    public func logOut(refreshToken: String) async throws {
+        guard try await store.revokeRefreshToken(digest: Secrets.digest(refreshToken)) else {
+            throw ServerError(.invalidToken, "the refresh token is invalid or already revoked")
+        }
+    }
+
+    /// Deletes the user an access token belongs to, with its tokens and API keys.
+    public func deleteUser(accessToken: String) async throws {
+        let user = try await user(forAccessToken: accessToken)
+        try await store.deleteUser(id: user.id)
+        logger.info("deleted user", metadata: ["app": "\(user.appID)", "user": "\(user.id)"])
+    }
+
+    /// Disables or enables a user; disabling revokes its refresh tokens.
+    /// - Throws: `ServerError(.userNotFound)`.
+    public func setUserDisabled(_ userID: String, disabled: Bool) async throws {
+        guard try await store.setUserDisabled(id: userID, disabled: disabled) else {
+            throw ServerError(.userNotFound, "there is no user \(userID)")
+        }
+        if disabled { try await store.revokeRefreshTokens(userID: userID) }
+    }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import CryptoExtras
+import Foundation
+
+/// Hashes and checks passwords with PBKDF2-HMAC-SHA256, a random 16-byte salt and at least 100,000 rounds.
+///
+/// A hash is stored as `pbkdf2-sha256$<rounds>$<salt base64>$<key base64>`, so the rounds can grow later
+/// without invalidating the hashes already stored.
+///
+/// ```swift
+/// let hasher = PasswordHasher()
+/// let stored = try hasher.hash("correct horse")
+/// hasher.verify("correct horse", against: stored) // true
+/// ```
+public struct PasswordHasher: Sendable {
+    /// Rounds used for new hashes unless configured.
+    public static let defaultRounds = 210_000
+    /// The fewest rounds a configuration may ask for.
+    public static let minimumRounds = 100_000
+    static let scheme = "pbkdf2-sha256"
+    static let saltByteCount = 16
+    static let keyByteCount = 32
+
+    public let rounds: Int
+
+    public init(rounds: Int = PasswordHasher.defaultRounds) {
+        self.rounds = max(rounds, Self.minimumRounds)
+    }
+
+    /// A new salted hash of `password`.
+    public func hash(_ password: String) throws -> String {
+        let salt = Secrets.randomBytes(Self.saltByteCount)
+        let key = try Self.pbkdf2(
+            password: Array(password.utf8), salt: salt, rounds: rounds, byteCount: Self.keyByteCount)
+        return [Self.scheme, String(rounds), Data(salt).base64EncodedString(), Data(key).base64EncodedString()]
+            .joined(separator: "$")
+    }
+
+    /// Whether `password` is the one `stored` was made from. A malformed `stored` never matches.
+    public func verify(_ password: String, against stored: String) -> Bool {
+        let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == Self.scheme, let rounds = Int(parts[1]), rounds > 0,
+            let salt = Data(base64Encoded: String(parts[2])), let expected = Data(base64Encoded: String(parts[3])),
+            !expected.isEmpty,
+            let key = try? Self.pbkdf2(
+                password: Array(password.utf8), salt: Array(salt), rounds: rounds, byteCount: expected.count)
+        else { return false }
+        return Secrets.constantTimeEqual(key, Array(expected))
+    }
+
+    /// The digest a PBKDF2 may be built on.
+    public enum Digest: Sendable {
+        case sha256
+        /// Only for checking against published test vectors (RFC 6070).
+        case insecureSHA1
+    }
+
+    /// PBKDF2 (RFC 8018) over HMAC with `digest`: `byteCount` bytes derived from `password` and `salt`.
+    public static func pbkdf2(
+        password: [UInt8], salt: [UInt8], rounds: Int, byteCount: Int, digest: Digest = .sha256
+    ) throws -> [UInt8] {
+        let function: KDF.Insecure.PBKDF2.HashFunction =
+            switch digest {
+            case .sha256: .sha256
+            case .insecureSHA1: .insecureSHA1
+            }
+        // The rounds are checked by the configuration (at least `minimumRounds`); test vectors use fewer.
+        let key = try KDF.Insecure.PBKDF2.deriveKey(
+            from: password, salt: salt, using: function, outputByteCount: byteCount, unsafeUncheckedRounds: rounds)
+        return key.withUnsafeBytes { Array($0) }
+    }
+}

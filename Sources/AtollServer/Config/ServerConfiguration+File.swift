@@ -1,0 +1,165 @@
+import Foundation
+import JWTKit
+
+/// A configuration that cannot be used, with the field at fault.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The field, as a path in the JSON file (`apps[0].customJWT.key`).
+    public let field: String
+    public let message: String
+
+    public init(field: String, _ message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String { "invalid configuration at \(field): \(message)" }
+}
+
+extension ServerConfiguration {
+    /// Reads a JSON configuration file; missing fields take their defaults. See README, "Running the server".
+    public static func load(from url: URL) throws -> ServerConfiguration {
+        let data = try Data(contentsOf: url)
+        let configuration: ServerConfiguration
+        do {
+            configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw ConfigurationError(field: url.lastPathComponent, Self.describe(error))
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Checks what the types cannot: ports, key sizes, PEM keys, unique app ids.
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", "must be 0…65535") }
+        if let tokenSecret, tokenSecret.utf8.count < 32 {
+            throw ConfigurationError(field: "tokenSecret", "must be at least 32 bytes")
+        }
+        guard passwordHashRounds >= PasswordHasher.minimumRounds else {
+            throw ConfigurationError(field: "passwordHashRounds", "must be at least \(PasswordHasher.minimumRounds)")
+        }
+        guard accessTokenLifetime > 0, refreshTokenLifetime > 0 else {
+            throw ConfigurationError(field: "accessTokenLifetime", "token lifetimes must be positive")
+        }
+        var seen = Set<String>()
+        for (index, app) in apps.enumerated() {
+            let field = "apps[\(index)]"
+            guard !app.id.isEmpty, app.id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw ConfigurationError(field: "\(field).id", "must be letters, digits, '-', '_' or '.'")
+            }
+            guard seen.insert(app.id).inserted else {
+                throw ConfigurationError(field: "\(field).id", "\(app.id) is declared twice")
+            }
+            if let jwt = app.customJWT {
+                switch jwt.algorithm {
+                case .hs256:
+                    guard jwt.key.utf8.count >= 32 else {
+                        throw ConfigurationError(field: "\(field).customJWT.key", "an HS256 key must be at least 32 bytes")
+                    }
+                case .rs256:
+                    do { _ = try Insecure.RSA.PublicKey(pem: jwt.key) } catch {
+                        throw ConfigurationError(field: "\(field).customJWT.key", "not a PEM RSA public key")
+                    }
+                }
+            }
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context):
+            return "\(path(context)).\(key.stringValue) is required"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}
+
+// MARK: Decoding with defaults
+
+extension ServerConfiguration {
+    enum CodingKeys: String, CodingKey {
+        case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
+        case passwordHashRounds, apps
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = ServerConfiguration()
+        self.init(
+            host: try container.decodeIfPresent(String.self, forKey: .host) ?? defaults.host,
+            port: try container.decodeIfPresent(Int.self, forKey: .port) ?? defaults.port,
+            dataDirectory: try container.decodeIfPresent(String.self, forKey: .dataDirectory) ?? defaults.dataDirectory,
+            developmentMode: try container.decodeIfPresent(Bool.self, forKey: .developmentMode)
+                ?? defaults.developmentMode,
+            accessTokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .accessTokenLifetime)
+                ?? defaults.accessTokenLifetime,
+            refreshTokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .refreshTokenLifetime)
+                ?? defaults.refreshTokenLifetime,
+            tokenSecret: try container.decodeIfPresent(String.self, forKey: .tokenSecret),
+            passwordHashRounds: try container.decodeIfPresent(Int.self, forKey: .passwordHashRounds)
+                ?? defaults.passwordHashRounds,
+            apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [])
+    }
+}
+
+extension ServerConfiguration.App {
+    enum CodingKeys: String, CodingKey {
+        case id, authProviders, customJWT, syncKind, queryableFields, permissions, developmentMode
+        case clientRecovery, maxOfflineTime
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            authProviders: try container.decodeIfPresent(ServerConfiguration.AuthProviders.self, forKey: .authProviders)
+                ?? .init(),
+            customJWT: try container.decodeIfPresent(ServerConfiguration.CustomJWT.self, forKey: .customJWT),
+            syncKind: try container.decodeIfPresent(ServerConfiguration.SyncKind.self, forKey: .syncKind),
+            queryableFields: try container.decodeIfPresent([String].self, forKey: .queryableFields) ?? [],
+            permissions: try container.decodeIfPresent([ServerConfiguration.PermissionRule].self, forKey: .permissions)
+                ?? [],
+            developmentMode: try container.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? true,
+            clientRecovery: try container.decodeIfPresent(Bool.self, forKey: .clientRecovery) ?? true,
+            maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime))
+    }
+}
+
+extension ServerConfiguration.AuthProviders {
+    /// The providers' names in the HTTP API.
+    enum CodingKeys: String, CodingKey {
+        case anonymous = "anon-user"
+        case emailPassword = "local-userpass"
+        case apiKey = "api-key"
+        case customToken = "custom-token"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            anonymous: try container.decodeIfPresent(Bool.self, forKey: .anonymous) ?? true,
+            emailPassword: try container.decodeIfPresent(Bool.self, forKey: .emailPassword) ?? true,
+            apiKey: try container.decodeIfPresent(Bool.self, forKey: .apiKey) ?? true,
+            customToken: try container.decodeIfPresent(Bool.self, forKey: .customToken) ?? true)
+    }
+}
+
+extension ServerConfiguration.PermissionRule {
+    enum CodingKeys: String, CodingKey {
+        case type, read, write
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            type: try container.decodeIfPresent(String.self, forKey: .type),
+            read: try container.decodeIfPresent(String.self, forKey: .read) ?? "true",
+            write: try container.decodeIfPresent(String.self, forKey: .write) ?? "true")
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// Everything `atoll-server` needs to start; every field has a default, so `ServerConfiguration()` is a
+/// working development server on 127.0.0.1:9090 with its data in `./atoll-data`.
+///
+/// ```swift
+/// var configuration = try ServerConfiguration.load(from: URL(fileURLWithPath: "atoll.json"))
+/// configuration.port = 0 // any free port (tests)
+/// ```
+public struct ServerConfiguration: Sendable, Hashable, Codable {
+    /// The address to listen on.
+    public var host: String
+    /// The TCP port; 0 picks a free one.
+    public var port: Int
+    /// The folder holding `atoll.sqlite` and the token signing secret.
+    public var dataDirectory: String
+    /// When on, an app id no one declared is created on its first use.
+    public var developmentMode: Bool
+    /// How long an access token is valid, in seconds.
+    public var accessTokenLifetime: TimeInterval
+    /// How long a refresh token is valid, in seconds.
+    public var refreshTokenLifetime: TimeInterval
+    /// The key access tokens are signed with (at least 32 bytes). When nil it is generated on first
+    /// start and kept in `<dataDirectory>/token-secret`.
+    public var tokenSecret: String?
+    /// PBKDF2 rounds for new password hashes (at least 100,000).
+    public var passwordHashRounds: Int
+    /// The apps declared up front. In development mode others are created on first use.
+    public var apps: [App]
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 9090,
+        dataDirectory: String = "./atoll-data",
+        developmentMode: Bool = true,
+        accessTokenLifetime: TimeInterval = 30 * 60,
+        refreshTokenLifetime: TimeInterval = 60 * 24 * 60 * 60,
+        tokenSecret: String? = nil,
+        passwordHashRounds: Int = PasswordHasher.defaultRounds,
+        apps: [App] = []
+    ) {
+        self.host = host
+        self.port = port
+        self.dataDirectory = dataDirectory
+        self.developmentMode = developmentMode
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.tokenSecret = tokenSecret
+        self.passwordHashRounds = passwordHashRounds
+        self.apps = apps
+    }
+
+    /// The declared app with this id, or nil.
+    public func app(id: String) -> App? {
+        apps.first { $0.id == id }
+    }
+
+    /// The settings of an app: the declared ones, or the defaults for an app created in development mode.
+    public func settings(forApp id: String) -> App {
+        app(id: id) ?? App(id: id)
+    }
+}
+
+extension ServerConfiguration {
+    /// One app: which auth providers it accepts, how it syncs, who may read and write what.
+    public struct App: Sendable, Hashable, Codable {
+        public var id: String
+        /// Which auth providers are on.
+        public var authProviders: AuthProviders
+        /// How custom JWTs (`custom-token` logins) are checked; nil turns that provider off.
+        public var customJWT: CustomJWT?
+        /// Partition or flexible sync; nil accepts what clients use (development).
+        public var syncKind: SyncKind?
+        /// Fields flexible-sync queries may use: `"owner"` (any type) or `"Task.owner"`.
+        public var queryableFields: [String]
+        /// Read and write rules, e.g. `"owner == %user.id"`; none means everyone may read and write.
+        public var permissions: [PermissionRule]
+        /// Whether the schema is taken from what clients declare (additive changes accepted).
+        public var developmentMode: Bool
+        /// Whether clients may recover unsynced changes on a client reset.
+        public var clientRecovery: Bool
+        /// How long a client may stay offline before it needs a client reset, in seconds; nil keeps all history.
+        public var maxOfflineTime: TimeInterval?
+
+        public init(
+            id: String,
+            authProviders: AuthProviders = AuthProviders(),
+            customJWT: CustomJWT? = nil,
+            syncKind: SyncKind? = nil,
+            queryableFields: [String] = [],
+            permissions: [PermissionRule] = [],
+            developmentMode: Bool = true,
+            clientRecovery: Bool = true,
+            maxOfflineTime: TimeInterval? = nil
+        ) {
+            self.id = id
+            self.authProviders = authProviders
+            self.customJWT = customJWT
+            self.syncKind = syncKind
+            self.queryableFields = queryableFields
+            self.permissions = permissions
+            self.developmentMode = developmentMode
+            self.clientRecovery = clientRecovery
+            self.maxOfflineTime = maxOfflineTime
+        }
+
+        /// Whether logins through `provider` are accepted.
+        public func accepts(_ provider: AuthProvider) -> Bool {
+            switch provider {
+            case .anonymous: authProviders.anonymous
+            case .emailPassword: authProviders.emailPassword
+            case .apiKey: authProviders.apiKey
+            case .customToken: authProviders.customToken && customJWT != nil
+            }
+        }
+    }
+
+    /// Auth providers on or off. Anonymous, email/password and API keys are on by default; custom JWT
+    /// is on once a key is configured.
+    public struct AuthProviders: Sendable, Hashable, Codable {
+        public var anonymous: Bool
+        public var emailPassword: Bool
+        public var apiKey: Bool
+        public var customToken: Bool
+
+        public init(anonymous: Bool = true, emailPassword: Bool = true, apiKey: Bool = true, customToken: Bool = true) {
+            self.anonymous = anonymous
+            self.emailPassword = emailPassword
+            self.apiKey = apiKey
+            self.customToken = customToken
+        }
+    }
+
+    /// How an app's custom JWTs are verified.
+    public struct CustomJWT: Sendable, Hashable, Codable {
+        public enum Algorithm: String, Sendable, Hashable, Codable {
+            /// HMAC-SHA256 with a shared secret (`key` is the secret, at least 32 bytes).
+            case hs256 = "HS256"
+            /// RSA-SHA256 (`key` is the PEM public key).
+            case rs256 = "RS256"
+        }
+
+        public var algorithm: Algorithm
+        public var key: String
+        /// When set, a token's `aud` must contain it.
+        public var audience: String?
+
+        public init(algorithm: Algorithm, key: String, audience: String? = nil) {
+            self.algorithm = algorithm
+            self.key = key
+            self.audience = audience
+        }
+    }
+
+    /// The two sync kinds of the Realm API.
+    public enum SyncKind: String, Sendable, Hashable, Codable {
+        case partition
+        case flexible
+    }
+
+    /// Read and write rules for one object type (or all, when `type` is nil), in the query language with
+    /// `%user.id` standing for the logged-in user.
+    public struct PermissionRule: Sendable, Hashable, Codable {
+        public var type: String?
+        public var read: String
+        public var write: String
+
+        public init(type: String? = nil, read: String = "true", write: String = "true") {
+            self.type = type
+            self.read = read
+            self.write = write
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import CoreMetrics
+import Prometheus
+
+/// The server's metrics, kept in its own Prometheus registry (so servers in one process do not mix their
+/// numbers) and served as text at `GET /metrics`.
+///
+/// ```swift
+/// metrics.countLogin(provider: .anonymous, succeeded: true)
+/// let text = metrics.exposition() // "# TYPE atoll_logins_total counter…"
+/// ```
+public final class ServerMetrics: Sendable {
+    /// The registry every metric of this server lives in.
+    public let registry: PrometheusCollectorRegistry
+    /// A swift-metrics factory writing into ``registry``, for code that uses the swift-metrics API.
+    public let factory: any MetricsFactory
+
+    /// Sync sessions open now (the WebSocket endpoint keeps it; 0 until sync lands).
+    public let activeSessions: Prometheus.Gauge
+    /// Changesets received from clients.
+    public let uploads: Prometheus.Counter
+    /// Changesets sent to clients.
+    public let downloads: Prometheus.Counter
+    /// How long integrating one uploaded changeset takes.
+    public let integrationLatency: Prometheus.DurationHistogram
+
+    static let latencyBuckets: [Duration] = [
+        .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(5),
+    ]
+
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = Self.latencyBuckets
+        self.factory = factory
+        activeSessions = registry.makeGauge(
+            descriptor: Self.name("sync_sessions", unit: "active", help: "Sync sessions open now."))
+        activeSessions.set(to: 0)
+        uploads = registry.makeCounter(
+            descriptor: Self.name("sync_uploads", unit: "total", help: "Changesets received from clients."))
+        downloads = registry.makeCounter(
+            descriptor: Self.name("sync_downloads", unit: "total", help: "Changesets sent to clients."))
+        integrationLatency = registry.makeDurationHistogram(
+            descriptor: Self.name(
+                "sync_integration_duration", unit: "seconds", help: "Time to integrate one uploaded changeset."),
+            buckets: Self.latencyBuckets)
+    }
+
+    /// Counts one answered HTTP request; `route` is the route's pattern (`/api/client/v1/auth/session`),
+    /// never the raw path, so ids do not multiply the series.
+    public func countRequest(route: String, method: String, status: Int) {
+        registry.makeCounter(
+            descriptor: Self.name("http_requests", unit: "total", help: "HTTP requests answered, by route, method and status."),
+            labels: [("route", route), ("method", method), ("status", String(status))]
+        ).increment()
+    }
+
+    /// Counts one login attempt through `provider`.
+    public func countLogin(provider: AuthProvider, succeeded: Bool) {
+        registry.makeCounter(
+            descriptor: Self.name("logins", unit: "total", help: "Login attempts, by auth provider and outcome."),
+            labels: [("provider", provider.rawValue), ("outcome", succeeded ? "success" : "failure")]
+        ).increment()
+    }
+
+    /// `atoll_<name>_<unit>`.
+    static func name(_ name: String, unit: String, help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "atoll", metricName: name, unitName: unit, helpText: help)
+    }
+
+    /// The registry in the Prometheus text format.
+    public func exposition() -> String {
+        registry.emitToString()
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The sync server: the HTTP API of docs/protocol.md over the store in its data folder.
+///
+/// Run it until SIGINT or SIGTERM:
+/// ```swift
+/// try await AtollServer(configuration: ServerConfiguration(), logger: Logger(label: "atoll-server")).run()
+/// ```
+/// or, in a test, on a free port and stop it yourself:
+/// ```swift
+/// let server = try await AtollServer(configuration: ServerConfiguration(port: 0, dataDirectory: folder)).start()
+/// // … requests to server.baseURL …
+/// try await server.shutdown()
+/// ```
+public struct AtollServer: Sendable {
+    /// The sync protocol version this server speaks.
+    public static let protocolVersion = 1
+
+    public let configuration: ServerConfiguration
+    public let logger: Logger
+
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGINT or SIGTERM, then finishes the requests under way and closes the store.
+    public func run() async throws {
+        let parts = try await makeParts(onServerRunning: { [logger, configuration] channel in
+            logger.info(
+                "atoll-server listening",
+                metadata: [
+                    "address": "\(channel.localAddress?.description ?? "?")",
+                    "data": "\(configuration.dataDirectory)",
+                    "developmentMode": "\(configuration.developmentMode)",
+                ])
+        })
+        defer { try? parts.store.close() }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [parts.application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        logger.info("atoll-server stopped")
+    }
+
+    /// Starts serving in the background and returns once the server listens; ``RunningAtollServer/port``
+    /// is the bound port (useful with port 0).
+    public func start() async throws -> RunningAtollServer {
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let parts = try await makeParts(onServerRunning: { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        })
+        let group = ServiceGroup(
+            configuration: .init(services: [parts.application], gracefulShutdownSignals: [], logger: logger))
+        let task = Task {
+            defer {
+                portContinuation.finish()
+                try? parts.store.close()
+            }
+            try await group.run()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await task.value
+            throw ConfigurationError(field: "port", "the server stopped before it listened")
+        }
+        return RunningAtollServer(
+            host: configuration.host, port: port, auth: parts.auth, metrics: parts.metrics, group: group, task: task)
+    }
+
+    struct Parts {
+        var application: Application<RouterResponder<BasicRequestContext>>
+        var store: SQLiteServerStore
+        var auth: AuthService
+        var metrics: ServerMetrics
+    }
+
+    func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
+        try configuration.validate()
+        let dataDirectory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        let store = try SQLiteServerStore(path: dataDirectory.appendingPathComponent("atoll.sqlite").path)
+        do {
+            let secret = try TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory)
+            let metrics = ServerMetrics()
+            let auth = try await AuthService(
+                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger)
+            let router = Self.makeRouter(auth: auth, metrics: metrics)
+            let application = Application(
+                router: router,
+                configuration: .init(
+                    address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
+                onServerRunning: onServerRunning,
+                logger: logger)
+            return Parts(application: application, store: store, auth: auth, metrics: metrics)
+        } catch {
+            try? store.close()
+            throw error
+        }
+    }
+
+    static func makeRouter(auth: AuthService, metrics: ServerMetrics) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: APIMiddleware(metrics: metrics))
+        router.get("health") { _, _ in
+            try JSONBody.response(["status": "ok"])
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
+        }
+        AuthRoutes(auth: auth).add(to: router)
+        return router
+    }
+}
+
+/// A server started with ``AtollServer/start()``.
+public final class RunningAtollServer: Sendable {
+    public let host: String
+    /// The port the server listens on.
+    public let port: Int
+    /// The server's auth service, for operations the HTTP API does not offer yet (disabling users).
+    public let auth: AuthService
+    public let metrics: ServerMetrics
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+
+    init(host: String, port: Int, auth: AuthService, metrics: ServerMetrics, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.host = host
+        self.port = port
+        self.auth = auth
+        self.metrics = metrics
+        self.group = group
+        self.task = task
+    }
+
+    /// `http://<host>:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
+    }
+
+    /// Stops accepting connections, finishes the requests under way and closes the store.
+    public func shutdown() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Hummingbird
+
+/// The routes of docs/protocol.md §1: logins, registration, sessions, profile, API keys.
+struct AuthRoutes: Sendable {
+    let auth: AuthService
+
+    func add(to router: Router<BasicRequestContext>) {
+        let client = router.group("api/client/v1")
+        client.post("app/:app/auth/providers/local-userpass/register") { request, context in
+            try await register(request, context)
+        }
+        client.post("app/:app/auth/providers/:provider/login") { request, context in
+            try await logIn(request, context)
+        }
+        client.post("auth/session") { request, _ in
+            let accessToken = try await auth.refreshAccessToken(refreshToken: try Self.bearer(request))
+            return try JSONBody.response(["access_token": accessToken], status: .created)
+        }
+        client.delete("auth/session") { request, _ in
+            try await auth.logOut(refreshToken: try Self.bearer(request))
+            return JSONBody.empty()
+        }
+        client.get("auth/profile") { request, _ in
+            let user = try await auth.user(forAccessToken: try Self.bearer(request))
+            return try JSONBody.response(Profile(user))
+        }
+        client.delete("auth/delete") { request, _ in
+            try await auth.deleteUser(accessToken: try Self.bearer(request))
+            return JSONBody.empty()
+        }
+        addAPIKeyRoutes(to: client)
+    }
+
+    func addAPIKeyRoutes(to client: RouterGroup<BasicRequestContext>) {
+        client.post("auth/api_keys") { request, _ in
+            let token = try Self.bearer(request)
+            let body = try await JSONBody.decode(NewAPIKey.self, from: request)
+            let key = try await auth.createAPIKey(refreshToken: token, name: body.name)
+            return try JSONBody.response(
+                CreatedAPIKeyBody(id: key.id, key: key.key, name: key.name, disabled: key.disabled), status: .created)
+        }
+        client.get("auth/api_keys") { request, _ in
+            let keys = try await auth.apiKeys(refreshToken: try Self.bearer(request))
+            return try JSONBody.response(keys.map(APIKeyBody.init))
+        }
+        client.get("auth/api_keys/:id") { request, context in
+            let key = try await auth.apiKey(
+                id: try context.parameters.require("id"), refreshToken: try Self.bearer(request))
+            return try JSONBody.response(APIKeyBody(key))
+        }
+        client.delete("auth/api_keys/:id") { request, context in
+            try await auth.deleteAPIKey(id: try context.parameters.require("id"), refreshToken: try Self.bearer(request))
+            return JSONBody.empty()
+        }
+        for (action, disabled) in [("enable", false), ("disable", true)] {
+            client.put("auth/api_keys/:id/\(action)") { request, context in
+                try await auth.setAPIKeyDisabled(
+                    id: try context.parameters.require("id"), disabled: disabled, refreshToken: try Self.bearer(request))
+                return JSONBody.empty()
+            }
+        }
+    }
+
+    // MARK: Handlers
+
+    func logIn(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let appID = try context.parameters.require("app")
+        let provider = try context.parameters.require("provider")
+        let body = try await JSONBody.decode(AuthService.LoginRequest.self, from: request)
+        let session = try await auth.logIn(appID: appID, providerName: provider, request: body)
+        return try JSONBody.response(
+            LoginAnswer(
+                accessToken: session.accessToken, refreshToken: session.refreshToken, userID: session.userID,
+                deviceID: session.deviceID))
+    }
+
+    func register(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let appID = try context.parameters.require("app")
+        let body = try await JSONBody.decode(Registration.self, from: request)
+        try await auth.register(appID: appID, email: body.email, password: body.password)
+        return try JSONBody.response([String: String](), status: .created)
+    }
+
+    /// The token of an `Authorization: Bearer <token>` header.
+    static func bearer(_ request: Request) throws -> String {
+        guard let header = request.headers[.authorization] else {
+            throw ServerError(.invalidToken, "missing Authorization: Bearer header")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw ServerError(.invalidToken, "the Authorization header is not a bearer token")
+        }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty else { throw ServerError(.invalidToken, "empty bearer token") }
+        return token
+    }
+}
+
+// MARK: Bodies
+
+extension AuthRoutes {
+    struct Registration: Decodable {
+        var email: String
+        var password: String
+    }
+
+    struct NewAPIKey: Decodable {
+        var name: String
+    }
+
+    struct LoginAnswer: Encodable {
+        var accessToken: String
+        var refreshToken: String
+        var userID: String
+        var deviceID: String
+
+        enum CodingKeys: String, CodingKey {
+            case accessToken = "access_token"
+            case refreshToken = "refresh_token"
+            case userID = "user_id"
+            case deviceID = "device_id"
+        }
+    }
+
+    struct Profile: Encodable {
+        struct Identity: Encodable {
+            var id: String
+            var providerType: String
+
+            enum CodingKeys: String, CodingKey {
+                case id
+                case providerType = "provider_type"
+            }
+        }
+
+        struct Data: Encodable {
+            var email: String?
+            var name: String?
+        }
+
+        var userID: String
+        var identities: [Identity]
+        var data: Data
+
+        init(_ user: StoredUser) {
+            userID = user.id
+            identities = user.identities.map { Identity(id: $0.id, providerType: $0.providerType) }
+            data = Data(email: user.email, name: user.name)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id"
+            case identities, data
+        }
+    }
+
+    struct APIKeyBody: Encodable {
+        var id: String
+        var name: String
+        var disabled: Bool
+
+        init(_ key: StoredAPIKey) {
+            id = key.id
+            name = key.name
+            disabled = key.disabled
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id = "_id"
+            case name, disabled
+        }
+    }
+
+    struct CreatedAPIKeyBody: Encodable {
+        var id: String
+        var key: String
+        var name: String
+        var disabled: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case id = "_id"
+            case key, name, disabled
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Hummingbird
+
+/// An error the HTTP API answers with: a status and `{"error": message, "error_code": code}`
+/// (docs/protocol.md §1).
+///
+/// ```swift
+/// throw ServerError(.invalidCredentials, "wrong email or password")
+/// ```
+public struct ServerError: Error, Sendable, CustomStringConvertible {
+    /// The `error_code` values of the HTTP API.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        case invalidCredentials = "InvalidCredentials"
+        case invalidToken = "InvalidToken"
+        case userDisabled = "UserDisabled"
+        case userNotFound = "UserNotFound"
+        case appNotFound = "AppNotFound"
+        case apiKeyNotFound = "APIKeyNotFound"
+        case accountNameInUse = "AccountNameInUse"
+        case invalidPassword = "InvalidPassword"
+        case badRequest = "BadRequest"
+        case authProviderDisabled = "AuthProviderDisabled"
+        case notFound = "NotFound"
+        case internalError = "InternalError"
+
+        /// The HTTP status that goes with the code.
+        public var status: HTTPResponse.Status {
+            switch self {
+            case .invalidCredentials, .invalidToken: .unauthorized
+            case .userDisabled, .authProviderDisabled: .forbidden
+            case .userNotFound, .appNotFound, .apiKeyNotFound, .notFound: .notFound
+            case .accountNameInUse: .conflict
+            case .invalidPassword, .badRequest: .badRequest
+            case .internalError: .internalServerError
+            }
+        }
+    }
+
+    public let code: Code
+    /// A readable message; it never carries a password, token or key.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension ServerError: HTTPResponseError {
+    public var status: HTTPResponse.Status { code.status }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try JSONBody.response(Body(error: message, errorCode: code.rawValue), status: status)
+    }
+
+    /// The JSON shape of every error answer.
+    public struct Body: Codable, Sendable, Equatable {
+        public var error: String
+        public var errorCode: String
+
+        public init(error: String, errorCode: String) {
+            self.error = error
+            self.errorCode = errorCode
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case error
+            case errorCode = "error_code"
+        }
+    }
+}

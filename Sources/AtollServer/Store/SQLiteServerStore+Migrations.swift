@@ -1,0 +1,58 @@
+import GRDB
+
+extension SQLiteServerStore {
+    /// The store's schema, one migration per change. Never edit a shipped migration: add one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: apps, users, identities, refresh tokens, API keys") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE apps (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        created_at DOUBLE NOT NULL
+                    );
+                    CREATE TABLE users (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                        email TEXT,
+                        name TEXT,
+                        password_hash TEXT,
+                        disabled BOOLEAN NOT NULL DEFAULT 0,
+                        created_at DOUBLE NOT NULL
+                    );
+                    CREATE INDEX users_app ON users(app_id);
+                    CREATE TABLE identities (
+                        app_id TEXT NOT NULL,
+                        provider_type TEXT NOT NULL,
+                        identity_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        PRIMARY KEY (app_id, provider_type, identity_id)
+                    );
+                    CREATE INDEX identities_user ON identities(user_id);
+                    CREATE TABLE refresh_tokens (
+                        digest TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        app_id TEXT NOT NULL,
+                        device_id TEXT NOT NULL,
+                        created_at DOUBLE NOT NULL,
+                        expires_at DOUBLE NOT NULL,
+                        revoked BOOLEAN NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id);
+                    CREATE TABLE api_keys (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        app_id TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        digest TEXT NOT NULL,
+                        disabled BOOLEAN NOT NULL DEFAULT 0,
+                        created_at DOUBLE NOT NULL,
+                        UNIQUE (app_id, digest)
+                    );
+                    CREATE INDEX api_keys_user ON api_keys(user_id);
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+
+/// The embedded ``ServerStore``: one SQLite file in WAL mode through a GRDB `DatabasePool`, so reads run
+/// alongside the single writer.
+///
+/// ```swift
+/// let store = try SQLiteServerStore(path: dataDirectory.appendingPathComponent("atoll.sqlite").path)
+/// ```
+public final class SQLiteServerStore: ServerStore {
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the store at `path` and brings its tables up to date.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.label = "atoll-server"
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    /// Closes the database. The store must not be used afterwards.
+    public func close() throws {
+        try pool.close()
+    }
+
+    // MARK: Apps
+
+    public func app(id: String) async throws -> StoredApp? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, created_at FROM apps WHERE id = ?", arguments: [id]).map {
+                StoredApp(id: $0["id"], createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+            }
+        }
+    }
+
+    public func createApp(_ app: StoredApp) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO apps (id, created_at) VALUES (?, ?)",
+                arguments: [app.id, app.createdAt.timeIntervalSince1970])
+        }
+    }
+
+    // MARK: Users
+
+    public func user(id: String) async throws -> StoredUser? {
+        try await pool.read { db in try Self.fetchUser(db, id: id) }
+    }
+
+    public func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
+        try await pool.read { db in
+            let userID = try String.fetchOne(
+                db,
+                sql: "SELECT user_id FROM identities WHERE app_id = ? AND provider_type = ? AND identity_id = ?",
+                arguments: [appID, providerType, identityID])
+            return try userID.flatMap { try Self.fetchUser(db, id: $0) }
+        }
+    }
+
+    public func createUser(_ user: StoredUser) async throws {
+        try await pool.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
+                throw ServerStoreError(.missingOwner, "no app \(user.appID)")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    user.id, user.appID, user.email, user.name, user.passwordHash, user.disabled,
+                    user.createdAt.timeIntervalSince1970,
+                ])
+            for (position, identity) in user.identities.enumerated() {
+                do {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
+                            VALUES (?, ?, ?, ?, ?)
+                            """,
+                        arguments: [user.appID, identity.providerType, identity.id, user.id, position])
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                    throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
+                }
+            }
+        }
+    }
+
+    public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET disabled = ? WHERE id = ?", arguments: [disabled, id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func deleteUser(id: String) async throws -> Bool {
+        // Identities, refresh tokens and API keys go with the user (ON DELETE CASCADE).
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func users(appID: String) async throws -> [StoredUser] {
+        try await pool.read { db in
+            let ids = try String.fetchAll(
+                db, sql: "SELECT id FROM users WHERE app_id = ? ORDER BY created_at, id", arguments: [appID])
+            return try ids.compactMap { try Self.fetchUser(db, id: $0) }
+        }
+    }
+
+    static func fetchUser(_ db: Database, id: String) throws -> StoredUser? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [id]) else {
+            return nil
+        }
+        let identities = try Row.fetchAll(
+            db,
+            sql: "SELECT provider_type, identity_id FROM identities WHERE user_id = ? ORDER BY position",
+            arguments: [id]
+        ).map { StoredIdentity(id: $0["identity_id"], providerType: $0["provider_type"]) }
+        return StoredUser(
+            id: row["id"], appID: row["app_id"], identities: identities, email: row["email"], name: row["name"],
+            passwordHash: row["password_hash"], disabled: row["disabled"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]))
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// An app known to the server.
+public struct StoredApp: Sendable, Hashable {
+    public var id: String
+    public var createdAt: Date
+
+    public init(id: String, createdAt: Date) {
+        self.id = id
+        self.createdAt = createdAt
+    }
+}
+
+/// One way a user logs in: a provider and the user's id within it (an email, a JWT `sub`, a random id).
+public struct StoredIdentity: Sendable, Hashable {
+    /// The id within the provider: the email for `local-userpass`, `sub` for `custom-token`.
+    public var id: String
+    /// The provider's name as in the HTTP API: `anon-user`, `local-userpass`, `api-key`, `custom-token`.
+    public var providerType: String
+
+    public init(id: String, providerType: String) {
+        self.id = id
+        self.providerType = providerType
+    }
+}
+
+/// A user of one app.
+public struct StoredUser: Sendable, Hashable {
+    public var id: String
+    public var appID: String
+    public var identities: [StoredIdentity]
+    public var email: String?
+    public var name: String?
+    /// The PBKDF2 hash of the user's password (see ``PasswordHasher``), for email/password users.
+    public var passwordHash: String?
+    public var disabled: Bool
+    public var createdAt: Date
+
+    public init(
+        id: String, appID: String, identities: [StoredIdentity], email: String? = nil, name: String? = nil,
+        passwordHash: String? = nil, disabled: Bool = false, createdAt: Date
+    ) {
+        self.id = id
+        self.appID = appID
+        self.identities = identities
+        self.email = email
+        self.name = name
+        self.passwordHash = passwordHash
+        self.disabled = disabled
+        self.createdAt = createdAt
+    }
+}
+
+/// A refresh token, kept as the SHA-256 digest of the token the client holds.
+public struct StoredRefreshToken: Sendable, Hashable {
+    /// Hex SHA-256 of the token.
+    public var digest: String
+    public var userID: String
+    public var appID: String
+    public var deviceID: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var revoked: Bool
+
+    public init(
+        digest: String, userID: String, appID: String, deviceID: String, createdAt: Date, expiresAt: Date,
+        revoked: Bool = false
+    ) {
+        self.digest = digest
+        self.userID = userID
+        self.appID = appID
+        self.deviceID = deviceID
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revoked = revoked
+    }
+}
+
+/// A user API key, kept as the SHA-256 digest of the key the client holds.
+public struct StoredAPIKey: Sendable, Hashable {
+    public var id: String
+    public var userID: String
+    public var appID: String
+    public var name: String
+    /// Hex SHA-256 of the key.
+    public var digest: String
+    public var disabled: Bool
+    public var createdAt: Date
+
+    public init(
+        id: String, userID: String, appID: String, name: String, digest: String, disabled: Bool = false,
+        createdAt: Date
+    ) {
+        self.id = id
+        self.userID = userID
+        self.appID = appID
+        self.name = name
+        self.digest = digest
+        self.disabled = disabled
+        self.createdAt = createdAt
+    }
+}

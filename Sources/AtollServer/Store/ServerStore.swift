@@ -1,0 +1,87 @@
+import Foundation
+
+/// The one storage seam of the server: apps, users and their identities, refresh tokens and API keys.
+///
+/// `SQLiteServerStore` is the embedded default; a PostgreSQL store implements the same protocol so that
+/// several server nodes can share one database. Secrets never reach the store in clear: refresh tokens and
+/// API keys are stored as SHA-256 digests, passwords as PBKDF2 hashes (see ``PasswordHasher``).
+///
+/// ```swift
+/// let store = try SQLiteServerStore(path: "atoll-data/atoll.sqlite")
+/// try await store.createApp(StoredApp(id: "tasks", createdAt: .now))
+/// ```
+public protocol ServerStore: Sendable {
+    // MARK: Apps
+
+    /// The app with this id, or nil.
+    func app(id: String) async throws -> StoredApp?
+    /// Records an app; does nothing when an app with this id exists.
+    func createApp(_ app: StoredApp) async throws
+
+    // MARK: Users
+
+    /// The user with this id, or nil.
+    func user(id: String) async throws -> StoredUser?
+    /// The user of `appID` that has the identity (`providerType`, `identityID`), or nil.
+    func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser?
+    /// Records a user with its identities.
+    /// - Throws: `ServerStoreError.duplicateIdentity` when one of its identities belongs to another user.
+    func createUser(_ user: StoredUser) async throws
+    /// Enables or disables a user. Returns false when there is no such user.
+    @discardableResult
+    func setUserDisabled(id: String, disabled: Bool) async throws -> Bool
+    /// Deletes a user with its identities, refresh tokens and API keys. Returns false when there is no such user.
+    @discardableResult
+    func deleteUser(id: String) async throws -> Bool
+    /// The users of an app, oldest first.
+    func users(appID: String) async throws -> [StoredUser]
+
+    // MARK: Refresh tokens
+
+    /// Records a refresh token (by its digest).
+    func insertRefreshToken(_ token: StoredRefreshToken) async throws
+    /// The refresh token with this digest, revoked or not, or nil.
+    func refreshToken(digest: String) async throws -> StoredRefreshToken?
+    /// Marks one refresh token revoked. Returns false when it was unknown or already revoked.
+    @discardableResult
+    func revokeRefreshToken(digest: String) async throws -> Bool
+    /// Marks every refresh token of a user revoked.
+    func revokeRefreshTokens(userID: String) async throws
+
+    // MARK: API keys
+
+    /// Records an API key (by its digest).
+    func insertAPIKey(_ key: StoredAPIKey) async throws
+    /// The API keys of a user, oldest first.
+    func apiKeys(userID: String) async throws -> [StoredAPIKey]
+    /// The API key `id` of `userID`, or nil.
+    func apiKey(id: String, userID: String) async throws -> StoredAPIKey?
+    /// The API key of an app with this digest, or nil.
+    func apiKey(appID: String, digest: String) async throws -> StoredAPIKey?
+    /// Enables or disables an API key. Returns false when the user has no such key.
+    @discardableResult
+    func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool
+    /// Deletes an API key. Returns false when the user has no such key.
+    @discardableResult
+    func deleteAPIKey(id: String, userID: String) async throws -> Bool
+}
+
+/// An error a ``ServerStore`` reports for a request it cannot carry out.
+public struct ServerStoreError: Error, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Hashable {
+        /// An identity (provider and id within the app) already belongs to a user.
+        case duplicateIdentity
+        /// A row names a user or app that does not exist.
+        case missingOwner
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "ServerStoreError.\(code): \(message)" }
+}

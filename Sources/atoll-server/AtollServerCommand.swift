@@ -1,0 +1,62 @@
+import ArgumentParser
+import AtollServer
+import Foundation
+import Logging
+
+/// `atoll-server`: the sync server with zero configuration, or the settings of a JSON file and flags.
+@main
+struct AtollServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "atoll-server",
+        abstract: "The Atoll sync server: apps, users, auth and (soon) sync over one port.",
+        discussion: """
+            With no arguments it listens on 127.0.0.1:9090, keeps its data in ./atoll-data and runs in \
+            development mode (unknown app ids are created on first use). Flags override the config file; \
+            the environment variables ATOLL_HOST and ATOLL_PORT override the file but not the flags.
+            """)
+
+    @Option(help: "The address to listen on (default 127.0.0.1, env ATOLL_HOST).")
+    var host: String?
+
+    @Option(help: "The port to listen on; 0 picks a free one (default 9090, env ATOLL_PORT).")
+    var port: Int?
+
+    @Option(help: "The data folder (default ./atoll-data).")
+    var data: String?
+
+    @Option(help: "A JSON configuration file (see README, \"Running the server\").")
+    var config: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    @Flag(inversion: .prefixedNo, help: "Create unknown app ids on first use (overrides the config file).")
+    var developmentMode: Bool?
+
+    func run() async throws {
+        var logger = Logger(label: "atoll-server")
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("unknown log level \(logLevel)")
+        }
+        logger.logLevel = level
+
+        var configuration = try config.map { try ServerConfiguration.load(from: URL(fileURLWithPath: $0)) }
+            ?? ServerConfiguration()
+        let environment = ProcessInfo.processInfo.environment
+        if let envHost = environment["ATOLL_HOST"], !envHost.isEmpty { configuration.host = envHost }
+        if let envPort = environment["ATOLL_PORT"], !envPort.isEmpty {
+            guard let value = Int(envPort) else { throw ValidationError("ATOLL_PORT is not a number: \(envPort)") }
+            configuration.port = value
+        }
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+        if let data { configuration.dataDirectory = data }
+        if let developmentMode { configuration.developmentMode = developmentMode }
+        do {
+            try configuration.validate()
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        try await AtollServer(configuration: configuration, logger: logger).run()
+    }
+}

@@ -1,0 +1,326 @@
+import AtollCore
+import Testing
+
+/// The client session state machine, driven through scripted scenarios.
+@Suite struct ProtocolClientSessionTests {
+    typealias Action = ClientSession.Action
+    static let file = FileIdent(ident: 7, salt: 99)
+    static let epoch: SyncEpoch = 5
+
+    static func session(checkpoint: ClientSession.Checkpoint = .fresh, pending: [UploadChangeset] = [],
+                        target: SyncTarget = .partition(.string("tasks"))) -> ClientSession
+    {
+        ClientSession(id: 1, target: target, accessToken: "token", checkpoint: checkpoint, pending: pending,
+                      configuration: .init(backoff: ReconnectBackoff(seed: 42, initialMilliseconds: 1000, maximumMilliseconds: 60_000)))
+    }
+
+    static func answer(latest: Int64 = 0, epoch: SyncEpoch = epoch) -> ServerMessage {
+        .identAnswer(IdentAnswer(session: 1, epoch: epoch, fileIdent: file, latestServerVersion: latest))
+    }
+
+    static func ack(_ client: Int64, server: Int64 = 0, epoch: SyncEpoch = epoch) -> ServerMessage {
+        .uploadAck(UploadAck(session: 1, epoch: epoch, clientVersion: client, serverVersion: server))
+    }
+
+    static func download(_ versions: [Int64], to serverVersion: Int64, epoch: SyncEpoch = epoch, last: Bool = true) -> ServerMessage {
+        .download(Download(session: 1, epoch: epoch, changesets: versions.map { ProtocolFixtures.serverChangeset($0) },
+                           progress: DownloadProgress(serverVersion: serverVersion, latestServerVersion: serverVersion, downloadableBytes: 0),
+                           isLastInBatch: last))
+    }
+
+    static func uploads(_ versions: [Int64], base: Int64 = 0) -> Action {
+        .send(.upload(Upload(session: 1, changesets: versions.map { UploadChangeset(ProtocolFixtures.changeset($0), lastServerVersion: base) })))
+    }
+
+    /// A session that went through bind and ident on an open connection.
+    static func activeSession(pending: [UploadChangeset] = []) -> ClientSession {
+        var s = session(pending: pending)
+        _ = s.start(connectionIsOpen: true)
+        _ = s.received(answer())
+        return s
+    }
+
+    func sent(_ actions: [Action]) -> [ClientMessage] {
+        actions.compactMap { if case .send(let m) = $0 { m } else { nil } }
+    }
+
+    func errors(_ actions: [Action]) -> [SessionError] {
+        actions.compactMap { if case .reportError(let e) = $0 { e } else { nil } }
+    }
+
+    func delay(_ actions: [Action]) -> Int64? {
+        actions.lazy.compactMap { if case .scheduleTimer(.reconnect, _, let d) = $0 { d } else { nil } }.first
+    }
+
+    // MARK: Scenarios
+
+    @Test func normalBindIdentUploadAckDownloadMark() {
+        var s = Self.session()
+        #expect(s.start(connectionIsOpen: false) == [.requestConnection])
+        #expect(s.state == .waitingForConnection)
+        #expect(s.connectionOpened() == [
+            .cancelTimer(.reconnect),
+            .send(.bind(Bind(session: 1, target: .partition(.string("tasks")), accessToken: "token"))),
+            .send(.ident(Ident(session: 1, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none))),
+        ])
+        #expect(s.state == .binding)
+
+        // A write while binding waits for the ident answer.
+        let committed = s.localChangesetCommitted(ProtocolFixtures.changeset(1))
+        #expect(sent(committed).isEmpty)
+        #expect(s.received(Self.answer()) == [.persistIdentity(Self.file, Self.epoch), Self.uploads([1])])
+        #expect(s.state == .active)
+        #expect(s.checkpoint.fileIdent == Self.file)
+
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))) == sent([Self.uploads([2])]))
+        let (upload, none) = s.wait(for: .upload)
+        #expect(none.isEmpty)
+        let acked = s.received(Self.ack(2, server: 3))
+        #expect(acked.first == .uploadAcknowledged(clientVersion: 2))
+        #expect(acked.last == .completeWait(upload))
+        #expect(s.pending.isEmpty && s.uploadProgress.transferredBytes == s.uploadProgress.transferrableBytes)
+
+        let downloaded = s.received(Self.download([4, 5], to: 5))
+        guard case .integrate(let batch) = downloaded.first else { Issue.record("no integrate: \(downloaded)"); return }
+        #expect(batch.changesets.map(\.serverVersion) == [4, 5])
+        #expect(batch.checkpoint == ClientSession.Checkpoint(fileIdent: Self.file, serverVersion: 5, epoch: Self.epoch))
+        #expect(s.checkpoint.serverVersion == 5)
+
+        let (download, mark) = s.wait(for: .download)
+        #expect(mark == [.send(.mark(Mark(session: 1, requestID: 1)))])
+        #expect(s.received(.markAnswer(MarkAnswer(session: 1, epoch: Self.epoch, requestID: 1, serverVersion: 5))) == [.completeWait(download)])
+    }
+
+    @Test func uploadWaitCompletesAtOnceWhenNothingIsPending() {
+        var s = Self.activeSession()
+        let (id, actions) = s.wait(for: .upload)
+        #expect(actions == [.completeWait(id)])
+    }
+
+    @Test func uploadWaitCoversOnlyWhatWasCommittedBeforeIt() {
+        var s = Self.activeSession()
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(1))
+        let (id, _) = s.wait(for: .upload)
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(2))
+        #expect(s.received(Self.ack(1)).last == .completeWait(id))
+    }
+
+    @Test func disconnectMidUploadResendsFromTheLastAckAfterReconnect() {
+        var s = Self.activeSession()
+        for v in Int64(1)...3 { _ = s.localChangesetCommitted(ProtocolFixtures.changeset(v)) }
+        _ = s.received(Self.ack(1))
+        let closed = s.connectionClosed(error: "connection reset by peer")
+        #expect(errors(closed) == [SessionError(code: .connectionFailed, message: "connection reset by peer", action: .retryLater, isFatal: false)])
+        #expect(s.state == .waitingForConnection)
+        guard case .scheduleTimer(.reconnect, let generation, _) = closed.last else { Issue.record("\(closed)"); return }
+        #expect(s.timerFired(.reconnect, generation: generation) == [.requestConnection])
+        let bound = s.connectionOpened()
+        #expect(sent(bound).last == .ident(Ident(session: 1, fileIdent: Self.file, lastServerVersion: 0, epoch: Self.epoch)))
+        #expect(s.received(Self.answer()) == [Self.uploads([2, 3])])
+        // The server had integrated 2 before the drop: its ack of 2 and then 3 is idempotent.
+        #expect(s.received(Self.ack(2)).first == .uploadAcknowledged(clientVersion: 2))
+        #expect(s.received(Self.ack(2)) == [])
+        #expect(s.received(Self.ack(3)).first == .uploadAcknowledged(clientVersion: 3))
+        #expect(s.pending.isEmpty)
+    }
+
+    @Test func uploadsAreBatchedByBytesInOrder() {
+        var s = ClientSession(id: 1, target: .flexible, accessToken: "t",
+                              pending: (1...5).map { UploadChangeset(ProtocolFixtures.changeset($0), lastServerVersion: 0) },
+                              configuration: .init(maxUploadBytes: 1))
+        _ = s.start(connectionIsOpen: true)
+        let uploads = sent(s.received(Self.answer()))
+        #expect(uploads.count == 5)
+        #expect(uploads == (1...5).map { v in .upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(v), lastServerVersion: 0)])) })
+    }
+
+    @Test func backoffDelaysGrowAndResetAfterSuccess() {
+        var s = Self.session()
+        _ = s.start(connectionIsOpen: false)
+        var delays: [Int64] = []
+        var generation: UInt64 = 0
+        for _ in 0..<8 {
+            let actions = s.connectionClosed(error: "refused")
+            delays.append(delay(actions)!)
+            if case .scheduleTimer(_, let g, _) = actions.last { generation = g }
+            #expect(s.timerFired(.reconnect, generation: generation) == [.requestConnection])
+        }
+        #expect(zip(delays, delays.dropFirst()).allSatisfy { $0 < $1 || $1 > 45_000 }, "\(delays)")
+        #expect(delays[0] <= 1000 && delays[0] >= 750)
+        #expect(delays.last! <= 60_000 && delays.last! >= 45_000)
+        // A stale timer does nothing.
+        #expect(s.timerFired(.reconnect, generation: generation - 1) == [])
+        // Success resets the backoff.
+        _ = s.connectionOpened()
+        _ = s.received(Self.answer())
+        #expect(delay(s.connectionClosed(error: "drop"))! <= 1000)
+    }
+
+    @Test func backoffIsReproducibleFromItsSeed() {
+        var a = ReconnectBackoff(seed: 7), b = ReconnectBackoff(seed: 7), c = ReconnectBackoff(seed: 8)
+        let da = (0..<10).map { _ in a.nextDelay() }, db = (0..<10).map { _ in b.nextDelay() }, dc = (0..<10).map { _ in c.nextDelay() }
+        #expect(da == db)
+        #expect(da != dc)
+    }
+
+    @Test func resetRequiredAnswerAsksForAClientResetThenResumes() {
+        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: 4),
+                             pending: [UploadChangeset(ProtocolFixtures.changeset(1), lastServerVersion: 30)])
+        _ = s.start(connectionIsOpen: true)
+        let actions = s.received(.resetRequired(ResetRequired(session: 1, epoch: 6, reason: .epochChanged, recoveryAllowed: true,
+                                                              message: "sync was terminated")))
+        let request = ClientSession.ResetRequest(reason: .epochChanged, message: "sync was terminated", recoveryAllowed: true, serverEpoch: 6)
+        #expect(actions == [.cancelTimer(.reconnect), .requestClientReset(request)])
+        #expect(s.state == .waitingForReset(request))
+        // Nothing uploads while waiting.
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))).isEmpty)
+
+        let fresh = ClientSession.Checkpoint(fileIdent: FileIdent(ident: 8, salt: 1), serverVersion: 3, epoch: 6)
+        let recovered = [UploadChangeset(ProtocolFixtures.changeset(3), lastServerVersion: 3)]
+        let resumed = s.resetCompleted(fresh, pending: recovered)
+        #expect(sent(resumed).last == .ident(Ident(session: 1, fileIdent: fresh.fileIdent, lastServerVersion: 3, epoch: 6)))
+        let active = s.received(.identAnswer(IdentAnswer(session: 1, epoch: 6, fileIdent: fresh.fileIdent, latestServerVersion: 3)))
+        #expect(sent(active) == [.upload(Upload(session: 1, changesets: recovered))])
+    }
+
+    @Test func anIdentAnswerWithAnotherEpochIsAReset() {
+        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: 4))
+        _ = s.start(connectionIsOpen: true)
+        let actions = s.received(Self.answer(latest: 40, epoch: 5))
+        #expect(actions.last == .requestClientReset(.init(reason: .epochChanged, message: "the server's history changed (epoch 5, client has epoch 4)",
+                                                          recoveryAllowed: true, serverEpoch: 5)))
+    }
+
+    @Test func aServerBehindTheClientIsAReset() {
+        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: Self.epoch))
+        _ = s.start(connectionIsOpen: true)
+        guard case .requestClientReset(let r) = s.received(Self.answer(latest: 20)).last else { Issue.record(); return }
+        #expect(r.reason == .historyRestored)
+    }
+
+    @Test func aDownloadFromAnotherEpochIsAReset() {
+        var s = Self.activeSession()
+        guard case .requestClientReset(let r) = s.received(Self.download([1], to: 1, epoch: 9)).last else { Issue.record(); return }
+        #expect(r.serverEpoch == 9)
+    }
+
+    @Test func downloadsGoingBackAreAProtocolViolation() {
+        var s = Self.activeSession()
+        _ = s.received(Self.download([1, 2], to: 2))
+        let (wait, _) = s.wait(for: .download)
+        let actions = s.received(Self.download([2], to: 2))
+        #expect(errors(actions).map(\.code) == [.clientSessionError])
+        #expect(actions.contains(.send(.unbind(1))))
+        #expect(actions.contains { if case .failWait(wait, _) = $0 { true } else { false } })
+        guard case .failed = s.state else { Issue.record("\(s.state)"); return }
+    }
+
+    @Test func bootstrapsAreIntegratedWhole() {
+        var s = Self.activeSession()
+        let first = s.received(Self.download([1, 2], to: 2, last: false))
+        #expect(!first.contains { if case .integrate = $0 { true } else { false } })
+        guard case .integrate(let batch) = s.received(Self.download([3], to: 3)).first else { Issue.record(); return }
+        #expect(batch.changesets.map(\.serverVersion) == [1, 2, 3])
+    }
+
+    @Test func downloadWaitsSurviveAReconnect() {
+        var s = Self.activeSession()
+        let (wait, _) = s.wait(for: .download)
+        _ = s.connectionClosed(error: nil)
+        _ = s.connectionOpened()
+        #expect(s.received(Self.answer()) == [.send(.mark(Mark(session: 1, requestID: 1)))])
+        #expect(s.received(.markAnswer(MarkAnswer(session: 1, epoch: Self.epoch, requestID: 1, serverVersion: 0))) == [.completeWait(wait)])
+    }
+
+    @Test func messagesOutOfOrderFailTheSession() {
+        var s = Self.session()
+        _ = s.start(connectionIsOpen: true)
+        let actions = s.received(Self.ack(1))
+        #expect(errors(actions).first?.message == "upload ack received while the session is binding")
+    }
+
+    @Test func suspendUnbindsAndResumeBindsAgain() {
+        var s = Self.activeSession()
+        #expect(s.suspend() == [.send(.unbind(1))])
+        #expect(s.state == .dying)
+        #expect(s.received(.unbound(Unbound(session: 1, epoch: Self.epoch))) == [])
+        #expect(s.state == .inactive)
+        #expect(sent(s.start(connectionIsOpen: true)).count == 2)
+        #expect(s.state == .binding)
+    }
+
+    @Test func flexibleSyncSendsTheQuerySetAfterIdentAndReportsRefusals() {
+        var s = Self.session(target: .flexible)
+        _ = s.changeQuerySet(version: 1, queries: [TypeQuery(objectType: "Task", query: "secret == 1")])
+        _ = s.start(connectionIsOpen: true)
+        #expect(sent(s.received(Self.answer())) == [.queryChange(QueryChange(session: 1, querySetVersion: 1,
+                                                                                queries: [TypeQuery(objectType: "Task", query: "secret == 1")]))])
+        let refused = s.received(.queryError(QuerySetError(session: 1, epoch: Self.epoch, querySetVersion: 1, message: "secret is not queryable")))
+        #expect(refused.first == .querySetRejected(version: 1, message: "secret is not queryable"))
+        #expect(errors(refused).map(\.code) == [.invalidFlexibleSyncSubscriptions])
+        #expect(s.state == .active)
+    }
+
+    // MARK: Error actions
+
+    struct ErrorCase: Sendable, CustomTestStringConvertible {
+        var code: ServerErrorCode
+        var action: ErrorAction?
+        var reported: SyncErrorCode?
+        var stays: ClientSession.State?
+        var testDescription: String { "\(code)" }
+    }
+
+    @Test(arguments: [
+        ErrorCase(code: .badChangeset, reported: .clientSessionError),
+        ErrorCase(code: .userLoggedOut, reported: .clientUserError),
+        ErrorCase(code: .permissionDenied, reported: .permissionDeniedError),
+        ErrorCase(code: .compensatingWrite, reported: .writeRejected, stays: .active),
+        ErrorCase(code: .serverWarning, reported: .serverWarning, stays: .active),
+        ErrorCase(code: .syncDisabled, reported: .serverWarning, stays: .active),
+        ErrorCase(code: .tryAgainLater, reported: .connectionFailed, stays: .waitingForConnection),
+        ErrorCase(code: .accessTokenExpired, reported: nil, stays: .waitingForAccessToken),
+    ])
+    func sessionErrorsMapToSDKCodesAndActions(_ c: ErrorCase) {
+        var s = Self.activeSession()
+        let (wait, _) = s.wait(for: .download)
+        let writes = c.code == .compensatingWrite ? [CompensatingWrite(objectType: "Task", primaryKey: .int(1), reason: "no permission")] : []
+        let actions = s.received(.error(ErrorMessage(code: c.code, message: "m", action: c.action, tryAgainAfterMilliseconds: 5000,
+                                                     session: 1, epoch: Self.epoch, compensatingWrites: writes)))
+        #expect(errors(actions).map(\.code) == (c.reported.map { [$0] } ?? []))
+        #expect(errors(actions).first?.compensatingWrites ?? [] == writes)
+        if let stays = c.stays {
+            #expect(s.state == stays)
+            #expect(!actions.contains { if case .failWait = $0 { true } else { false } })
+        } else {
+            #expect(s.state == .failed(errors(actions)[0]))
+            #expect(actions.contains { if case .failWait(wait, _) = $0 { true } else { false } })
+        }
+        if c.code == .tryAgainLater { #expect(delay(actions) == 5000) }
+        if c.code == .accessTokenExpired {
+            #expect(actions == [.refreshAccessToken])
+            #expect(sent(s.accessTokenRefreshed("fresh")).first == .bind(Bind(session: 1, target: .partition(.string("tasks")), accessToken: "fresh")))
+        }
+    }
+
+    @Test func aResetErrorRequestsAClientReset() {
+        var s = Self.activeSession()
+        let actions = s.received(.error(ErrorMessage(code: .clientResetRequired, message: "history compacted", session: 1, epoch: Self.epoch)))
+        guard case .requestClientReset(let r) = actions.last else { Issue.record("\(actions)"); return }
+        #expect(r.message == "history compacted")
+        #expect(SyncErrorCode(serverCode: .clientResetRequired, action: .clientReset) == .clientResetError)
+    }
+
+    @Test func aConnectionLevelRetryLaterDelaysTheNextReconnect() {
+        var s = Self.activeSession()
+        let actions = s.received(.error(ErrorMessage(code: .serverShuttingDown, message: "bye", tryAgainAfterMilliseconds: 90_000)))
+        #expect(errors(actions).map(\.code) == [.connectionFailed])
+        #expect(s.state == .active)
+        #expect(delay(s.connectionClosed(error: nil)) == 90_000)
+    }
+
+    @Test func aTokenRefreshOnABoundSessionIsSent() {
+        var s = Self.activeSession()
+        #expect(s.accessTokenRefreshed("new") == [.send(.refreshAccessToken(RefreshAccessToken(session: 1, accessToken: "new")))])
+    }
+}

@@ -1,0 +1,79 @@
+import AtollServer
+import Foundation
+import Testing
+
+@Suite("Server configuration")
+struct ConfigurationTests {
+    func load(_ json: String) throws -> ServerConfiguration {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-config-\(UUID().uuidString).json")
+        try Data(json.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try ServerConfiguration.load(from: file)
+    }
+
+    @Test func theDefaultsAreALocalDevelopmentServer() throws {
+        let configuration = try load("{}")
+        #expect(configuration == ServerConfiguration())
+        #expect(configuration.host == "127.0.0.1")
+        #expect(configuration.port == 9090)
+        #expect(configuration.dataDirectory == "./atoll-data")
+        #expect(configuration.developmentMode)
+        #expect(configuration.accessTokenLifetime == 1800)
+        #expect(configuration.refreshTokenLifetime == 60 * 24 * 3600)
+        let app = configuration.settings(forApp: "any")
+        #expect(app.accepts(.anonymous) && app.accepts(.emailPassword) && app.accepts(.apiKey))
+        #expect(!app.accepts(.customToken))
+    }
+
+    @Test func theREADMEExampleLoads() throws {
+        let configuration = try load(
+            """
+            {
+              "host": "0.0.0.0",
+              "port": 8080,
+              "dataDirectory": "/var/lib/atoll",
+              "developmentMode": false,
+              "apps": [
+                {
+                  "id": "tasks",
+                  "authProviders": { "anon-user": false, "local-userpass": true, "api-key": true, "custom-token": true },
+                  "customJWT": { "algorithm": "HS256", "key": "a shared secret of at least 32 bytes!!", "audience": "tasks-app" },
+                  "syncKind": "flexible",
+                  "queryableFields": ["owner", "Task.done"],
+                  "permissions": [ { "type": "Task", "read": "true", "write": "owner == %user.id" } ],
+                  "developmentMode": false,
+                  "clientRecovery": true,
+                  "maxOfflineTime": 2592000
+                }
+              ]
+            }
+            """)
+        #expect(configuration.port == 8080)
+        #expect(!configuration.developmentMode)
+        let app = try #require(configuration.app(id: "tasks"))
+        #expect(!app.accepts(.anonymous))
+        #expect(app.accepts(.customToken))
+        #expect(app.customJWT?.audience == "tasks-app")
+        #expect(app.syncKind == .flexible)
+        #expect(app.queryableFields == ["owner", "Task.done"])
+        #expect(app.permissions == [.init(type: "Task", read: "true", write: "owner == %user.id")])
+        #expect(app.maxOfflineTime == 2_592_000)
+    }
+
+    @Test func unusableSettingsAreRefusedWithTheirField() throws {
+        let cases: [(String, String)] = [
+            (#"{"port": 70000}"#, "port"),
+            (#"{"tokenSecret": "short"}"#, "tokenSecret"),
+            (#"{"passwordHashRounds": 1000}"#, "passwordHashRounds"),
+            (#"{"apps": [{"id": "a"}, {"id": "a"}]}"#, "apps[1].id"),
+            (#"{"apps": [{"id": "a", "customJWT": {"algorithm": "HS256", "key": "short"}}]}"#, "apps[0].customJWT.key"),
+            (#"{"apps": [{"id": "a", "customJWT": {"algorithm": "RS256", "key": "not pem"}}]}"#, "apps[0].customJWT.key"),
+        ]
+        for (json, field) in cases {
+            #expect(throws: ConfigurationError.self, "\(json)") { try load(json) }
+            do { _ = try load(json) } catch let error as ConfigurationError { #expect(error.field == field, "\(json)") }
+        }
+        #expect(throws: ConfigurationError.self) { try load(#"{"apps": [{"id": "a", "syncKind": "mesh"}]}"#) }
+        #expect(throws: ConfigurationError.self) { try load("{not json") }
+    }
+}

@@ -1,0 +1,117 @@
+import AtollServer
+import CryptoExtras
+import Foundation
+import JWTKit
+import Testing
+
+@Suite("Custom JWT logins")
+struct CustomJWTTests {
+    static let key = "the app's own identity service signs with this key"
+    static let audience = "atoll-tests"
+
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim?
+        var aud: AudienceClaim?
+        var name: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    static func sign(_ claims: Claims, hmac key: String = CustomJWTTests.key) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: key), digestAlgorithm: .sha256)
+        return try await keys.sign(claims)
+    }
+
+    static func claims(sub: String = "user-42", expiresIn: TimeInterval? = 600, aud: String? = audience) -> Claims {
+        Claims(
+            sub: SubjectClaim(value: sub), exp: expiresIn.map { ExpirationClaim(value: Date().addingTimeInterval($0)) },
+            aud: aud.map { AudienceClaim(value: [$0]) }, name: "Aragorn")
+    }
+
+    static func configure(_ configuration: inout ServerConfiguration) {
+        configuration.apps = [
+            ServerConfiguration.App(
+                id: "jwt-app", customJWT: .init(algorithm: .hs256, key: key, audience: audience))
+        ]
+    }
+
+    @Test func theSameSubLogsInAsTheSameUser() async throws {
+        try await withServer(TestServer.configuration(Self.configure)) { server in
+            let token = try await Self.sign(Self.claims())
+            let first = try await server.http.logIn(app: "jwt-app", provider: "custom-token", json: ["token": token])
+            #expect(first.status == 200)
+            let one = try first.decode(HTTP.Login.self)
+            let two = try await server.http.logIn(
+                app: "jwt-app", provider: "custom-token", json: ["token": try await Self.sign(Self.claims())]
+            ).decode(HTTP.Login.self)
+            #expect(one.user_id == two.user_id)
+            let other = try await server.http.logIn(
+                app: "jwt-app", provider: "custom-token", json: ["token": try await Self.sign(Self.claims(sub: "user-43"))]
+            ).decode(HTTP.Login.self)
+            #expect(other.user_id != one.user_id)
+
+            let profile = try await server.http.profile(one.access_token)
+            let identities = profile.object["identities"] as? [[String: Any]]
+            #expect(identities?.first?["id"] as? String == "user-42")
+            #expect(identities?.first?["provider_type"] as? String == "custom-token")
+            #expect((profile.object["data"] as? [String: Any])?["name"] as? String == "Aragorn")
+        }
+    }
+
+    @Test func aWrongSignatureAudienceOrExpiryIsRefused() async throws {
+        try await withServer(TestServer.configuration(Self.configure)) { server in
+            let tokens = [
+                "wrong key": try await Self.sign(Self.claims(), hmac: "a key the server has never seen before!"),
+                "wrong audience": try await Self.sign(Self.claims(aud: "someone-else")),
+                "no audience": try await Self.sign(Self.claims(aud: nil)),
+                "expired": try await Self.sign(Self.claims(expiresIn: -60)),
+                "no exp": try await Self.sign(Self.claims(expiresIn: nil)),
+                "empty sub": try await Self.sign(Self.claims(sub: "")),
+                "garbage": "not.a.jwt",
+            ]
+            for (reason, token) in tokens {
+                let answer = try await server.http.logIn(app: "jwt-app", provider: "custom-token", json: ["token": token])
+                #expect(answer.status == 401, "\(reason)")
+                #expect(answer.errorCode == "InvalidCredentials", "\(reason)")
+            }
+        }
+    }
+
+    @Test func anAppWithoutAKeyRefusesCustomTokens() async throws {
+        try await withServer(TestServer.configuration(Self.configure)) { server in
+            let token = try await Self.sign(Self.claims())
+            let answer = try await server.http.logIn(app: "dev-app", provider: "custom-token", json: ["token": token])
+            #expect(answer.status == 403)
+            #expect(answer.errorCode == "AuthProviderDisabled")
+        }
+    }
+
+    @Test func rs256TokensAreCheckedWithThePublicKey() async throws {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let otherKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        try await withServer(TestServer.configuration { configuration in
+            configuration.apps = [
+                ServerConfiguration.App(
+                    id: "rsa-app", customJWT: .init(algorithm: .rs256, key: privateKey.publicKey.pemRepresentation))
+            ]
+        }) { server in
+            func sign(with key: _RSA.Signing.PrivateKey) async throws -> String {
+                let keys = JWTKeyCollection()
+                await keys.add(rsa: try Insecure.RSA.PrivateKey(backing: key), digestAlgorithm: .sha256)
+                return try await keys.sign(Self.claims(aud: nil))
+            }
+            let good = try await server.http.logIn(
+                app: "rsa-app", provider: "custom-token", json: ["token": try await sign(with: privateKey)])
+            #expect(good.status == 200)
+            let bad = try await server.http.logIn(
+                app: "rsa-app", provider: "custom-token", json: ["token": try await sign(with: otherKey)])
+            #expect(bad.errorCode == "InvalidCredentials")
+            // An HS256 token keyed with the public key text must not pass (algorithm confusion).
+            let confused = try await Self.sign(Self.claims(aud: nil), hmac: privateKey.publicKey.pemRepresentation)
+            let answer = try await server.http.logIn(app: "rsa-app", provider: "custom-token", json: ["token": confused])
+            #expect(answer.errorCode == "InvalidCredentials")
+        }
+    }
+}
