@@ -57,7 +57,10 @@ let package = Package(
             ]
         ),
         // Helpers shared by the test suites: temporary folders, fixtures.
-        .target(name: "AtollTesting", dependencies: ["Atoll", "AtollCore"]),
+        .target(
+            name: "AtollTesting",
+            dependencies: ["Atoll", "AtollCore", "AtollServer", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "atoll-bench",
             dependencies: ["Atoll", "AtollCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]

@@ -24,6 +24,14 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
         core = AppCore.shared(id: id, configuration: configuration)
     }
 
+    private init(core: AppCore, _: Void) { self.core = core }
+
+    /// The app as a new process would open it: state read afresh from its folder.
+    @_spi(Testing)
+    public static func reopenedForTesting(id: String, configuration: AppConfiguration) -> App {
+        App(core: AppCore.shared(id: id, configuration: configuration, fresh: true), ())
+    }
+
     public static func == (lhs: App, rhs: App) -> Bool { lhs.core === rhs.core }
 
     public var description: String { "App(\(appId) at \(configuration.resolvedBaseURL))" }
@@ -72,10 +80,10 @@ final class AppCore: @unchecked Sendable {
 
     private static let cores = Mutex<[String: AppCore]>([:])
 
-    static func shared(id: String, configuration: AppConfiguration) -> AppCore {
+    static func shared(id: String, configuration: AppConfiguration, fresh: Bool = false) -> AppCore {
         let key = "\(id)|\(configuration.resolvedBaseURL)|\(configuration.resolvedRoot.path)"
         return cores.withLock { cores in
-            if let core = cores[key] { return core }
+            if !fresh, let core = cores[key] { return core }
             let core = AppCore(id: id, configuration: configuration)
             cores[key] = core
             return core

@@ -212,11 +212,13 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
 
     /// A request with the access token, retried once with a fresh token if the server refuses it.
     func authorized(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> Data {
-        let token = try await validAccessToken()
-        do {
-            return try await core.http.send(method, path, bearer: token, json: json)
-        } catch let error as AppError where error.code == .invalidSession {
-            return try await core.http.send(method, path, bearer: try await validAccessToken(forceRefresh: true), json: json)
+        try await loggingOutOnRefusal {
+            let token = try await validAccessToken()
+            do {
+                return try await core.http.send(method, path, bearer: token, json: json)
+            } catch let error as AppError where error.code == .invalidSession {
+                return try await core.http.send(method, path, bearer: try await validAccessToken(forceRefresh: true), json: json)
+            }
         }
     }
 
@@ -225,7 +227,24 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         guard state == .loggedIn, let token = refreshToken else {
             throw AppError(.userLoggedOut, "the user \(id) is not logged in")
         }
-        return try await core.http.send(method, path, bearer: token, json: json)
+        return try await loggingOutOnRefusal {
+            do {
+                return try await core.http.send(method, path, bearer: token, json: json)
+            } catch let error as AppError where error.code == .invalidSession {
+                setLoggedOut(removing: false)  // the refresh token itself was refused
+                throw error
+            }
+        }
+    }
+
+    /// A user the server disabled or no longer knows is logged out on this device.
+    private func loggingOutOnRefusal(_ request: () async throws -> Data) async throws -> Data {
+        do {
+            return try await request()
+        } catch let error as AppError where error.code == .userDisabled || error.code == .userNotFound {
+            setLoggedOut(removing: false)
+            throw error
+        }
     }
 
     /// The user's API keys.

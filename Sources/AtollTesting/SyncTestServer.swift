@@ -1,0 +1,89 @@
+import Atoll
+import AtollServer
+import Foundation
+import Logging
+
+/// A real Atoll server on 127.0.0.1 with a free port and its own temporary data folder, plus
+/// apps that stand in for devices: each device keeps its users and realms in its own folder.
+///
+/// ```swift
+/// let server = try await SyncTestServer.start()
+/// let phone = server.app(device: "phone")
+/// let user = try await phone.login(credentials: .anonymous)
+/// try await server.stop()
+/// ```
+public final class SyncTestServer: Sendable {
+    public let appId: String
+    public let configuration: ServerConfiguration
+    public let folder: TemporaryFolder
+    private let running: Mutex<RunningAtollServer?>
+
+    /// The running server (its port, its admin operations such as `auth.setUserDisabled`).
+    public var server: RunningAtollServer {
+        guard let server = running.withLock({ $0 }) else { preconditionFailure("the test server is stopped") }
+        return server
+    }
+
+    /// The server's address; it stays the same across `restart()` (same port).
+    public let baseURL: String
+
+    static let logger: Logger = {
+        var logger = Logger(label: "atoll-test-server")
+        logger.logLevel = .error
+        return logger
+    }()
+
+    private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, running: RunningAtollServer) {
+        self.appId = appId
+        self.configuration = configuration
+        self.folder = folder
+        self.running = Mutex(running)
+        baseURL = running.baseURL.absoluteString
+    }
+
+    /// Starts a server; `configure` adjusts its configuration (apps, providers, lifetimes).
+    public static func start(appId: String = "test-app",
+                             _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> SyncTestServer {
+        let folder = try TemporaryFolder("atoll-sync-test")
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, dataDirectory: folder.url.appendingPathComponent("server").path,
+            passwordHashRounds: PasswordHasher.minimumRounds)
+        configure(&configuration)
+        let running = try await AtollServer(configuration: configuration, logger: logger).start()
+        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, running: running)
+    }
+
+    /// An app as seen from one device: its own folder for users and realms.
+    public func app(device: String = "device", id: String? = nil) -> App {
+        App(id: id ?? appId, configuration: appConfiguration(device: device))
+    }
+
+    /// The configuration `app(device:)` uses; the server address stays valid across `restart()`.
+    public func appConfiguration(device: String = "device") -> AppConfiguration {
+        AppConfiguration(baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true))
+    }
+
+    /// Stops the server; its data stays for `restart()`.
+    public func stop() async throws {
+        guard let server = running.withLock({ value -> RunningAtollServer? in defer { value = nil }; return value }) else { return }
+        try await server.shutdown()
+    }
+
+    /// Starts the server again on the same data folder and the same port.
+    public func restart() async throws {
+        let port = server.port
+        try await stop()
+        var configuration = configuration
+        configuration.port = port
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger).start()
+        running.withLock { $0 = restarted }
+    }
+
+    /// Stops the server and removes every file of the test.
+    public func tearDown() async throws {
+        try await stop()
+        folder.remove()
+    }
+}
+
+import Synchronization
