@@ -36,6 +36,10 @@ let package = Package(
                 "AtollCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // The sync client's WebSocket (URLSession has none on Linux).
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The sync server library: HTTP auth API, (later) WebSocket sync, the store behind `ServerStore`.
@@ -81,6 +85,8 @@ let package = Package(
                 "AtollCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // A real WebSocket client for the sync endpoint's tests.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 // To sign custom JWTs and forge access tokens in tests.
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -17,6 +17,7 @@ public final class SyncTestServer: Sendable {
     public let configuration: ServerConfiguration
     public let folder: TemporaryFolder
     private let running: Mutex<RunningAtollServer?>
+    private let apps = Mutex<[App]>([])
 
     /// The running server (its port, its admin operations such as `auth.setUserDisabled`).
     public var server: RunningAtollServer {
@@ -55,7 +56,9 @@ public final class SyncTestServer: Sendable {
 
     /// An app as seen from one device: its own folder for users and realms.
     public func app(device: String = "device", id: String? = nil) -> App {
-        App(id: id ?? appId, configuration: appConfiguration(device: device))
+        let app = App(id: id ?? appId, configuration: appConfiguration(device: device))
+        apps.withLock { $0.append(app) }
+        return app
     }
 
     /// The configuration `app(device:)` uses; the server address stays valid across `restart()`.
@@ -79,8 +82,12 @@ public final class SyncTestServer: Sendable {
         running.withLock { $0 = restarted }
     }
 
-    /// Stops the server and removes every file of the test.
+    /// Logs out every user of the apps it made (which stops their sync sessions), stops the
+    /// server and removes every file of the test.
     public func tearDown() async throws {
+        for app in apps.withLock({ $0 }) {
+            for user in app.allUsers.values { try? await user.logOut() }
+        }
         try await stop()
         folder.remove()
     }

@@ -28,10 +28,10 @@ import Testing
          [.real(1_704_067_200), .real(1)]),
         ("priority IN {1, 2}", "Task", #"(t0."priority" = ? OR t0."priority" = ?)"#, [.integer(1), .integer(2)]),
         ("dogs.@sum.age > 10", "Person",
-         #"(SELECT COALESCE(SUM(t2."age"), 0) FROM "list_Person_dogs" c1 LEFT JOIN "class_Dog" t2 ON t2._row = c1."value" WHERE c1."owner" = t0._row) > ?"#,
+         #"(SELECT COALESCE(SUM(t2."age"), 0) FROM "list_Person_dogs" c1 LEFT JOIN "class_Dog" t2 ON t2._row = c1."value" WHERE c1."owner" = t0._row AND c1."value" IS NOT NULL) > ?"#,
          [.integer(10)]),
         ("dogs.name == 'Rex'", "Person",
-         #"EXISTS (SELECT 1 FROM "list_Person_dogs" c1 LEFT JOIN "class_Dog" t2 ON t2._row = c1."value" WHERE c1."owner" = t0._row AND t2."name" = ?)"#,
+         #"EXISTS (SELECT 1 FROM "list_Person_dogs" c1 LEFT JOIN "class_Dog" t2 ON t2._row = c1."value" WHERE c1."owner" = t0._row AND c1."value" IS NOT NULL AND t2."name" = ?)"#,
          [.text("Rex")]),
         ("name.@size > 3", "Person", #"atoll_size(t0."name") > ?"#, [.integer(3)]),
     ]

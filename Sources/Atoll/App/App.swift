@@ -74,6 +74,8 @@ final class AppCore: @unchecked Sendable {
     let http: HTTPClient
     let folder: URL
     let metadata: MetadataStore?
+    let syncClient: SyncClient
+    let syncManager = SyncManager()
     private let lock = NSLock()
     private var users: [String: User] = [:]
     private var currentId: String?
@@ -94,6 +96,7 @@ final class AppCore: @unchecked Sendable {
         self.id = id
         self.configuration = configuration
         http = HTTPClient(configuration: configuration)
+        syncClient = SyncClient(baseURL: configuration.resolvedBaseURL, appId: id)
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))

@@ -17,6 +17,9 @@ public struct AppConfiguration: Sendable, Equatable {
     /// The folder holding the app's metadata and synced realms (`<root>/atoll/<app id>/…`);
     /// `nil` means `Realm.defaultDirectory`.
     public var rootDirectory: URL?
+    /// How long an open that must download (`.always`, a first `.once`) waits for the server
+    /// before failing with `POSIXError(.ETIMEDOUT)`, in seconds.
+    public var syncConnectTimeout: TimeInterval = 30
 
     public static let defaultBaseURL = "http://localhost:9090"
 

@@ -160,6 +160,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
             _accessToken = nil
             _refreshToken = nil
         }
+        core.syncClient.stopSessions(of: self)
         core.userChanged(self)
     }
 

@@ -86,6 +86,11 @@ extension Realm {
         if table.schema.isEmbedded && parent == nil {
             throw Error(.invalidValue, "Cannot add an embedded object of type '\(table.name)' on its own: assign it to a property of its parent")
         }
+        // An embedded object's steps are carried by the instruction that sets it whole; a
+        // top-level object it links to records its own.
+        let wasMuted = transaction.muted
+        transaction.muted = table.schema.isEmbedded
+        defer { transaction.muted = wasMuted }
         let contents = info.contents(of: object)
         var primaryKey: Value?
         if let pk = table.primaryKeyIndex, case .scalar(let key) = contents[pk] {
@@ -121,6 +126,7 @@ extension Realm {
         if !table.schema.isEmbedded {
             let id = ObjectID(type: table.name, primaryKey: primaryKey ?? .int(row))
             transaction.record(.createObject(id))
+            try resolveLinks(to: table, row, id: id, transaction)
             for index in table.columns where index != table.primaryKeyIndex && table.property(index).type != .object {
                 if case .scalar(let value) = contents[index] {
                     transaction.record(.set(id, path: [.property(table.property(index).name)], value: value))
@@ -221,6 +227,7 @@ extension Realm {
     private func clearLink(_ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction, recording: Bool = true) throws {
         let table = state.table
         let property = table.property(index)
+        try forgetUnresolvedLink(table, state.row, property.name)
         guard let current = try connection.fetchInt("SELECT \(table.column(index)) FROM \(table.table) WHERE _row = ?", [.integer(state.row)]) else {
             if recording {
                 let (id, path) = try address(table, state.row)

@@ -41,17 +41,51 @@ extension Realm {
         }
     }
 
+    // MARK: Unresolved slots
+
+    /// Whether a collection keeps unresolved links as slots users do not see: lists and sets of
+    /// objects (which never hold a real NULL). See Realm+UnresolvedLinks.swift.
+    static func hidesUnresolved(_ property: Property) -> Bool {
+        property.type == .object && (property.collection == .list || property.collection == .set)
+    }
+
+    /// The SQL condition selecting the slots users see.
+    private static func visible(_ property: Property) -> String {
+        hidesUnresolved(property) ? " AND value IS NOT NULL" : ""
+    }
+
+    /// The stored position (which instructions use) of the list element users see at `index`, or
+    /// of the end of the list when `index` is the visible count; `nil` when out of range.
+    func storedPosition(_ state: ManagedObjectState, _ index: Int, at position: Int) throws -> Int64? {
+        let table = state.table.collectionTable(index)
+        guard position >= 0 else { return nil }
+        guard Self.hidesUnresolved(state.table.property(index)) else {
+            let count = try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+            return Int64(position) <= count ? Int64(position) : nil
+        }
+        if let stored = try connection.fetchInt("SELECT pos FROM \(table) WHERE owner = ? AND value IS NOT NULL ORDER BY pos LIMIT 1 OFFSET ?",
+                                                 [.integer(state.row), .integer(Int64(position))]) {
+            return stored
+        }
+        let visible = try connection.fetchInt("SELECT COUNT(value) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        guard Int64(position) == visible else { return nil }
+        return try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+    }
+
     // MARK: Reads
 
     func collectionCount(_ state: ManagedObjectState, _ index: Int) -> Int {
         verifyThread()
-        return Int((try? connection.fetchInt("SELECT COUNT(*) FROM \(state.table.collectionTable(index)) WHERE owner = ?", [.integer(state.row)])) ?? 0)
+        let counted = Self.hidesUnresolved(state.table.property(index)) ? "value" : "*"
+        return Int((try? connection.fetchInt("SELECT COUNT(\(counted)) FROM \(state.table.collectionTable(index)) WHERE owner = ?", [.integer(state.row)])) ?? 0)
     }
 
     func listElement(_ state: ManagedObjectState, _ index: Int, at position: Int) -> StoredElement {
         verifyThread()
-        guard let raw = try? connection.fetchOne("SELECT value FROM \(state.table.collectionTable(index)) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(Int64(position))]) else {
-            preconditionFailure("Index \(position) is out of bounds (must be less than \(collectionCount(state, index))).")
+        let count = collectionCount(state, index)
+        guard position >= 0, position < count, let stored = try? storedPosition(state, index, at: position),
+              let raw = try? connection.fetchOne("SELECT value FROM \(state.table.collectionTable(index)) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
+            preconditionFailure("Index \(position) is out of bounds (must be less than \(count)).")
         }
         return element(raw[0], state.table.property(index))
     }
@@ -62,8 +96,8 @@ extension Realm {
         let property = state.table.property(index)
         let name = state.table.collectionTable(index)
         let sql: String = switch property.collection {
-        case .list: "SELECT NULL, value FROM \(name) WHERE owner = ? ORDER BY pos"
-        case .set: "SELECT NULL, value FROM \(name) WHERE owner = ? ORDER BY rowid"
+        case .list: "SELECT NULL, value FROM \(name) WHERE owner = ?\(Self.visible(property)) ORDER BY pos"
+        case .set: "SELECT NULL, value FROM \(name) WHERE owner = ?\(Self.visible(property)) ORDER BY rowid"
         default: "SELECT key, value FROM \(name) WHERE owner = ? ORDER BY key"
         }
         let rows = (try? connection.fetchAll(sql, [.integer(state.row)])) ?? []
@@ -79,57 +113,83 @@ extension Realm {
     func listInsert(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
         collectionEdit(state, index) { table, transaction, id, path in
             let count = Int64(try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0)
-            guard position >= 0, Int64(position) <= count else {
-                throw Error(.invalidValue, "Index \(position) is out of bounds (must be less than or equal to \(count)).")
+            guard let stored = try storedPosition(state, index, at: position) else {
+                throw Error(.invalidValue, "Index \(position) is out of bounds (must be less than or equal to \(collectionCount(state, index))).")
             }
             let value = try sqlElement(element, state, index, transaction)
-            if Int64(position) < count { try shiftPositions(table, state.row, from: Int64(position), by: 1) }
-            try connection.execute("INSERT INTO \(table) (owner, pos, value) VALUES (?, ?, ?)", [.integer(state.row), .integer(Int64(position)), value])
-            transaction.record(.listInsert(id, path: path, index: position, value: try instructionValue(state.table.property(index), value)))
+            if stored < count { try shiftPositions(table, state.row, from: stored, by: 1) }
+            try connection.execute("INSERT INTO \(table) (owner, pos, value) VALUES (?, ?, ?)", [.integer(state.row), .integer(stored), value])
+            transaction.record(.listInsert(id, path: path, index: Int(stored), value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func listSet(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
         collectionEdit(state, index) { table, transaction, id, path in
-            guard let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(Int64(position))]) else {
+            guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
+                  let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
                 throw Error(.invalidValue, "Index \(position) is out of bounds.")
             }
             try deleteEmbeddedElement(state, index, old[0], transaction)
             let value = try sqlElement(element, state, index, transaction)
-            try connection.execute("UPDATE \(table) SET value = ? WHERE owner = ? AND pos = ?", [value, .integer(state.row), .integer(Int64(position))])
-            transaction.record(.set(id, path: path + [.index(position)], value: try instructionValue(state.table.property(index), value)))
+            try connection.execute("UPDATE \(table) SET value = ? WHERE owner = ? AND pos = ?", [value, .integer(state.row), .integer(stored)])
+            transaction.record(.set(id, path: path + [.index(Int(stored))], value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func listRemove(_ state: ManagedObjectState, _ index: Int, at position: Int) {
         collectionEdit(state, index) { table, transaction, id, path in
-            guard let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(Int64(position))]) else {
+            guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
+                  let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
                 throw Error(.invalidValue, "Index \(position) is out of bounds.")
             }
             try deleteEmbeddedElement(state, index, old[0], transaction)
-            try connection.execute("DELETE FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(Int64(position))])
-            try shiftPositions(table, state.row, from: Int64(position) + 1, by: -1)
-            transaction.record(.listErase(id, path: path, index: position))
+            try removeListSlot(table, state.row, at: stored)
+            transaction.record(.listErase(id, path: path, index: Int(stored)))
         }
     }
 
-    func listMove(_ state: ManagedObjectState, _ index: Int, from: Int, to: Int) {
+    /// Deletes the slot at stored position `position` and closes the gap.
+    func removeListSlot(_ table: String, _ owner: Int64, at position: Int64) throws {
+        try connection.execute("DELETE FROM \(table) WHERE owner = ? AND pos = ?", [.integer(owner), .integer(position)])
+        try shiftPositions(table, owner, from: position + 1, by: -1)
+    }
+
+    /// The stored positions of a move users see from `from` to `to`: the element lands just
+    /// before the one that follows it among the visible elements (or at the end).
+    private func storedMove(_ state: ManagedObjectState, _ index: Int, from: Int, to: Int) throws -> (Int64, Int64)? {
+        let count = collectionCount(state, index)
+        guard from >= 0, to >= 0, from < count, to < count else { return nil }
+        guard Self.hidesUnresolved(state.table.property(index)) else { return (Int64(from), Int64(to)) }
+        guard let storedFrom = try storedPosition(state, index, at: from) else { return nil }
+        guard from != to else { return (storedFrom, storedFrom) }
+        let total = try connection.fetchInt("SELECT COUNT(*) FROM \(state.table.collectionTable(index)) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        guard to < count - 1 else { return (storedFrom, total - 1) }
+        // The element at `to` once `from` is taken out, and its position in that shorter list.
+        guard let next = try storedPosition(state, index, at: to < from ? to : to + 1) else { return nil }
+        return (storedFrom, next > storedFrom ? next - 1 : next)
+    }
+
+    func listMove(_ state: ManagedObjectState, _ index: Int, from visibleFrom: Int, to visibleTo: Int) {
         collectionEdit(state, index) { table, transaction, id, path in
-            let count = try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
-            guard from >= 0, to >= 0, Int64(from) < count, Int64(to) < count else {
-                throw Error(.invalidValue, "Cannot move from \(from) to \(to): the list has \(count) elements.")
+            guard let (storedFrom, storedTo) = try storedMove(state, index, from: visibleFrom, to: visibleTo) else {
+                throw Error(.invalidValue, "Cannot move from \(visibleFrom) to \(visibleTo): the list has \(collectionCount(state, index)) elements.")
             }
-            guard from != to else { return }
-            try connection.execute("UPDATE \(table) SET pos = -1 WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(Int64(from))])
-            if from < to {
-                try connection.execute("UPDATE \(table) SET pos = -(pos - 1) - 2 WHERE owner = ? AND pos > ? AND pos <= ?", [.integer(state.row), .integer(Int64(from)), .integer(Int64(to))])
-            } else {
-                try connection.execute("UPDATE \(table) SET pos = -(pos + 1) - 2 WHERE owner = ? AND pos >= ? AND pos < ?", [.integer(state.row), .integer(Int64(to)), .integer(Int64(from))])
-            }
-            try connection.execute("UPDATE \(table) SET pos = -pos - 2 WHERE owner = ? AND pos < -1", [.integer(state.row)])
-            try connection.execute("UPDATE \(table) SET pos = ? WHERE owner = ? AND pos = -1", [.integer(Int64(to)), .integer(state.row)])
-            transaction.record(.listMove(id, path: path, from: from, to: to))
+            try moveListSlot(table, state.row, from: Int(storedFrom), to: Int(storedTo))
+            if storedFrom != storedTo { transaction.record(.listMove(id, path: path, from: Int(storedFrom), to: Int(storedTo))) }
         }
+    }
+
+    /// Moves the slot at stored position `from` to `to`, as `Array.insert(remove(at: from), at: to)`.
+    func moveListSlot(_ table: String, _ owner: Int64, from: Int, to: Int) throws {
+        guard from != to else { return }
+        try connection.execute("UPDATE \(table) SET pos = -1 WHERE owner = ? AND pos = ?", [.integer(owner), .integer(Int64(from))])
+        if from < to {
+            try connection.execute("UPDATE \(table) SET pos = -(pos - 1) - 2 WHERE owner = ? AND pos > ? AND pos <= ?", [.integer(owner), .integer(Int64(from)), .integer(Int64(to))])
+        } else {
+            try connection.execute("UPDATE \(table) SET pos = -(pos + 1) - 2 WHERE owner = ? AND pos >= ? AND pos < ?", [.integer(owner), .integer(Int64(to)), .integer(Int64(from))])
+        }
+        try connection.execute("UPDATE \(table) SET pos = -pos - 2 WHERE owner = ? AND pos < -1", [.integer(owner)])
+        try connection.execute("UPDATE \(table) SET pos = ? WHERE owner = ? AND pos = -1", [.integer(Int64(to)), .integer(owner)])
     }
 
     func collectionClear(_ state: ManagedObjectState, _ index: Int) {

@@ -34,6 +34,9 @@ extension Realm {
         public var encryptionKey: Data?
         /// Called on first open with the file size and used bytes; return `true` to compact.
         public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
+        /// How the realm syncs; `nil` for a local realm. Made by `user.configuration(partitionValue:)`
+        /// and `user.flexibleSyncConfiguration()`.
+        public var syncConfiguration: SyncConfiguration?
 
         public init(
             fileURL: URL? = URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)

@@ -3,7 +3,7 @@ import Foundation
 
 extension Realm {
     /// Deletes an object. Embedded objects it owns go with it; links to it become `nil` and it
-    /// leaves every list, set and map that held it.
+    /// leaves every list and set that held it (map values become `nil`).
     public func delete(_ object: ObjectBase) {
         guard let transaction = requireWrite("delete objects") else { return }
         guard let state = object._managedState else {
@@ -36,8 +36,10 @@ extension Realm {
     }
 
     func deleteRow(_ table: TableInfo, _ row: Int64, _ transaction: WriteTransaction) throws {
+        var id: ObjectID?
         if !table.schema.isEmbedded {
-            transaction.record(.eraseObject(try address(table, row).0))
+            id = try address(table, row).0
+            transaction.record(.eraseObject(id!))
         }
         // Embedded children go with their owner.
         for index in table.schema.properties.indices where isEmbedded(table.property(index)) {
@@ -50,46 +52,13 @@ extension Realm {
         for index in table.schema.properties.indices where !table.property(index).isSingle {
             try connection.execute("DELETE FROM \(table.collectionTable(index)) WHERE owner = ?", [.integer(row)])
         }
-        if !table.schema.isEmbedded { try unlink(table, row, transaction) }
+        try forgetUnresolvedLinks(of: table, row)
+        // Links to the object stay, unresolved, as on every replica (docs/merge.md): readers no
+        // longer see them, and they resolve again if an object with this key is created.
+        if let id { try unresolveLinks(to: table, row, id: id, transaction) }
         try connection.execute("DELETE FROM \(table.table) WHERE _row = ?", [.integer(row)])
         transaction.summary.delete(table.name, row)
         bumpStamp()
-    }
-
-    /// Removes links to a deleted row. The erase instruction implies these on every replica, so
-    /// they are not recorded; they are reported to notifications as changes of the owners.
-    private func unlink(_ table: TableInfo, _ row: Int64, _ transaction: WriteTransaction) throws {
-        for (owner, index) in coordinator.incomingLinks(to: table.name) {
-            let property = owner.property(index)
-            switch property.collection {
-            case .single:
-                for case .integer(let ownerRow) in try connection.fetchAll("SELECT _row FROM \(owner.table) WHERE \(owner.column(index)) = ?", [.integer(row)]).map({ $0[0] }) {
-                    transaction.summary.modify(owner.name, ownerRow, property.name)
-                }
-                try connection.execute("UPDATE \(owner.table) SET \(owner.column(index)) = NULL WHERE \(owner.column(index)) = ?", [.integer(row)])
-            case .list:
-                let name = owner.collectionTable(index)
-                let entries = try connection.fetchAll("SELECT owner, pos FROM \(name) WHERE value = ? ORDER BY owner, pos DESC", [.integer(row)])
-                for entry in entries {
-                    guard case .integer(let ownerRow) = entry[0], case .integer(let position) = entry[1] else { continue }
-                    try connection.execute("DELETE FROM \(name) WHERE owner = ? AND pos = ?", [.integer(ownerRow), .integer(position)])
-                    try shiftPositions(name, ownerRow, from: position + 1, by: -1)
-                    transaction.summary.modify(owner.name, ownerRow, property.name)
-                }
-            case .set:
-                let name = owner.collectionTable(index)
-                for case .integer(let ownerRow) in try connection.fetchAll("SELECT owner FROM \(name) WHERE value = ?", [.integer(row)]).map({ $0[0] }) {
-                    transaction.summary.modify(owner.name, ownerRow, property.name)
-                }
-                try connection.execute("DELETE FROM \(name) WHERE value = ?", [.integer(row)])
-            case .map:
-                let name = owner.collectionTable(index)
-                for case .integer(let ownerRow) in try connection.fetchAll("SELECT owner FROM \(name) WHERE value = ?", [.integer(row)]).map({ $0[0] }) {
-                    transaction.summary.modify(owner.name, ownerRow, property.name)
-                }
-                try connection.execute("UPDATE \(name) SET value = NULL WHERE value = ?", [.integer(row)])
-            }
-        }
     }
 
     /// Moves list positions `>= from` of one owner by `delta`, without tripping the (owner, pos) key.

@@ -11,7 +11,13 @@ final class WriteTransaction {
     /// Objects added in this transaction, by table, so a repeated add is a no-op.
     let startedAt = Date()
 
-    func record(_ instruction: Instruction) { instructions.append(instruction) }
+    /// Set while an embedded object given whole is stored: the instruction that sets or inserts
+    /// it carries its content, so the steps inside it are not recorded.
+    var muted = false
+
+    func record(_ instruction: Instruction) {
+        if !muted { instructions.append(instruction) }
+    }
 
     func fail(_ error: Realm.Error) {
         if self.error == nil { self.error = error }
@@ -67,6 +73,12 @@ extension Realm {
 
     /// Commits the open write transaction: data and its history record land together or not at all.
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try commitWrite(withoutNotifying: tokens, recordingHistory: true)
+    }
+
+    /// Commits; without `recordingHistory` (changes from the server) the new version is kept in
+    /// `_atoll_meta` instead of a history record.
+    func commitWrite(withoutNotifying tokens: [NotificationToken] = [], recordingHistory: Bool) throws {
         try checkThread()
         guard let transaction else {
             throw Error(.notInWriteTransaction, "Can't commit a non-existing write transaction")
@@ -80,11 +92,15 @@ extension Realm {
         coordinator.willCommit(version: version, summary: transaction.summary)
         do {
             try connection.run { _ in
-                // Every commit, even an empty one, appends its record: the newest record is the version.
+                // Every local commit, even an empty one, appends its record: the newest record is the version.
                 let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
                                           instructions: transaction.instructions)
-                try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
-                                       [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
+                if recordingHistory {
+                    try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
+                                           [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
+                } else {
+                    try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('version', ?)", [.integer(version)])
+                }
                 try connection.execute("COMMIT")
             }
         } catch {
@@ -95,6 +111,9 @@ extension Realm {
         self.transaction = nil
         try finishWrite(version: version)
         coordinator.didCommit(version: version, by: self)
+        if let sync = configuration.syncConfiguration, !transaction.instructions.isEmpty {
+            sync.user.core.syncClient.localCommit(path: configuration.storageKey)
+        }
         notifiers.skip(tokens)
         deliverNotifications(from: old)
     }

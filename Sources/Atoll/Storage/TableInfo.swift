@@ -95,6 +95,9 @@ final class TableInfo: @unchecked Sendable {
         let table = StorageLayout.quote(StorageLayout.table(type))
         var statements: [String] = []
         let element = affinity(property)
+        // Object collections keep unresolved links (value NULL, the target in `link`), see
+        // Realm+UnresolvedLinks.swift.
+        let link = property.type == .object ? ", link BLOB" : ""
         switch property.collection {
         case .single:
             if property.isPrimaryKey {
@@ -104,16 +107,16 @@ final class TableInfo: @unchecked Sendable {
             }
         case .list:
             let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
-            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, pos INTEGER NOT NULL, value \(element), PRIMARY KEY (owner, pos)) WITHOUT ROWID")
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, pos INTEGER NOT NULL, value \(element)\(link), PRIMARY KEY (owner, pos)) WITHOUT ROWID")
             if property.type == .object { statements.append(valueIndex(name, type, property)) }
         case .set:
             let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
-            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, value \(element))")
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, value \(element)\(link))")
             statements.append("CREATE INDEX \(StorageLayout.quote("own_\(type)_\(property.name)")) ON \(name)(owner, value)")
             if property.type == .object { statements.append(valueIndex(name, type, property)) }
         case .map:
             let name = StorageLayout.quote(StorageLayout.collectionTable(type, property))
-            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, key TEXT NOT NULL, value \(element), PRIMARY KEY (owner, key)) WITHOUT ROWID")
+            statements.append("CREATE TABLE \(name) (owner INTEGER NOT NULL, key TEXT NOT NULL, value \(element)\(link), PRIMARY KEY (owner, key)) WITHOUT ROWID")
             if property.type == .object { statements.append(valueIndex(name, type, property)) }
         }
         return statements

@@ -134,7 +134,15 @@ struct SQLBuilder {
         } else {
             contexts[collection.context] = .value("\(c).\(Self.q(collection.keys ? "key" : "value"))")
         }
-        return (from, Fragment(sql: "\(c).\(Self.q("owner")) = \(base.sql)", arguments: base.arguments))
+        return (from, Fragment(sql: "\(c).\(Self.q("owner")) = \(base.sql)" + Self.hideUnresolved(collection, c),
+                               arguments: base.arguments))
+    }
+
+    /// A list or set of objects keeps unresolved links (to erased objects) as NULL slots, so sync
+    /// positions agree; queries skip them as the collection's readers do.
+    private static func hideUnresolved(_ collection: BoundCollection, _ alias: String) -> String {
+        collection.property.type == .object && (collection.property.collection == .list || collection.property.collection == .set)
+            ? " AND \(alias).\(q("value")) IS NOT NULL" : ""
     }
 
     // MARK: - Scalars
@@ -167,7 +175,7 @@ struct SQLBuilder {
             let b = try self.scalar(collection.base)
             let c = alias("c")
             let table = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
-            return Fragment(sql: "(SELECT COUNT(*) FROM \(table) \(c) WHERE \(c).\(Self.q("owner")) = \(b.sql))",
+            return Fragment(sql: "(SELECT COUNT(*) FROM \(table) \(c) WHERE \(c).\(Self.q("owner")) = \(b.sql)\(Self.hideUnresolved(collection, c)))",
                             arguments: b.arguments)
         case .aggregate(let kind, let collection, let element, let type):
             let source = try self.source(collection)

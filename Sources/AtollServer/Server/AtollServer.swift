@@ -1,10 +1,12 @@
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The sync server: the HTTP API of docs/protocol.md over the store in its data folder.
+/// The sync server: the HTTP API and the WebSocket sync endpoint of docs/protocol.md over the store in
+/// its data folder.
 ///
 /// Run it until SIGINT or SIGTERM:
 /// ```swift
@@ -91,8 +93,14 @@ public struct AtollServer: Sendable {
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger)
             let router = Self.makeRouter(auth: auth, metrics: metrics)
+            let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger)
+            let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
+            let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+            sync.add(to: webSocketRouter)
             let application = Application(
                 router: router,
+                server: .http1WebSocketUpgrade(
+                    webSocketRouter: webSocketRouter, configuration: .init(ws: sync.webSocketConfiguration)),
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
                 onServerRunning: onServerRunning,

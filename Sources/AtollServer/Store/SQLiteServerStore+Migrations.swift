@@ -53,6 +53,39 @@ extension SQLiteServerStore {
                     CREATE INDEX api_keys_user ON api_keys(user_id);
                     """)
         }
+        migrator.registerMigration("v2: sync realms, client files, history") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE realms (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                        path TEXT NOT NULL,
+                        epoch INTEGER NOT NULL,
+                        latest_version INTEGER NOT NULL DEFAULT 0,
+                        next_file_ident INTEGER NOT NULL DEFAULT 1,
+                        created_at DOUBLE NOT NULL,
+                        UNIQUE (app_id, path)
+                    );
+                    CREATE TABLE client_files (
+                        realm_id INTEGER NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                        ident INTEGER NOT NULL,
+                        salt INTEGER NOT NULL,
+                        last_client_version INTEGER NOT NULL DEFAULT 0,
+                        created_at DOUBLE NOT NULL,
+                        PRIMARY KEY (realm_id, ident)
+                    );
+                    CREATE TABLE history (
+                        realm_id INTEGER NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                        server_version INTEGER NOT NULL,
+                        origin_file_ident INTEGER NOT NULL,
+                        origin_client_version INTEGER NOT NULL,
+                        origin_timestamp INTEGER NOT NULL,
+                        changeset BLOB NOT NULL,
+                        PRIMARY KEY (realm_id, server_version)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX history_origin ON history(realm_id, origin_file_ident, server_version);
+                    """)
+        }
         return migrator
     }
 }

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 /// The one storage seam of the server: apps, users and their identities, refresh tokens and API keys.
@@ -64,6 +65,30 @@ public protocol ServerStore: Sendable {
     /// Deletes an API key. Returns false when the user has no such key.
     @discardableResult
     func deleteAPIKey(id: String, userID: String) async throws -> Bool
+
+    // MARK: Sync history (see ServerStore+Sync.swift)
+
+    /// The realm of `appID` at `path` (a partition's `PartitionValue.path`), created with `epoch` when it
+    /// does not exist yet. Creating is atomic: two callers racing get the same realm.
+    func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm
+    /// The newest server version of a realm's history (0 while it is empty).
+    func latestServerVersion(realmID: Int64) async throws -> Int64
+    /// Allocates the realm's next client file ident with `salt`.
+    func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile
+    /// The client file `ident` of a realm, or nil.
+    func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile?
+    /// History entries after `serverVersion`, in order, until their encoded changesets reach `maxBytes`
+    /// (at least one entry when there is any).
+    func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry]
+    /// The newest client version of `fileIdent` integrated at or before `serverVersion` (0 for none).
+    func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64
+    /// Integrates one upload in a single transaction: reads what `integrate` needs, calls it, appends the
+    /// changesets it returns (stamped with `fileIdent` and the next server versions) and records the
+    /// file's newest integrated client version. Nothing is written when `integrate` throws.
+    func integrate(
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
+        _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult
 }
 
 /// An error a ``ServerStore`` reports for a request it cannot carry out.
@@ -73,6 +98,8 @@ public struct ServerStoreError: Error, Sendable, CustomStringConvertible {
         case duplicateIdentity
         /// A row names a user or app that does not exist.
         case missingOwner
+        /// A sync request names a realm or client file that does not exist, or a version outside the history.
+        case notFound
     }
 
     public let code: Code

@@ -1,0 +1,73 @@
+import AtollCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// When an asynchronous open of a synced realm waits for the server's data.
+public enum OpenBehavior: Sendable {
+    /// Open at once, with what is on the device; changes download in the background.
+    case never
+    /// Download everything before the first open of the file; later opens are immediate.
+    case once
+    /// Download every change before opening (needs a connection).
+    case always
+}
+
+extension Realm {
+    /// Opens a realm, for a synced realm first downloading the server's changes as `downloadBeforeOpen`
+    /// says. Offline, `.always` fails within the connect timeout with `POSIXError(.ETIMEDOUT)`
+    /// instead of waiting for a connection.
+    ///
+    /// ```swift
+    /// let realm = try await Realm(configuration: user.configuration(partitionValue: "tasks"), downloadBeforeOpen: .always)
+    /// ```
+    public static func open(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
+                            _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
+        try await downloadIfNeeded(configuration, downloadBeforeOpen)
+        if let isolation { return try Realm(configuration: configuration, confinement: .actor(isolation)) }
+        return try Realm(configuration: configuration)
+    }
+
+    /// `Realm.open(configuration:downloadBeforeOpen:)` spelled as Realm's initializer.
+    public convenience init(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
+                            _ isolation: isolated (any Actor)? = #isolation) async throws {
+        try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        if let isolation {
+            try self.init(configuration: configuration, confinement: .actor(isolation))
+        } else {
+            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+        }
+        _ = syncSession
+    }
+
+    /// Opens a realm isolated to `actor`, downloading first as `downloadBeforeOpen` says.
+    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
+                                      downloadBeforeOpen: OpenBehavior, _ isolation: isolated A = #isolation) async throws {
+        try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        try self.init(configuration: configuration, confinement: .actor(actor))
+        _ = syncSession
+    }
+
+    static func downloadIfNeeded(_ configuration: Configuration, _ behavior: OpenBehavior) async throws {
+        guard let sync = configuration.syncConfiguration else { return }
+        let exists = configuration.fileURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+        let download: Bool = switch behavior {
+        case .never: false
+        case .always: true
+        case .once: !exists
+        }
+        guard let session = sync.user.core.syncClient.session(for: configuration) else { return }
+        guard download else { return }
+        let timeout = sync.user.core.configuration.syncConnectTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await session.wait(for: .download) }
+            group.addTask {
+                try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                throw POSIXError(.ETIMEDOUT)
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+}

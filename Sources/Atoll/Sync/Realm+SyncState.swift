@@ -1,0 +1,79 @@
+import AtollCore
+import Foundation
+
+/// What a synced realm file remembers about its place in the server's history.
+struct SyncState: Equatable {
+    var fileIdent = FileIdent.unassigned
+    var serverVersion: Int64 = 0
+    var epoch = SyncEpoch.none
+    /// The newest local version the server acknowledged.
+    var acknowledgedClientVersion: Int64 = 0
+    /// The newest local version handed to the session for upload.
+    var queuedClientVersion: Int64 = 0
+    /// Local changesets the server has not sent back yet, rebased over every download since.
+    var pending: [Changeset] = []
+}
+
+extension Realm {
+    static let syncStateTable = "_atoll_sync_state"
+
+    private func ensureSyncStateTable() throws {
+        try connection.execute("CREATE TABLE IF NOT EXISTS \(Self.syncStateTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID")
+    }
+
+    /// The stored sync state (a fresh one for a realm that never synced).
+    func loadSyncState() throws -> SyncState {
+        var state = SyncState()
+        let exists = try connection.fetchOne("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(Self.syncStateTable)]) != nil
+        guard exists else { return state }
+        for row in try connection.fetchAll("SELECT key, value FROM \(Self.syncStateTable)") {
+            guard case .text(let key) = row[0] else { continue }
+            switch (key, row[1]) {
+            case ("file_ident", .integer(let v)): state.fileIdent.ident = v
+            case ("file_salt", .integer(let v)): state.fileIdent.salt = v
+            case ("server_version", .integer(let v)): state.serverVersion = v
+            case ("epoch", .integer(let v)): state.epoch = SyncEpoch(rawValue: UInt64(bitPattern: v))
+            case ("acknowledged", .integer(let v)): state.acknowledgedClientVersion = v
+            case ("queued", .integer(let v)): state.queuedClientVersion = v
+            case ("pending", .blob(let data)):
+                var reader = BinaryReader(data)
+                while !reader.isAtEnd {
+                    do {
+                        state.pending.append(try Changeset(decoding: Data(try reader.blob())))
+                    } catch {
+                        throw Error(.invalidDatabase, "the sync state of \(coordinator.path) is damaged: \(error)", underlying: error)
+                    }
+                }
+            default: continue
+            }
+        }
+        return state
+    }
+
+    /// Saves the sync state; call inside a write transaction, with the data it describes.
+    func saveSyncState(_ state: SyncState) throws {
+        try ensureSyncStateTable()
+        var writer = BinaryWriter()
+        for changeset in state.pending { writer.blob([UInt8](changeset.encoded())) }
+        let values: [(String, SQLValue)] = [
+            ("file_ident", .integer(state.fileIdent.ident)), ("file_salt", .integer(state.fileIdent.salt)),
+            ("server_version", .integer(state.serverVersion)),
+            ("epoch", .integer(Int64(bitPattern: state.epoch.rawValue))),
+            ("acknowledged", .integer(state.acknowledgedClientVersion)),
+            ("queued", .integer(state.queuedClientVersion)), ("pending", .blob(Data(writer.bytes))),
+        ]
+        for (key, value) in values {
+            try connection.execute("INSERT OR REPLACE INTO \(Self.syncStateTable) (key, value) VALUES (?, ?)", [.text(key), value])
+        }
+    }
+
+    /// Local changesets committed after `version`, oldest first (empty commits left out).
+    func localChangesets(after version: Int64) throws -> [Changeset] {
+        try connection.fetchAll("SELECT changeset FROM _atoll_history WHERE version > ? ORDER BY version", [.integer(version)])
+            .compactMap { row in
+                guard case .blob(let data) = row[0] else { return nil }
+                let changeset = try Changeset(decoding: data)
+                return changeset.instructions.isEmpty ? nil : changeset
+            }
+    }
+}

@@ -1,0 +1,79 @@
+import AtollCore
+import Foundation
+
+/// A value that names a partition of partition-based sync: `String`, `Int`, `ObjectId`, `UUID`,
+/// or an optional of them (`nil` is the null partition).
+public protocol PartitionValueConvertible: Sendable {
+    var _partitionValue: PartitionValue { get }
+}
+
+extension String: PartitionValueConvertible { public var _partitionValue: PartitionValue { .string(self) } }
+extension Int: PartitionValueConvertible { public var _partitionValue: PartitionValue { .int(Int64(self)) } }
+extension Int64: PartitionValueConvertible { public var _partitionValue: PartitionValue { .int(self) } }
+extension Int32: PartitionValueConvertible { public var _partitionValue: PartitionValue { .int(Int64(self)) } }
+extension ObjectId: PartitionValueConvertible { public var _partitionValue: PartitionValue { .objectId(self) } }
+extension UUID: PartitionValueConvertible { public var _partitionValue: PartitionValue { .uuid(self) } }
+extension Optional: PartitionValueConvertible where Wrapped: PartitionValueConvertible {
+    public var _partitionValue: PartitionValue { self?._partitionValue ?? .null }
+}
+
+/// How a realm syncs: which user, and which partition or flexible sync.
+public struct SyncConfiguration: @unchecked Sendable {
+    /// The user the realm syncs as.
+    public let user: User
+    /// The partition, for partition-based sync.
+    public let partition: PartitionValue?
+    /// Whether the realm uses flexible sync (subscriptions choose its content).
+    public var enableFlexibleSync: Bool { partition == nil }
+    public var clientResetMode: ClientResetMode
+    /// Whether an asynchronous open fails on errors it would otherwise retry (connection failures).
+    public var cancelAsyncOpenOnNonFatalErrors: Bool
+
+    var target: SyncTarget { partition.map(SyncTarget.partition) ?? .flexible }
+
+    /// The file name of the realm under the user's folder.
+    var fileName: String {
+        guard let partition else { return "flx_sync_default.realm" }
+        let safe = partition.path.unicodeScalars.map { scalar -> String in
+            scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_".unicodeScalars.contains(scalar)
+                ? String(scalar) : String(format: "%%%02X", scalar.value)
+        }.joined()
+        return safe + ".realm"
+    }
+}
+
+extension User {
+    /// A configuration for the realm of one partition, synced as this user.
+    ///
+    /// ```swift
+    /// var config = user.configuration(partitionValue: "Some Partition Value")
+    /// config.objectTypes = [Task.self]
+    /// let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
+    /// ```
+    public func configuration<T: PartitionValueConvertible>(
+        partitionValue: T, clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
+        cancelAsyncOpenOnNonFatalErrors: Bool = false
+    ) -> Realm.Configuration {
+        syncedConfiguration(SyncConfiguration(user: self, partition: partitionValue._partitionValue,
+                                              clientResetMode: clientResetMode,
+                                              cancelAsyncOpenOnNonFatalErrors: cancelAsyncOpenOnNonFatalErrors))
+    }
+
+    /// A configuration for the user's flexible-sync realm (subscriptions arrive with the
+    /// flexible-sync work; the server answers a flexible bind with an error until then).
+    public func flexibleSyncConfiguration(
+        clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
+        cancelAsyncOpenOnNonFatalErrors: Bool = false
+    ) -> Realm.Configuration {
+        syncedConfiguration(SyncConfiguration(
+            user: self, partition: nil, clientResetMode: clientResetMode,
+            cancelAsyncOpenOnNonFatalErrors: cancelAsyncOpenOnNonFatalErrors))
+    }
+
+    private func syncedConfiguration(_ sync: SyncConfiguration) -> Realm.Configuration {
+        let folder = core.folder.appendingPathComponent(AppCore.safeName(id), isDirectory: true)
+        var configuration = Realm.Configuration(fileURL: folder.appendingPathComponent(sync.fileName))
+        configuration.syncConfiguration = sync
+        return configuration
+    }
+}

@@ -1,0 +1,125 @@
+import AtollCore
+import Foundation
+import HummingbirdWSClient
+import Logging
+import NIOCore
+
+/// The one WebSocket an app keeps to its server, shared by every sync session of the app
+/// (docs/protocol.md §2): frames are reassembled into messages and routed to sessions by id.
+actor SyncConnection {
+    enum Status: Sendable { case closed, opening, open }
+
+    let url: String
+    private let logger: Logger
+    private(set) var status: Status = .closed
+    private var writer: WebSocketOutboundWriter?
+    private var task: _Concurrency.Task<Void, Never>?
+    private var sessions: [SessionID: SessionEngine] = [:]
+    private var framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
+    static let maxFrameBytes = 256 * 1024
+
+    init(baseURL: String, appId: String) {
+        var ws = baseURL
+        if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
+        url = ws + "/api/client/v1/app/\(appId)/sync"
+        var logger = Logger(label: "atoll.sync")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    func register(_ engine: SessionEngine, id: SessionID) { sessions[id] = engine }
+
+    func unregister(_ id: SessionID) { sessions[id] = nil }
+
+    /// Opens the connection if needed; sessions hear `connectionOpened` when it is up.
+    func open() {
+        guard status == .closed else {
+            if status == .open { notifyOpened() }
+            return
+        }
+        status = .opening
+        let url = url
+        let logger = logger
+        task = _Concurrency.Task { [weak self] in
+            var configuration = WebSocketClientConfiguration()
+            configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
+            var failure: String?
+            do {
+                try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { [weak self] inbound, outbound, _ in
+                    guard let self else { return }
+                    await self.opened(outbound)
+                    var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
+                    for try await frame in inbound {
+                        guard frame.opcode == .binary || frame.opcode == .continuation else { continue }
+                        let bytes = Array(frame.data.readableBytesView)
+                        do {
+                            if let message = try reassembler.receive(bytes) { await self.received(message) }
+                        } catch {
+                            await self.protocolFailure("\(error)")
+                            return
+                        }
+                    }
+                }
+            } catch {
+                failure = "\(error)"
+            }
+            await self?.closed(error: failure)
+        }
+    }
+
+    func close() {
+        task?.cancel()
+        if let writer { _Concurrency.Task { try? await writer.close(.normalClosure, reason: nil) } }
+    }
+
+    private func opened(_ writer: WebSocketOutboundWriter) async {
+        self.writer = writer
+        status = .open
+        await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
+        notifyOpened()
+    }
+
+    private func notifyOpened() {
+        for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
+    }
+
+    private func closed(error: String?) {
+        status = .closed
+        writer = nil
+        task = nil
+        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(error: error) } }
+    }
+
+    private func protocolFailure(_ message: String) async {
+        logger.error("sync connection: \(message)")
+        try? await writer?.close(.protocolError, reason: String(message.prefix(100)))
+    }
+
+    private func received(_ bytes: [UInt8]) async {
+        let message: ServerMessage
+        do {
+            message = try ServerMessage(decoding: bytes)
+        } catch {
+            await protocolFailure("undecodable server message: \(error)")
+            return
+        }
+        if let id = message.session, let engine = sessions[id] {
+            await engine.received(message)
+        } else if case .error = message {
+            for engine in sessions.values { await engine.received(message) }
+        }
+    }
+
+    /// Sends one message, split into frames below the frame limit.
+    func send(_ message: ClientMessage) async {
+        guard let writer else { return }
+        for frame in framer.frames(for: message.encoded()) {
+            do {
+                try await writer.writeBinaryMessage(ByteBuffer(bytes: frame))
+            } catch {
+                logger.warning("sync connection: send failed: \(error)")
+                return
+            }
+        }
+    }
+}

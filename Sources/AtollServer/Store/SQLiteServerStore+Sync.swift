@@ -1,0 +1,160 @@
+import AtollCore
+import Foundation
+import GRDB
+
+extension SQLiteServerStore {
+    // MARK: Realms
+
+    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
+        try await pool.write { db in
+            if let existing = try Self.fetchRealm(db, appID: appID, path: path) { return existing }
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [appID]) == true else {
+                throw ServerStoreError(.missingOwner, "no app \(appID)")
+            }
+            try db.execute(
+                sql: "INSERT INTO realms (app_id, path, epoch, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [appID, path, Int64(bitPattern: epoch.rawValue), now.timeIntervalSince1970])
+            return StoredRealm(id: db.lastInsertedRowID, appID: appID, path: path, epoch: epoch, createdAt: now)
+        }
+    }
+
+    static func fetchRealm(_ db: Database, appID: String, path: String) throws -> StoredRealm? {
+        try Row.fetchOne(
+            db, sql: "SELECT id, epoch, created_at FROM realms WHERE app_id = ? AND path = ?", arguments: [appID, path]
+        ).map {
+            StoredRealm(
+                id: $0["id"], appID: appID, path: path, epoch: SyncEpoch(rawValue: UInt64(bitPattern: $0["epoch"])),
+                createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+        }
+    }
+
+    public func latestServerVersion(realmID: Int64) async throws -> Int64 {
+        try await pool.read { db in try Self.latestVersion(db, realmID: realmID) }
+    }
+
+    static func latestVersion(_ db: Database, realmID: Int64) throws -> Int64 {
+        guard let version = try Int64.fetchOne(db, sql: "SELECT latest_version FROM realms WHERE id = ?", arguments: [realmID])
+        else { throw ServerStoreError(.notFound, "no realm \(realmID)") }
+        return version
+    }
+
+    // MARK: Client files
+
+    public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
+        try await pool.write { db in
+            guard let ident = try Int64.fetchOne(db, sql: "SELECT next_file_ident FROM realms WHERE id = ?", arguments: [realmID])
+            else { throw ServerStoreError(.notFound, "no realm \(realmID)") }
+            try db.execute(sql: "UPDATE realms SET next_file_ident = ? WHERE id = ?", arguments: [ident + 1, realmID])
+            try db.execute(
+                sql: "INSERT INTO client_files (realm_id, ident, salt, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [realmID, ident, salt, now.timeIntervalSince1970])
+            return StoredClientFile(
+                realmID: realmID, ident: FileIdent(ident: ident, salt: salt), lastIntegratedClientVersion: 0, createdAt: now)
+        }
+    }
+
+    public func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT salt, last_client_version, created_at FROM client_files WHERE realm_id = ? AND ident = ?",
+                arguments: [realmID, ident]
+            ).map {
+                StoredClientFile(
+                    realmID: realmID, ident: FileIdent(ident: ident, salt: $0["salt"]),
+                    lastIntegratedClientVersion: $0["last_client_version"],
+                    createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+            }
+        }
+    }
+
+    // MARK: History
+
+    public func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? AND server_version > ? ORDER BY server_version",
+                arguments: [realmID, serverVersion])
+            var entries: [HistoryEntry] = []
+            var bytes = 0
+            while let row = try rows.next() {
+                let data: Data = row["changeset"]
+                entries.append(try Self.decodeEntry(serverVersion: row["server_version"], data))
+                bytes += data.count
+                if bytes >= maxBytes { break }
+            }
+            return entries
+        }
+    }
+
+    public func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT MAX(origin_client_version) FROM history
+                    WHERE realm_id = ? AND origin_file_ident = ? AND server_version <= ?
+                    """,
+                arguments: [realmID, fileIdent, serverVersion]) ?? 0
+        }
+    }
+
+    public func integrate(
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
+        _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult {
+        try await pool.write { db in
+            let latest = try Self.latestVersion(db, realmID: realmID)
+            guard
+                let lastClientVersion = try Int64.fetchOne(
+                    db, sql: "SELECT last_client_version FROM client_files WHERE realm_id = ? AND ident = ?",
+                    arguments: [realmID, fileIdent])
+            else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
+            var after: [HistoryEntry] = []
+            if baseServerVersion < latest {
+                let rows = try Row.fetchCursor(
+                    db,
+                    sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? AND server_version > ? ORDER BY server_version",
+                    arguments: [realmID, baseServerVersion])
+                while let row = try rows.next() {
+                    after.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"]))
+                }
+            }
+            let input = IntegrationInput(
+                historyAfterBase: after, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest)
+            let changesets = try integrate(input)
+            var version = latest
+            var newestClientVersion = lastClientVersion
+            var appended: [HistoryEntry] = []
+            for var changeset in changesets {
+                changeset.fileIdent = fileIdent
+                version += 1
+                try db.execute(
+                    sql: """
+                        INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version,
+                                             origin_timestamp, changeset)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [realmID, version, fileIdent, changeset.version, changeset.timestamp, changeset.encoded()])
+                newestClientVersion = max(newestClientVersion, changeset.version)
+                appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
+            }
+            if !appended.isEmpty {
+                try db.execute(sql: "UPDATE realms SET latest_version = ? WHERE id = ?", arguments: [version, realmID])
+                try db.execute(
+                    sql: "UPDATE client_files SET last_client_version = ? WHERE realm_id = ? AND ident = ?",
+                    arguments: [newestClientVersion, realmID, fileIdent])
+            }
+            return IntegrationResult(
+                appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
+        }
+    }
+
+    static func decodeEntry(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {
+        do {
+            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data))
+        } catch {
+            throw ServerStoreError(.notFound, "history entry \(serverVersion) does not decode: \(error)")
+        }
+    }
+}

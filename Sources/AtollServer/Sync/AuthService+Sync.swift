@@ -1,0 +1,66 @@
+import AtollCore
+import Foundation
+import JWTKit
+
+/// An access token's claims checked for signature and type only, so that an expired token can be told
+/// apart from a forged one.
+struct SignedAccessTokenClaims: JWTPayload {
+    var sub: SubjectClaim
+    var app: String
+    var exp: ExpirationClaim
+    var typ: String
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        guard typ == "access" else {
+            throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token")
+        }
+    }
+}
+
+/// The outcome of ``AuthService/syncUser(accessToken:appID:session:)``.
+enum SyncUserCheck: Sendable {
+    case user(StoredUser)
+    /// The error to answer the session with.
+    case refused(ErrorMessage)
+}
+
+extension AuthService {
+    /// The user a sync `bind` (or `refreshAccessToken`) acts for, or the error to answer with
+    /// (docs/protocol.md §2.6 and §2.7).
+    ///
+    /// - An expired token is ``ServerErrorCode/accessTokenExpired`` and a forged or unreadable one
+    ///   ``ServerErrorCode/invalidAccessToken``, both with the action "refresh token".
+    /// - A token of another app is ``ServerErrorCode/invalidAccessToken`` with the action "protocol
+    ///   violation": refreshing would only give another token of that app.
+    /// - A removed or disabled user is ``ServerErrorCode/userLoggedOut`` (action "log out").
+    func syncUser(accessToken token: String, appID: String, session: SessionID) async -> SyncUserCheck {
+        func refusal(_ code: ServerErrorCode, _ message: String, action: ErrorAction? = nil) -> SyncUserCheck {
+            .refused(ErrorMessage(code: code, message: message, action: action, session: session))
+        }
+        let claims: AccessTokenClaims
+        do {
+            claims = try await accessTokens.keys.verify(token, as: AccessTokenClaims.self)
+        } catch {
+            if let signed = try? await accessTokens.keys.verify(token, as: SignedAccessTokenClaims.self),
+                signed.exp.value <= now()
+            {
+                return refusal(.accessTokenExpired, "the access token expired")
+            }
+            return refusal(.invalidAccessToken, "the access token is invalid")
+        }
+        guard claims.app == appID else {
+            return refusal(
+                .invalidAccessToken, "the access token belongs to app \"\(claims.app)\", not \"\(appID)\"",
+                action: .protocolViolation)
+        }
+        let user: StoredUser?
+        do {
+            user = try await store.user(id: claims.sub.value)
+        } catch {
+            return refusal(.tryAgainLater, "the server could not read the user", action: .retryLater)
+        }
+        guard let user, user.appID == appID else { return refusal(.userLoggedOut, "the user no longer exists") }
+        guard !user.disabled else { return refusal(.userLoggedOut, "the user is disabled") }
+        return .user(user)
+    }
+}

@@ -1,0 +1,235 @@
+import AtollCore
+import Foundation
+
+/// The session messages: bind, ident, upload, mark, token refresh, and the downloads they cause.
+extension SyncConnection {
+    // MARK: Bind
+
+    func bind(_ bind: Bind) async throws {
+        guard case .partition(let partition) = bind.target else {
+            try await endSession(ErrorMessage(
+                code: .badSyncTarget, message: "flexible sync is not supported by this server yet; bind a partition",
+                session: bind.session))
+            return
+        }
+        if app.syncKind == .flexible {
+            try await endSession(ErrorMessage(
+                code: .badSyncTarget, message: "app \"\(appID)\" uses flexible sync, not partitions", session: bind.session))
+            return
+        }
+        let user: StoredUser
+        switch await auth.syncUser(accessToken: bind.accessToken, appID: appID, session: bind.session) {
+        case .user(let found): user = found
+        case .refused(let refusal):
+            try await endSession(refusal)
+            return
+        }
+        let realm: StoredRealm
+        do {
+            realm = try await coordinator.realm(appID: appID, path: partition.path)
+        } catch {
+            try await storeFailed(error)
+        }
+        sessions[bind.session] = Session(realm: realm, userID: user.id)
+        metrics.activeSessions.increment()
+    }
+
+    func refreshAccessToken(_ refresh: RefreshAccessToken) async throws {
+        guard let session = sessions[refresh.session] else { return }
+        switch await auth.syncUser(accessToken: refresh.accessToken, appID: appID, session: refresh.session) {
+        case .user(let user) where user.id == session.userID:
+            return
+        case .user:
+            try await endSession(ErrorMessage(
+                code: .invalidAccessToken, message: "the new access token is another user's", action: .protocolViolation,
+                session: refresh.session, epoch: session.realm.epoch))
+        case .refused(var refusal):
+            refusal.epoch = session.realm.epoch
+            try await endSession(refusal)
+        }
+    }
+
+    // MARK: Ident
+
+    func ident(_ ident: Ident) async throws {
+        guard var session = sessions[ident.session] else { return }
+        let realm = session.realm
+        func reset(_ reason: ResetReason, _ message: String) async throws {
+            logger.info("client reset required", metadata: ["realm": "\(realm.path)", "reason": "\(reason)"])
+            try await endSession(ident.session, answer: .resetRequired(ResetRequired(
+                session: ident.session, epoch: realm.epoch, reason: reason, recoveryAllowed: app.clientRecovery,
+                message: message)))
+        }
+        let hasHistory = ident.fileIdent.isAssigned || ident.lastServerVersion > 0
+        if ident.epoch != realm.epoch && (ident.epoch != .none || hasHistory) {
+            return try await reset(.epochChanged, "the realm's history has \(realm.epoch); the client's copy has \(ident.epoch)")
+        }
+        let latest: Int64
+        var file = ident.fileIdent
+        do {
+            if file.isAssigned {
+                guard let known = try await store.clientFile(realmID: realm.id, ident: file.ident), known.ident.salt == file.salt
+                else { return try await reset(.unknownFileIdent, "the server does not know \(file) in this realm") }
+            }
+            latest = try await store.latestServerVersion(realmID: realm.id)
+            if ident.lastServerVersion > latest {
+                return try await reset(
+                    .historyRestored, "the client integrated server version \(ident.lastServerVersion), the history ends at \(latest)")
+            }
+            if !file.isAssigned {
+                file = try await store.newClientFile(realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: Date()).ident
+            }
+            session.lastOwnClientVersion = try await store.lastClientVersion(
+                realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
+        } catch {
+            try await storeFailed(error)
+        }
+        session.file = file
+        session.identified = true
+        session.cursor = ident.lastServerVersion
+        sessions[ident.session] = session
+        try await send(.identAnswer(IdentAnswer(session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: latest)))
+        // Subscribe before catching up, so nothing integrated meanwhile is missed (duplicates are skipped).
+        let events = self.events
+        await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session) { advance in
+            events.yield(.history(ident.session, advance))
+        }
+        try await catchUp(ident.session, through: latest)
+    }
+
+    // MARK: Upload
+
+    func upload(_ upload: Upload) async throws {
+        guard let session = sessions[upload.session], session.identified, let last = upload.changesets.last else { return }
+        let epoch = session.realm.epoch
+        let base = upload.changesets[0].lastServerVersion
+        guard upload.changesets.allSatisfy({ $0.lastServerVersion == base }) else {
+            try await endSession(ErrorMessage(
+                code: .badChangeset,
+                message: "the changesets of one upload must share one last server version (the client's current one), rebased on it; see docs/merge.md",
+                session: upload.session, epoch: epoch))
+            return
+        }
+        let changesets = upload.changesets.map { uploaded in
+            var changeset = uploaded.changeset
+            changeset.fileIdent = session.file.ident
+            return changeset
+        }
+        metrics.uploads.increment(by: Int64(changesets.count))
+        let result: IntegrationResult
+        do {
+            result = try await coordinator.integrate(
+                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets), into: session.realm)
+        } catch let error as MergeError {
+            logger.info("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
+            try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
+            return
+        } catch {
+            try await storeFailed(error)
+        }
+        try await send(.uploadAck(UploadAck(
+            session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
+    }
+
+    /// The error a refused upload gets.
+    static func answer(to error: MergeError, session: SessionID, epoch: SyncEpoch) -> ErrorMessage {
+        switch error.code {
+        case .badBaseVersion:
+            ErrorMessage(code: .badServerVersion, message: error.message, session: session, epoch: epoch)
+        case .nonIncreasingClientVersions:
+            ErrorMessage(code: .badClientVersion, message: error.message, session: session, epoch: epoch)
+        case .missingOwnChangeset:
+            // The client must download its own changeset first; binding again does that.
+            ErrorMessage(code: .badChangeset, message: error.message, action: .retryLater, session: session, epoch: epoch)
+        }
+    }
+
+    // MARK: Mark
+
+    func mark(_ mark: Mark) async throws {
+        guard let session = sessions[mark.session], session.identified else { return }
+        do {
+            let latest = try await store.latestServerVersion(realmID: session.realm.id)
+            try await catchUp(mark.session, through: latest)
+        } catch let close as Close {
+            throw close
+        } catch {
+            try await storeFailed(error)
+        }
+        guard let caughtUp = sessions[mark.session] else { return }
+        try await send(.markAnswer(MarkAnswer(
+            session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: caughtUp.cursor)))
+    }
+
+    // MARK: Downloads
+
+    /// New history fanned out by the coordinator: sent at once when it follows what the session has,
+    /// read from the store when something is missing in between.
+    func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
+        guard let session = sessions[id], session.identified, session.realm.id == advance.realmID else { return }
+        let fresh = advance.entries.drop { $0.serverVersion <= session.cursor }
+        guard let first = fresh.first, let last = fresh.last else { return }
+        if first.serverVersion == session.cursor + 1 {
+            try await sendDownloads(id, Array(fresh), latest: advance.latestServerVersion)
+        } else {
+            do { try await catchUp(id, through: last.serverVersion) } catch let close as Close { throw close } catch {
+                try await storeFailed(error)
+            }
+        }
+    }
+
+    /// Sends every history entry after the session's cursor up to (at least) `target`, read from the store.
+    func catchUp(_ id: SessionID, through target: Int64) async throws {
+        while let session = sessions[id], session.cursor < target {
+            let entries = try await store.history(realmID: session.realm.id, after: session.cursor, maxBytes: Self.downloadMessageBytes)
+            guard let last = entries.last else { return }
+            try await sendDownloads(id, entries, latest: max(target, last.serverVersion))
+        }
+    }
+
+    /// Sends `entries` (which follow the session's cursor) in download messages of about
+    /// ``downloadMessageBytes`` each. The client's own changesets are included: they are its
+    /// acknowledgement (docs/merge.md).
+    func sendDownloads(_ id: SessionID, _ entries: [HistoryEntry], latest: Int64) async throws {
+        guard var session = sessions[id] else { return }
+        var changesets: [DownloadChangeset] = []
+        var bytes = 0
+        func flush() async throws {
+            guard !changesets.isEmpty else { return }
+            let remaining = latest - session.cursor
+            let average = bytes / changesets.count
+            try await send(.download(Download(
+                session: id, epoch: session.realm.epoch, changesets: changesets,
+                progress: DownloadProgress(
+                    serverVersion: session.cursor, latestServerVersion: max(latest, session.cursor),
+                    downloadableBytes: UInt64(max(0, remaining) * Int64(average))))))
+            metrics.downloads.increment(by: Int64(changesets.count))
+            changesets = []
+            bytes = 0
+        }
+        for entry in entries where entry.serverVersion > session.cursor {
+            let size = entry.changeset.encoded().count
+            if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }
+            changesets.append(DownloadChangeset(
+                serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                originTimestamp: entry.changeset.timestamp, lastClientVersion: session.lastOwnClientVersion,
+                changeset: entry.changeset))
+            bytes += size
+            if entry.changeset.fileIdent == session.file.ident {
+                session.lastOwnClientVersion = max(session.lastOwnClientVersion, entry.changeset.version)
+            }
+            session.cursor = entry.serverVersion
+        }
+        try await flush()
+        sessions[id]?.cursor = session.cursor
+        sessions[id]?.lastOwnClientVersion = session.lastOwnClientVersion
+    }
+
+    /// The store failed: the client retries later on a new connection.
+    func storeFailed(_ error: any Error) async throws -> Never {
+        logger.error("sync store failure", metadata: ["error": "\(error)"])
+        try? await send(.error(ErrorMessage(
+            code: .tryAgainLater, message: "the server could not reach its store; try again later", tryAgainAfterMilliseconds: 1000)))
+        throw Close()
+    }
+}

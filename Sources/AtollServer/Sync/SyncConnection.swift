@@ -1,0 +1,202 @@
+import AtollCore
+import Foundation
+import Logging
+
+/// One client's WebSocket: reassembles frames into messages, checks their order, runs the sessions
+/// bound on it and frames what the server answers (docs/protocol.md §2).
+///
+/// Everything a connection does happens on one task, one event at a time: frames from the client and
+/// history fanned out by the ``SyncCoordinator`` arrive as ``Event``s on one stream, so a session's
+/// downloads, acknowledgements and mark answers leave in a well-defined order.
+final class SyncConnection {
+    enum Event: Sendable {
+        /// A binary WebSocket message: one frame of the sync protocol.
+        case frame([UInt8])
+        /// A text WebSocket message, which the protocol does not use.
+        case textFrame
+        /// New history of the realm a session is bound to.
+        case history(SessionID, HistoryAdvance)
+    }
+
+    /// What the server keeps about one bound session.
+    struct Session {
+        var realm: StoredRealm
+        var userID: String
+        var file: FileIdent = .unassigned
+        var identified = false
+        /// The newest server version sent to the client (or that it had at ident).
+        var cursor: Int64 = 0
+        /// The newest of the client's own client versions at or before ``cursor``.
+        var lastOwnClientVersion: Int64 = 0
+    }
+
+    /// What stops a connection: a connection-level error sent, or the socket gone.
+    struct Close: Error {}
+
+    static let serverName = "atoll-server"
+    /// Changeset bytes per download message (more when a single changeset is bigger).
+    static let downloadMessageBytes = 1 << 20
+
+    let id: UInt64
+    let appID: String
+    let app: ServerConfiguration.App
+    let coordinator: SyncCoordinator
+    let auth: AuthService
+    let metrics: ServerMetrics
+    let logger: Logger
+    let writeFrame: @Sendable ([UInt8]) async throws -> Void
+    let events: AsyncStream<Event>.Continuation
+
+    var logic = ServerConnectionLogic()
+    var reassembler: MessageReassembler
+    var framer: MessageFramer
+    var sessions: [SessionID: Session] = [:]
+    /// Sessions the server ended (an error, a reset): their messages are dropped until the client
+    /// binds the id again or unbinds it; the epoch answers that unbind.
+    var ended: [SessionID: SyncEpoch] = [:]
+
+    var store: any ServerStore { coordinator.store }
+
+    init(
+        id: UInt64, appID: String, app: ServerConfiguration.App, coordinator: SyncCoordinator, auth: AuthService,
+        metrics: ServerMetrics, logger: Logger, limits: SyncLimits,
+        events: AsyncStream<Event>.Continuation, writeFrame: @escaping @Sendable ([UInt8]) async throws -> Void
+    ) {
+        self.id = id
+        self.appID = appID
+        self.app = app
+        self.coordinator = coordinator
+        self.auth = auth
+        self.metrics = metrics
+        var logger = logger
+        logger[metadataKey: "sync.connection"] = "\(id)"
+        self.logger = logger
+        self.events = events
+        self.writeFrame = writeFrame
+        reassembler = MessageReassembler(maxMessageBytes: limits.maxMessageBytes)
+        framer = MessageFramer(maxFrameBytes: limits.outgoingFrameBytes)
+    }
+
+    /// Handles events until the client leaves or a connection-level error closes the connection.
+    func run(_ stream: AsyncStream<Event>) async {
+        do {
+            for await event in stream { try await handle(event) }
+        } catch {
+            logger.debug("sync connection closed", metadata: ["reason": "\(error)"])
+        }
+        for (id, session) in sessions {
+            await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+        }
+        metrics.activeSessions.decrement(by: Double(sessions.count))
+        sessions = [:]
+    }
+
+    func handle(_ event: Event) async throws {
+        switch event {
+        case .textFrame:
+            try await closeConnection(ProtocolError(.badFrame, "a text frame: the sync protocol uses binary frames only"))
+        case .frame(let frame):
+            let bytes: [UInt8]?
+            do { bytes = try reassembler.receive(frame) } catch { try await closeConnection(error) }
+            guard let bytes else { return }
+            let message: ClientMessage
+            do { message = try ClientMessage(decoding: bytes) } catch { try await closeConnection(error) }
+            try await handle(message)
+        case .history(let id, let advance):
+            try await historyAdvanced(id, advance)
+        }
+    }
+
+    func handle(_ message: ClientMessage) async throws {
+        if let id = message.session, let epoch = ended[id] {
+            switch message {
+            case .bind: ended[id] = nil
+            case .unbind:
+                ended[id] = nil
+                try await send(.unbound(Unbound(session: id, epoch: epoch)))
+                return
+            default: return  // the rest of what the client sent before it saw the error
+            }
+        }
+        do {
+            try logic.validate(message)
+        } catch {
+            if error.session == nil { try await closeConnection(error) }
+            try await endSession(ErrorMessage(error, epoch: error.session.flatMap { sessions[$0]?.realm.epoch } ?? .none))
+            return
+        }
+        switch message {
+        case .hello:
+            try await send(.hello(ServerHello(version: logic.version ?? ProtocolVersion.current, serverName: Self.serverName)))
+        case .ping(let ping):
+            try await send(.pong(Pong(timestamp: ping.timestamp)))
+        case .bind(let bind):
+            try await self.bind(bind)
+        case .ident(let ident):
+            try await self.ident(ident)
+        case .upload(let upload):
+            try await self.upload(upload)
+        case .mark(let mark):
+            try await self.mark(mark)
+        case .refreshAccessToken(let refresh):
+            try await refreshAccessToken(refresh)
+        case .unbind(let id):
+            let session = sessions.removeValue(forKey: id)
+            if let session {
+                metrics.activeSessions.decrement()
+                await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+            }
+            try await send(.unbound(Unbound(session: id, epoch: session?.realm.epoch ?? .none)))
+        case .queryChange(let change):
+            // Only flexible-sync sessions accept it, and those are refused at bind this round.
+            try await endSession(ErrorMessage(code: .badSyncTarget, message: "flexible sync is not supported yet", session: change.session))
+        }
+    }
+
+    // MARK: Sending
+
+    func send(_ message: ServerMessage) async throws {
+        for frame in framer.frames(for: message.encoded()) { try await writeFrame(frame) }
+    }
+
+    /// Sends a connection-level error and stops the connection.
+    func closeConnection(_ error: ProtocolError) async throws -> Never {
+        logger.info("closing sync connection", metadata: ["code": "\(error.code.rawValue)", "error": "\(error.message)"])
+        try? await send(.error(ErrorMessage(code: error.code, message: error.message)))
+        throw Close()
+    }
+
+    /// Sends a session error (or a reset) and ends the session on the server.
+    func endSession(_ error: ErrorMessage) async throws {
+        guard let id = error.session else {
+            try await closeConnection(ProtocolError(error.code, error.message))
+        }
+        try await endSession(id, answer: .error(error))
+    }
+
+    func endSession(_ id: SessionID, answer: ServerMessage) async throws {
+        let wasBound = logic.sessions[id] != nil
+        logic.endSession(id)
+        let epoch: SyncEpoch
+        if let session = sessions.removeValue(forKey: id) {
+            metrics.activeSessions.decrement()
+            await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+            epoch = session.realm.epoch
+        } else {
+            epoch = .none
+        }
+        // Only ids the client bound: an error about an unknown id leaves nothing behind.
+        if wasBound { ended[id] = epoch }
+        try await send(answer)
+    }
+}
+
+/// Sizes the sync endpoint works with.
+struct SyncLimits: Sendable {
+    /// The largest WebSocket frame the server accepts (hummingbird-websocket's `maxFrameSize`).
+    var maxIncomingFrameBytes = 1 << 20
+    /// The frames the server sends: the protocol's default frame limit, which every client accepts.
+    var outgoingFrameBytes = 16 * 1024
+    /// The largest reassembled message the server accepts.
+    var maxMessageBytes = 256 << 20
+}

@@ -1,0 +1,127 @@
+import AtollCore
+import Foundation
+import Logging
+
+/// New entries of a realm's history, as fanned out to the sessions bound to it.
+struct HistoryAdvance: Sendable {
+    var realmID: Int64
+    /// In server-version order.
+    var entries: [HistoryEntry]
+    var latestServerVersion: Int64
+}
+
+/// The server's sync state shared by every connection: realms (created on first bind), the
+/// integration of uploads into their history, and the fan-out of new history to bound sessions.
+///
+/// Integration goes through ``ServerStore/integrate(realmID:fileIdent:baseServerVersion:_:)``, one
+/// transaction per upload, with `ServerIntegrator` deciding what to append; so a re-sent upload is
+/// applied once even when two connections race.
+///
+/// ```swift
+/// let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger)
+/// let realm = try await coordinator.realm(appID: "tasks", path: PartitionValue.string("home").path)
+/// let result = try await coordinator.integrate(batch, into: realm)
+/// ```
+public actor SyncCoordinator {
+    public let store: any ServerStore
+    let metrics: ServerMetrics
+    let logger: Logger
+
+    private struct RealmKey: Hashable {
+        var appID: String
+        var path: String
+    }
+
+    struct SubscriberKey: Hashable {
+        var connection: UInt64
+        var session: SessionID
+    }
+
+    private var realms: [RealmKey: StoredRealm] = [:]
+    private var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
+    private var nextConnectionID: UInt64 = 1
+
+    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger) {
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// A number that tells one connection's subscriptions from another's.
+    func newConnectionID() -> UInt64 {
+        defer { nextConnectionID += 1 }
+        return nextConnectionID
+    }
+
+    /// The realm of `appID` at `path`, created with a random epoch on first use.
+    public func realm(appID: String, path: String) async throws -> StoredRealm {
+        let key = RealmKey(appID: appID, path: path)
+        if let known = realms[key] { return known }
+        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: Date())
+        realms[key] = realm
+        return realm
+    }
+
+    /// Delivers every later change of `realmID` to `deliver` until ``unsubscribe(connection:session:)``.
+    func subscribe(realmID: Int64, connection: UInt64, session: SessionID, _ deliver: @escaping @Sendable (HistoryAdvance) -> Void) {
+        subscribers[realmID, default: [:]][SubscriberKey(connection: connection, session: session)] = deliver
+    }
+
+    func unsubscribe(realmID: Int64, connection: UInt64, session: SessionID) {
+        subscribers[realmID]?[SubscriberKey(connection: connection, session: session)] = nil
+        if subscribers[realmID]?.isEmpty == true { subscribers[realmID] = nil }
+    }
+
+    /// The number of sessions subscribed to a realm (for tests and metrics).
+    func subscriberCount(realmID: Int64) -> Int { subscribers[realmID]?.count ?? 0 }
+
+    /// Integrates an upload of one client file into a realm's history, then hands the appended
+    /// entries to every session bound to the realm (the uploader's included: its own changesets come
+    /// back in its downloads, which is how its merger recognises them as integrated).
+    ///
+    /// - Throws: `MergeError` (a base version outside the history, a missing own changeset, client
+    ///   versions that do not increase) or the store's errors; nothing is written then.
+    public func integrate(_ batch: UploadBatch, into realm: StoredRealm) async throws -> IntegrationResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try await store.integrate(
+            realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion
+        ) { input in
+            guard batch.baseServerVersion >= 0, batch.baseServerVersion <= input.latestServerVersion else {
+                throw MergeError(
+                    .badBaseVersion,
+                    "base server version \(batch.baseServerVersion) is outside 0...\(input.latestServerVersion)")
+            }
+            return try ServerIntegrator.integrate(
+                batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
+                lastIntegratedClientVersion: input.lastIntegratedClientVersion)
+        }
+        metrics.integrationLatency.record(clock.now - start)
+        if !result.appended.isEmpty {
+            let advance = HistoryAdvance(
+                realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
+            for deliver in (subscribers[realm.id] ?? [:]).values { deliver(advance) }
+        }
+        return result
+    }
+
+    /// The history after an upload's base without its leading run of the uploader's own changesets
+    /// that the upload does not carry.
+    ///
+    /// A client that committed on top of a changeset it had already sent, before that changeset came
+    /// back in a download, uploads the newer one alone on the older base. When nothing of another
+    /// client sits between the base and those own entries, each of them is exactly what the client
+    /// has locally (both sides rebased it over the same entries up to the base), so the upload is
+    /// written on top of them and they can be skipped. Otherwise `ServerIntegrator` refuses the
+    /// upload (`missingOwnChangeset`) and the client must download first.
+    static func skippingOwnPrefix(of history: [HistoryEntry], for batch: UploadBatch) -> ArraySlice<HistoryEntry> {
+        let carried = Set(batch.changesets.map(\.version))
+        let prefix = history.prefix { $0.changeset.fileIdent == batch.fileIdent && !carried.contains($0.changeset.version) }
+        return history.dropFirst(prefix.count)
+    }
+
+    /// A random non-zero epoch (0 means "none yet" on the wire).
+    static func randomEpoch() -> SyncEpoch {
+        SyncEpoch(rawValue: UInt64.random(in: 1...UInt64.max))
+    }
+}

@@ -1,0 +1,96 @@
+@_spi(Testing) import Atoll
+import AtollServer
+import AtollTesting
+import Foundation
+import Testing
+
+final class SyncedTask: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted var owner = ""
+    @Persisted var done = false
+}
+
+/// Synced realms end to end: a real server on 127.0.0.1, apps standing in for devices.
+@MainActor @Suite(.serialized) struct SyncTests {
+    private func withServer(_ body: (SyncTestServer) async throws -> Void) async throws {
+        let server = try await SyncTestServer.start()
+        do {
+            try await body(server)
+        } catch {
+            try? await server.tearDown()
+            throw error
+        }
+        try await server.tearDown()
+    }
+
+    private func open(_ user: User, _ partition: String = "shire", _ behavior: OpenBehavior = .never) async throws -> Realm {
+        var configuration = user.configuration(partitionValue: partition)
+        configuration.objectTypes = [SyncedTask.self]
+        return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)
+    }
+
+    @Test func aWriteOnOneDeviceReachesAnother() async throws {
+        try await withServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let realmA = try await open(frodo)
+            try realmA.write { realmA.add(SyncedTask(value: ["name": "Carry the ring", "owner": "Frodo"])) }
+            try await realmA.syncSession!.wait(for: .upload)
+            let realmB = try await open(sam, "shire", .always)
+            #expect(realmB.objects(SyncedTask.self).where { $0.owner == "Frodo" }.map(\.name) == ["Carry the ring"])
+        }
+    }
+
+    @Test func twoDevicesConvergeAfterWritingConcurrently() async throws {
+        try await withServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let realmA = try await open(frodo)
+            let realmB = try await open(sam)
+            let shared = SyncedTask(value: ["name": "Shared", "owner": "both"])
+            try realmA.write { realmA.add(shared) }
+            try await realmA.syncSession!.wait(for: .upload)
+            try await realmB.syncSession!.wait(for: .download)
+            realmB.refresh()
+            let sharedOnB = try #require(realmB.object(ofType: SyncedTask.self, forPrimaryKey: shared._id))
+            // Both write while the other has not seen it.
+            try realmA.write {
+                shared.done = true
+                realmA.add(SyncedTask(value: ["name": "A's", "owner": "Frodo"]))
+            }
+            try realmB.write {
+                sharedOnB.name = "Shared, renamed"
+                realmB.add(SyncedTask(value: ["name": "B's", "owner": "Sam"]))
+            }
+            try await realmA.syncSession!.wait(for: .upload)
+            try await realmB.syncSession!.wait(for: .upload)
+            try await realmA.syncSession!.wait(for: .download)
+            try await realmB.syncSession!.wait(for: .download)
+            realmA.refresh()
+            realmB.refresh()
+            let names = { (realm: Realm) in realm.objects(SyncedTask.self).sorted(byKeyPath: "name").map { "\($0.name)/\($0.done)" } }
+            #expect(names(realmA) == ["A's/false", "B's/false", "Shared, renamed/true"])
+            #expect(names(realmA) == names(realmB))
+        }
+    }
+
+    @Test func alwaysFailsOfflineWithinTheConnectTimeout() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let server = try await SyncTestServer.start()
+        var appConfiguration = server.appConfiguration(device: "offline")
+        appConfiguration.syncConnectTimeout = 1
+        let user = try await App(id: server.appId, configuration: appConfiguration).login(credentials: .anonymous)
+        try await server.stop()
+        let started = Date()
+        await #expect { _ = try await open(user, "shire", .always) } throws: { error in
+            (error as? POSIXError)?.code == .ETIMEDOUT
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+        // `.never` opens offline with the cached user.
+        let realm = try await open(user, "shire", .never)
+        #expect(realm.objects(SyncedTask.self).isEmpty)
+        try await server.tearDown()
+    }
+}
