@@ -72,9 +72,9 @@ public final class SyncTestServer: Sendable {
         try await server.shutdown()
     }
 
-    /// Starts the server again on the same data folder and the same port.
+    /// Starts the server again on the same data folder and the same port (also after `stop()`).
     public func restart() async throws {
-        let port = server.port
+        guard let port = URL(string: baseURL)?.port else { preconditionFailure("no port in \(baseURL)") }
         try await stop()
         var configuration = configuration
         configuration.port = port

@@ -1,6 +1,7 @@
 import AtollCore
 import Foundation
 import Logging
+import Synchronization
 
 /// Drives one synced realm: runs the protocol's client state machine (`ClientSession`), carries
 /// out its actions over the app's connection, merges downloads with the local changes not yet
@@ -18,6 +19,21 @@ actor SessionEngine {
     private var waits: [ClientSession.WaitID: CheckedContinuation<Void, Swift.Error>] = [:]
     private var timers: [ClientSession.Timer: _Concurrency.Task<Void, Never>] = [:]
     private var logger = Logger(label: "atoll.sync.session")
+    /// Set when the user logged out or was removed: the engine never starts again.
+    nonisolated let isStopped = Atomic<Bool>(false)
+    /// `suspend()` was called and `resume()` not yet.
+    private var userSuspended = false
+    /// The generation of the reconnect timer scheduled last, for `reconnect()`.
+    private var reconnectGeneration: UInt64?
+    /// The last download progress the session reported (the upload progress is the session's own).
+    private var downloadProgress = ClientSession.TransferProgress(direction: .download, transferredBytes: 0, transferrableBytes: 0)
+    /// The highest client version uploaded since the session last bound: the server refuses a
+    /// client version twice within one bind (`ServerSessionLogic`).
+    private var uploadedOnBind: Int64 = 0
+    /// The session asked for an upload that waits for the echo of an earlier one.
+    private var uploadDeferred = false
+    /// Attempts to refresh the access token since the last success, for the retry delay.
+    private var tokenRefreshAttempts = 0
 
     init(id: SessionID, configuration: Realm.Configuration, sync: SyncConfiguration, connection: SyncConnection) {
         self.id = id
@@ -30,6 +46,7 @@ actor SessionEngine {
     // MARK: Life cycle
 
     func start() async {
+        guard !isStopped.load(ordering: .acquiring), !userSuspended else { return }
         do {
             if realm == nil {
                 let realm = try Realm(configuration: configuration, confinement: .actor(self))
@@ -39,7 +56,17 @@ actor SessionEngine {
                 merger = ClientMerger(fileIdent: state.fileIdent.ident, serverVersion: state.serverVersion, pending: state.pending)
             }
             if session == nil {
-                let token = try await sync.user.validAccessToken()
+                let token: String
+                do {
+                    token = try await sync.user.validAccessToken()
+                } catch {
+                    // Offline with an expired token: start anyway; the session binds with the stale
+                    // token once connected, and the server's refusal makes it refresh the token.
+                    guard sync.user.state == .loggedIn else { throw error }
+                    token = sync.user.accessToken ?? ""
+                }
+                // The user may have logged out (or suspended) while the token was fetched.
+                guard !isStopped.load(ordering: .acquiring), session == nil, !userSuspended else { return }
                 let pending = try unacknowledgedUploads()
                 session = ClientSession(
                     id: id, target: sync.target, accessToken: token,
@@ -47,10 +74,13 @@ actor SessionEngine {
                     pending: pending,
                     configuration: ClientSession.Configuration(backoff: ReconnectBackoff(seed: UInt64.random(in: 0...UInt64.max))))
                 await connection.register(self, id: id)
+                if let session { reportProgress(session.uploadProgress) }
             }
             let isOpen = await connection.status == .open
             await run { $0.start(connectionIsOpen: isOpen) }
         } catch {
+            // A logged-out user's session just does not start.
+            guard sync.user.state == .loggedIn, !isStopped.load(ordering: .acquiring) else { return }
             report(SyncError(.clientInternalError, "the sync session of \(configuration.storageKey) could not start: \(error)",
                              underlying: error as? any Swift.Error & Sendable))
         }
@@ -68,10 +98,23 @@ actor SessionEngine {
         return changesets.map { UploadChangeset($0, lastServerVersion: state.serverVersion) }
     }
 
-    func suspend() async { await run { $0.suspend() } }
+    /// `SyncSession.suspend()`: unbinds and stays inactive until `resume()`.
+    func suspend() async {
+        userSuspended = true
+        await run { $0.suspend() }
+        publish()
+    }
+
+    /// `SyncSession.resume()`.
+    func resume() async {
+        userSuspended = false
+        await start()
+        publish()
+    }
 
     /// Ends the session for good: unbinds, cancels timers, fails waits.
     func stop() async {
+        isStopped.store(true, ordering: .releasing)
         await run { $0.suspend() }
         for timer in timers.values { timer.cancel() }
         timers = [:]
@@ -80,10 +123,26 @@ actor SessionEngine {
         await connection.unregister(id)
         session = nil
         realm = nil
+        publicSession?.update(state: .inactive, connection: .disconnected)
     }
 
+    /// `SyncSession.reconnect()`: a session waiting out a reconnect delay tries at once.
     func reconnect() async {
-        await connection.close()
+        guard let session, session.state == .waitingForConnection, let generation = reconnectGeneration else { return }
+        timers.removeValue(forKey: .reconnect)?.cancel()
+        await run { $0.timerFired(.reconnect, generation: generation) }
+    }
+
+    /// For a `.forCurrentlyOutstandingWork` progress notification: what is outstanding now.
+    func snapshotProgress(_ direction: ClientSession.Direction) async {
+        if direction == .upload { await localCommitted() }
+        let progress = direction == .upload ? (session?.uploadProgress ?? ClientSession.TransferProgress(direction: .upload, transferredBytes: 0, transferrableBytes: 0)) : downloadProgress
+        publicSession?.progressSnapshot(direction == .upload ? .upload : .download, SyncSession.Progress(progress))
+    }
+
+    private func reportProgress(_ progress: ClientSession.TransferProgress) {
+        if progress.direction == .download { downloadProgress = progress }
+        publicSession?.reportProgress(progress.direction == .upload ? .upload : .download, SyncSession.Progress(progress))
     }
 
     // MARK: Inputs
@@ -99,11 +158,15 @@ actor SessionEngine {
         guard let realm, session != nil else { return }
         realm.refresh()
         do {
-            for changeset in try realm.localChangesets(after: state.queuedClientVersion) {
+            // Recorded and handed over without a suspension in between: a commit noticed while an
+            // earlier call awaits its actions must not be recorded twice (or out of order).
+            let changesets = try realm.localChangesets(after: state.queuedClientVersion)
+            guard !changesets.isEmpty else { return }
+            for changeset in changesets {
                 state.queuedClientVersion = changeset.version
                 merger.recordLocal(changeset)
-                await run { $0.localChangesetCommitted(changeset) }
             }
+            await run { session in changesets.flatMap { session.localChangesetCommitted($0) } }
         } catch {
             report(SyncError(.clientInternalError, "cannot read local history: \(error)", underlying: error as? any Swift.Error & Sendable))
         }
@@ -155,15 +218,16 @@ actor SessionEngine {
                 publicSession?.update(connection: .connecting)
                 await connection.open()
             case .send(.upload):
-                // The session decides when to upload; what to upload is the merger's: every
-                // pending changeset, rebased over every download, on one base (docs/merge.md).
-                // Re-sending is safe: the server integrates each client version once.
-                guard let batch = merger.upload() else { continue }
-                await connection.send(.upload(Upload(
-                    session: id, changesets: batch.changesets.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))
+                uploadDeferred = true
+                await sendUpload()
             case .send(let message):
+                if case .bind = message {
+                    uploadedOnBind = 0
+                    uploadDeferred = false
+                }
                 await connection.send(message)
             case .scheduleTimer(let timer, let generation, let delay):
+                if timer == .reconnect { reconnectGeneration = generation }
                 timers[timer]?.cancel()
                 timers[timer] = _Concurrency.Task { [weak self] in
                     try? await _Concurrency.Task.sleep(nanoseconds: UInt64(max(0, delay)) * 1_000_000)
@@ -179,22 +243,18 @@ actor SessionEngine {
                 save()
             case .integrate(let batch):
                 integrate(batch)
+                await sendUpload()
             case .uploadAcknowledged(let clientVersion):
                 state.acknowledgedClientVersion = max(state.acknowledgedClientVersion, clientVersion)
                 save()
-            case .reportProgress:
-                break
+            case .reportProgress(let progress):
+                reportProgress(progress)
             case .reportError(let error):
                 report(SyncError(error))
             case .requestClientReset(let request):
                 report(SyncError(.clientResetError, "the server requires a client reset (\(request.reason)): \(request.message)"))
             case .refreshAccessToken:
-                do {
-                    let token = try await sync.user.validAccessToken(forceRefresh: true)
-                    await run { $0.accessTokenRefreshed(token) }
-                } catch {
-                    report(SyncError(.clientUserError, "the access token could not be refreshed: \(error)", underlying: error as? any Swift.Error & Sendable))
-                }
+                await refreshAccessToken()
             case .querySetRejected(_, let message):
                 report(SyncError(.invalidFlexibleSyncSubscriptions, message))
             case .completeWait(let wait):
@@ -204,6 +264,48 @@ actor SessionEngine {
             }
         }
         publish()
+    }
+
+    /// Uploads what the merger holds: every pending changeset, rebased over every download, on
+    /// one base (docs/merge.md). The session decides when; the batch is the merger's. Within one
+    /// bind the server takes each client version once, so while a changeset already uploaded on
+    /// this bind is still pending (its echo not downloaded yet) the upload waits for the echo;
+    /// a batch without it would miss an own changeset integrated after its base.
+    private func sendUpload() async {
+        guard uploadDeferred, let batch = merger.upload() else {
+            uploadDeferred = false
+            return
+        }
+        guard !batch.changesets.contains(where: { $0.version <= uploadedOnBind }) else { return }
+        uploadDeferred = false
+        uploadedOnBind = batch.changesets.map(\.version).max() ?? uploadedOnBind
+        await connection.send(.upload(Upload(
+            session: id, changesets: batch.changesets.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))
+    }
+
+    /// Gets a new access token for a session the server refused the token of. A refresh that
+    /// fails while the user stays logged in (the server is unreachable) is tried again later;
+    /// a refused refresh token logs the user out, which stops the session.
+    private func refreshAccessToken() async {
+        do {
+            let token = try await sync.user.validAccessToken(forceRefresh: true)
+            tokenRefreshAttempts = 0
+            await run { $0.accessTokenRefreshed(token) }
+        } catch {
+            guard sync.user.state == .loggedIn, !isStopped.load(ordering: .acquiring) else { return }
+            report(SyncError(.clientUserError, "the access token could not be refreshed: \(error)", underlying: error as? any Swift.Error & Sendable))
+            tokenRefreshAttempts += 1
+            let delay = min(30.0, pow(2.0, Double(min(tokenRefreshAttempts, 6) - 1)))
+            _Concurrency.Task { [weak self] in
+                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                await self?.retryTokenRefresh()
+            }
+        }
+    }
+
+    private func retryTokenRefresh() async {
+        guard session?.state == .waitingForAccessToken, !isStopped.load(ordering: .acquiring) else { return }
+        await refreshAccessToken()
     }
 
     /// Applies a download: the merger rebases the pending local changes and says what to apply.
@@ -250,8 +352,8 @@ actor SessionEngine {
     }
 
     private func publish() {
-        guard let session else { return }
-        let (state, connection): (SyncSession.State, SyncSession.ConnectionState) = switch session.state {
+        guard let session, !isStopped.load(ordering: .acquiring) else { return }
+        var (state, connection): (SyncSession.State, SyncSession.ConnectionState) = switch session.state {
         case .inactive: (.inactive, .disconnected)
         case .waitingForConnection: (.active, .connecting)
         case .binding: (.active, .connecting)
@@ -261,7 +363,14 @@ actor SessionEngine {
         case .dying: (.dying, .connected)
         case .failed: (.inactive, .disconnected)
         }
+        if userSuspended { state = .paused }
         publicSession?.update(state: state, connection: connection)
+    }
+}
+
+extension SyncSession.Progress {
+    init(_ progress: ClientSession.TransferProgress) {
+        self.init(transferredBytes: Int(clamping: progress.transferredBytes), transferrableBytes: Int(clamping: progress.transferrableBytes))
     }
 }
 

@@ -17,7 +17,7 @@ final class SyncClient: @unchecked Sendable {
         guard let sync = configuration.syncConfiguration else { return nil }
         let path = configuration.storageKey
         let (session, isNew): (SyncSession, Bool) = lock.withLock {
-            if let existing = sessionsByPath[path] { return (existing, false) }
+            if let existing = sessionsByPath[path], !existing.engine.isStopped.load(ordering: .acquiring) { return (existing, false) }
             let id = SessionID(nextSessionID)
             nextSessionID += 1
             let engine = SessionEngine(id: id, configuration: configuration, sync: sync, connection: connection)
@@ -26,9 +26,9 @@ final class SyncClient: @unchecked Sendable {
             sessionsByPath[path] = session
             return (session, true)
         }
-        if isNew {
-            let engine = session.engine
-            _Concurrency.Task { await engine.start() }
+        // A logged-out user's session stays inactive (it starts when the user logs in again).
+        if isNew && sync.user.state == .loggedIn {
+            session.enqueue { await $0.start() }
         }
         return session
     }
@@ -42,8 +42,10 @@ final class SyncClient: @unchecked Sendable {
             return Array(matching.values)
         }
         for session in stopped {
-            let engine = session.engine
-            _Concurrency.Task { await engine.stop() }
+            // Stopped at once, so that nothing under way starts it again; then torn down in order.
+            session.engine.isStopped.store(true, ordering: .releasing)
+            session.update(state: .inactive, connection: .disconnected)
+            session.enqueue { await $0.stop() }
         }
     }
 

@@ -73,6 +73,8 @@ actor SyncConnection {
     }
 
     private func opened(_ writer: WebSocketOutboundWriter) async {
+        // Message ids count from 0 on every connection (docs/protocol.md §2.1).
+        framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
         self.writer = writer
         status = .open
         await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))

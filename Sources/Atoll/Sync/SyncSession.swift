@@ -11,7 +11,16 @@ import Foundation
 public final class SyncSession: @unchecked Sendable {
     /// Whether the session syncs.
     public enum State: Sendable, Hashable {
-        case active, dying, inactive, waitingForAccessToken, paused
+        /// Syncing, or trying to (connecting, binding, reconnecting after a backoff).
+        case active
+        /// Ending: the server is told to stop sending.
+        case dying
+        /// Not syncing: not started, ended by its user logging out, or stopped by an error.
+        case inactive
+        /// The server refused the access token; a new one is on its way.
+        case waitingForAccessToken
+        /// Suspended by `suspend()` until `resume()`.
+        case paused
     }
 
     /// The state of the connection the session uses.
@@ -19,13 +28,59 @@ public final class SyncSession: @unchecked Sendable {
         case disconnected, connecting, connected
     }
 
-    public enum ProgressDirection: Sendable { case upload, download }
+    public enum ProgressDirection: Sendable, Hashable { case upload, download }
+
+    /// How long a progress notification keeps reporting.
+    public enum ProgressMode: Sendable, Hashable {
+        /// Reports every change of the transfer, for as long as the token is kept.
+        case reportIndefinitely
+        /// Reports until what is outstanding when the notification is added is transferred, then stops.
+        case forCurrentlyOutstandingWork
+    }
+
+    /// Bytes transferred in one direction.
+    public struct Progress: Sendable, Hashable {
+        public let transferredBytes: Int
+        public let transferrableBytes: Int
+
+        public init(transferredBytes: Int, transferrableBytes: Int) {
+            self.transferredBytes = transferredBytes
+            self.transferrableBytes = transferrableBytes
+        }
+
+        /// Whether everything transferrable is transferred.
+        public var isTransferComplete: Bool { transferredBytes >= transferrableBytes }
+
+        /// The transferred fraction, in 0...1 (1 when there is nothing to transfer).
+        public var fractionTransferred: Double {
+            guard transferrableBytes > 0 else { return 1 }
+            return min(1, Double(transferredBytes) / Double(transferrableBytes))
+        }
+
+        /// An estimate of the transfer's completion, in 0...1.
+        public var progressEstimate: Double { fractionTransferred }
+    }
+
+    /// Keep it to keep getting progress notifications; `invalidate()` stops them.
+    public typealias ProgressNotificationToken = NotificationToken
 
     let engine: SessionEngine
     private let lock = NSLock()
     private var _state: State = .inactive
     private var _connectionState: ConnectionState = .disconnected
     private var connectionObservers: [UUID: @Sendable (ConnectionState) -> Void] = [:]
+    /// The commands of the public API, run one after another on the engine in call order.
+    private var commandTail: _Concurrency.Task<Void, Never>?
+    private var latestProgress: [ProgressDirection: Progress] = [:]
+    private var progressObservers: [UUID: ProgressObserver] = [:]
+
+    private struct ProgressObserver {
+        let direction: ProgressDirection
+        let mode: ProgressMode
+        /// For `.forCurrentlyOutstandingWork`: the transferred byte count that completes it, once known.
+        var target: Int?
+        let block: @Sendable (Progress) -> Void
+    }
 
     init(engine: SessionEngine) { self.engine = engine }
 
@@ -35,23 +90,24 @@ public final class SyncSession: @unchecked Sendable {
     /// The user the session syncs as.
     public var user: User? { engine.sync.user }
 
+    /// The user the session syncs as (Realm's name).
+    public func parentUser() -> User? { user }
+
     /// Stops syncing until `resume()`.
     public func suspend() {
-        let engine = engine
-        _Concurrency.Task { await engine.suspend() }
         update(state: .paused)
+        enqueue { await $0.suspend() }
     }
 
     /// Syncs again after `suspend()`.
     public func resume() {
-        let engine = engine
-        _Concurrency.Task { await engine.start() }
+        enqueue { await $0.resume() }
     }
 
-    /// Drops the connection and connects again at once.
+    /// Connects at once if the session waits to reconnect (after a failed connection, with a
+    /// growing delay); a connected session stays as it is.
     public func reconnect() {
-        let engine = engine
-        _Concurrency.Task { await engine.reconnect() }
+        enqueue { await $0.reconnect() }
     }
 
     /// Waits until every local change up to now is uploaded, or every server change downloaded.
@@ -66,6 +122,50 @@ public final class SyncSession: @unchecked Sendable {
         return NotificationToken(realm: nil) { [weak self] in _ = self?.lock.withLock { self?.connectionObservers.removeValue(forKey: id) } }
     }
 
+    /// Calls `block` with the progress of uploads or downloads, on an arbitrary thread.
+    ///
+    /// With `.reportIndefinitely` the block hears every change for as long as the token is kept
+    /// (at once with the progress known now). With `.forCurrentlyOutstandingWork` it hears the
+    /// transfer of what is outstanding now, as `transferred` of that amount, and stops after
+    /// reporting it complete.
+    ///
+    /// ```swift
+    /// let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork) { progress in
+    ///     print(progress.progressEstimate)
+    /// }
+    /// ```
+    public func addProgressNotification(for direction: ProgressDirection, mode: ProgressMode,
+                                        block: @escaping @Sendable (Progress) -> Void) -> ProgressNotificationToken? {
+        let id = UUID()
+        let current: Progress? = lock.withLock {
+            progressObservers[id] = ProgressObserver(direction: direction, mode: mode, target: nil, block: block)
+            return mode == .reportIndefinitely ? latestProgress[direction] : nil
+        }
+        if let current { block(current) }
+        if mode == .forCurrentlyOutstandingWork {
+            // The engine first takes in local commits it has not seen, then says what is outstanding.
+            let engine = engine
+            _Concurrency.Task { await engine.snapshotProgress(direction == .upload ? .upload : .download) }
+        }
+        return NotificationToken(realm: nil) { [weak self] in
+            _ = self?.lock.withLock { self?.progressObservers.removeValue(forKey: id) }
+        }
+    }
+
+    // MARK: From the engine
+
+    /// Runs `command` on the engine after every command enqueued before it.
+    func enqueue(_ command: @escaping @Sendable (SessionEngine) async -> Void) {
+        lock.withLock {
+            let previous = commandTail
+            let engine = engine
+            commandTail = _Concurrency.Task {
+                await previous?.value
+                await command(engine)
+            }
+        }
+    }
+
     func update(state: State? = nil, connection: ConnectionState? = nil) {
         let observers: [@Sendable (ConnectionState) -> Void] = lock.withLock {
             if let state { _state = state }
@@ -74,6 +174,48 @@ public final class SyncSession: @unchecked Sendable {
             return Array(connectionObservers.values)
         }
         if let connection { for observer in observers { observer(connection) } }
+    }
+
+    /// New byte counts of the session (cumulative since it started).
+    func reportProgress(_ direction: ProgressDirection, _ progress: Progress) {
+        var calls: [(@Sendable (Progress) -> Void, Progress)] = []
+        lock.withLock {
+            latestProgress[direction] = progress
+            for (id, observer) in progressObservers where observer.direction == direction {
+                switch observer.mode {
+                case .reportIndefinitely:
+                    calls.append((observer.block, progress))
+                case .forCurrentlyOutstandingWork:
+                    guard let target = observer.target else { continue }
+                    let reported = Progress(transferredBytes: min(progress.transferredBytes, target), transferrableBytes: target)
+                    calls.append((observer.block, reported))
+                    if reported.isTransferComplete { progressObservers.removeValue(forKey: id) }
+                }
+            }
+        }
+        for (block, progress) in calls { block(progress) }
+    }
+
+    /// What is outstanding now: fixes the target of the `.forCurrentlyOutstandingWork`
+    /// notifications added since the last snapshot.
+    func progressSnapshot(_ direction: ProgressDirection, _ progress: Progress) {
+        var calls: [(@Sendable (Progress) -> Void, Progress)] = []
+        lock.withLock {
+            if latestProgress[direction] == nil { latestProgress[direction] = progress }
+            for (id, var observer) in progressObservers
+            where observer.direction == direction && observer.mode == .forCurrentlyOutstandingWork && observer.target == nil {
+                let target = progress.transferrableBytes
+                observer.target = target
+                let reported = Progress(transferredBytes: min(progress.transferredBytes, target), transferrableBytes: target)
+                calls.append((observer.block, reported))
+                if reported.isTransferComplete {
+                    progressObservers.removeValue(forKey: id)
+                } else {
+                    progressObservers[id] = observer
+                }
+            }
+        }
+        for (block, progress) in calls { block(progress) }
     }
 }
 

@@ -39,14 +39,19 @@ public struct ServerSessionLogic: Sendable, Hashable {
             state = .identified
         case .upload(let upload):
             guard state == .identified else { throw error(.messageOutOfOrder, "upload before ident") }
+            // Versions increase within an upload. An upload may start again below the last version
+            // seen: re-sending the pending changesets is idempotent (docs/merge.md), the store
+            // integrates each client version once.
+            var previous: Int64 = 0
             for c in upload.changesets {
-                guard c.clientVersion > lastClientVersion else {
-                    throw error(.badClientVersion, "client version \(c.clientVersion) after \(lastClientVersion)")
+                guard c.clientVersion > previous else {
+                    throw error(.badClientVersion, "client version \(c.clientVersion) after \(previous) in one upload")
                 }
                 guard c.lastServerVersion >= 0 else {
                     throw error(.badServerVersion, "negative base server version \(c.lastServerVersion)")
                 }
-                lastClientVersion = c.clientVersion
+                previous = c.clientVersion
+                lastClientVersion = max(lastClientVersion, c.clientVersion)
             }
         case .mark:
             guard state == .identified else { throw error(.messageOutOfOrder, "mark before ident") }

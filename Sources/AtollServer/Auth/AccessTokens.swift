@@ -9,6 +9,9 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var exp: ExpirationClaim
     public var iat: IssuedAtClaim
     public var typ: String
+    /// A random id, so two tokens issued in the same second differ (a refresh always gives a
+    /// new token).
+    public var jti: IDClaim?
 
     public init(userID: String, appID: String, issuedAt: Date, expiresAt: Date) {
         sub = SubjectClaim(value: userID)
@@ -16,6 +19,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         iat = IssuedAtClaim(value: issuedAt)
         exp = ExpirationClaim(value: expiresAt)
         typ = "access"
+        jti = IDClaim(value: UUID().uuidString)
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {

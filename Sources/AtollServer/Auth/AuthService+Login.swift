@@ -57,7 +57,7 @@ extension AuthService {
             guard
                 let user = try await store.user(
                     appID: appID, providerType: provider.rawValue, identityID: Self.normalizedEmail(username)),
-                let hash = user.passwordHash, hasher.verify(password, against: hash)
+                let hash = user.passwordHash, await hasher.verifyOffLoop(password, against: hash)
             else { throw ServerError(.invalidCredentials, "wrong email or password") }
             return user
 
@@ -116,10 +116,11 @@ extension AuthService {
         guard (6...128).contains(password.count) else {
             throw ServerError(.invalidPassword, "a password has 6 to 128 characters")
         }
+        let passwordHash = try await hasher.hashOffLoop(password)
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email,
-            passwordHash: try hasher.hash(password), createdAt: now())
+            passwordHash: passwordHash, createdAt: now())
         do {
             try await store.createUser(user)
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {

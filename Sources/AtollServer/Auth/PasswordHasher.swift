@@ -48,6 +48,25 @@ public struct PasswordHasher: Sendable {
         return Secrets.constantTimeEqual(key, Array(expected))
     }
 
+    /// ``hash(_:)`` on a worker thread: a slow hash must not hold up the server's event loops or
+    /// the cooperative pool, or every connection stalls while someone logs in.
+    public func hashOffLoop(_ password: String) async throws -> String {
+        try await Self.offLoop { try self.hash(password) }
+    }
+
+    /// ``verify(_:against:)`` on a worker thread.
+    public func verifyOffLoop(_ password: String, against stored: String) async -> Bool {
+        (try? await Self.offLoop { self.verify(password, against: stored) }) ?? false
+    }
+
+    private static let workers = DispatchQueue(label: "atoll.password-hashing", qos: .utility, attributes: .concurrent)
+
+    private static func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            workers.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
     /// The digest a PBKDF2 may be built on.
     public enum Digest: Sendable {
         case sha256

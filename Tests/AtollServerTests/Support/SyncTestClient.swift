@@ -130,12 +130,12 @@ final class SyncTestClient: Sendable {
     }
 
     /// The next thing that arrives, within `timeout`.
-    func nextIncoming(timeout: Duration = .seconds(10)) async throws -> Incoming {
+    func nextIncoming(timeout: Duration = .seconds(60)) async throws -> Incoming {
         try await mailbox.next(timeout: timeout)
     }
 
     /// The next server message, within `timeout`; a close or unreadable frame is an error.
-    func next(timeout: Duration = .seconds(10)) async throws -> ServerMessage {
+    func next(timeout: Duration = .seconds(60)) async throws -> ServerMessage {
         switch try await nextIncoming(timeout: timeout) {
         case .message(let message): return message
         case .unreadable(let error): throw error
@@ -144,7 +144,7 @@ final class SyncTestClient: Sendable {
     }
 
     /// Skips messages until one matches, within `timeout` overall.
-    func next<T>(timeout: Duration = .seconds(10), _ match: (ServerMessage) -> T?) async throws -> T {
+    func next<T>(timeout: Duration = .seconds(60), _ match: (ServerMessage) -> T?) async throws -> T {
         let deadline = ContinuousClock.now + timeout
         while true {
             let left = deadline - ContinuousClock.now
@@ -182,7 +182,7 @@ final class SyncTestClient: Sendable {
     }
 
     /// Every changeset of the downloads that arrive until the session reaches `serverVersion`.
-    func downloads(_ session: SessionID, through serverVersion: Int64, timeout: Duration = .seconds(10)) async throws
+    func downloads(_ session: SessionID, through serverVersion: Int64, timeout: Duration = .seconds(60)) async throws
         -> [DownloadChangeset]
     {
         var changesets: [DownloadChangeset] = []
