@@ -67,7 +67,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "atoll-bench",
-            dependencies: ["Atoll", "AtollCore", .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", .product(name: "GRDBSQLite", package: "GRDB.swift")]
         ),
         .executableTarget(
             name: "atoll-server",

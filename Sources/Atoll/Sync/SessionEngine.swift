@@ -175,6 +175,9 @@ actor SessionEngine {
     func wait(for direction: ClientSession.Direction) async throws {
         if session == nil { await start() }
         guard session != nil else { throw SyncError(.clientInternalError, "the sync session could not start") }
+        // Commits reach the engine through a task; a write committed just before this wait may
+        // not have been queued yet. Read the history now so the wait covers it.
+        if direction == .upload { await localCommitted() }
         let box = WaitBox()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Swift.Error>) in
