@@ -227,7 +227,7 @@ struct Integrator {
         guard let table = realm.coordinator.table(named: id.type), !table.schema.isEmbedded,
               validKey(id.primaryKey, table), try row(of: table, id.primaryKey) == nil else { return }
         var arguments: [SQLValue] = table.columns.map { index in
-            index == table.primaryKeyIndex ? id.primaryKey.sqlValue : Self.defaultValue(table.property(index)).sqlValue
+            index == table.primaryKeyIndex ? id.primaryKey.sqlValue : table.property(index).initialValue.sqlValue
         }
         var sql = table.insertRow
         if table.primaryKeyIndex == nil, case .int(let row) = id.primaryKey {
@@ -240,24 +240,6 @@ struct Integrator {
         let row = try connection.lastInsertedRow
         transaction.summary.insert(table.name, row)
         try realm.resolveLinks(to: table, row, id: id, transaction)
-    }
-
-    /// What a property holds before anything is written to it (as `ReplicaState` has it).
-    static func defaultValue(_ p: Property) -> Value {
-        if p.isOptional || p.type == .object || !p.isSingle { return .null }
-        switch p.type {
-        case .bool: return .bool(false)
-        case .int: return .int(0)
-        case .double: return .double(0)
-        case .float: return .float(0)
-        case .string: return .string("")
-        case .data: return .data(Data())
-        case .date: return .date(Date(timeIntervalSince1970: 0))
-        case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
-        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal128: return .decimal(Decimal128(0))
-        case .object: return .null
-        }
     }
 
     // MARK: - Navigation
@@ -392,7 +374,7 @@ struct Integrator {
         var arguments: [SQLValue] = table.columns.map { index in
             let property = table.property(index)
             guard property.type != .object else { return .null }
-            return (fields[property.name] ?? Self.defaultValue(property)).sqlValue
+            return (fields[property.name] ?? property.initialValue).sqlValue
         }
         arguments += [.text(owner.0.name), .integer(owner.1), .text(owner.0.property(owner.2).name)]
         try connection.execute(table.insertRow, arguments)

@@ -91,21 +91,7 @@ public struct ReplicaState: Hashable, Sendable {
         case .list: return .list([])
         case .set: return .set([])
         case .map: return .map([:])
-        case .single: break
-        }
-        if p.isOptional || p.type == .object { return .null }
-        switch p.type {
-        case .bool: return .bool(false)
-        case .int: return .int(0)
-        case .double: return .double(0)
-        case .float: return .float(0)
-        case .string: return .string("")
-        case .data: return .data(Data())
-        case .date: return .date(Date(timeIntervalSince1970: 0))
-        case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
-        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal128: return .decimal(Decimal128(0))
-        case .object: return .null
+        case .single: return p.initialValue
         }
     }
 }

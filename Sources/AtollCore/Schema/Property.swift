@@ -1,3 +1,5 @@
+import Foundation
+
 /// The scalar kind of a property, or of each element of a collection property.
 public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
     case bool, int, double, float, string, data, date, objectId, uuid, decimal128
@@ -60,6 +62,26 @@ public struct Property: Sendable, Hashable, Codable {
         self.objectType = objectType
         self.isPrimaryKey = isPrimaryKey
         self.isIndexed = isIndexed
+    }
+
+    /// The value a single-valued property holds before anything is written to it: `null` for
+    /// optionals and links, else the type's zero (0, "", false, empty data, 1970, zero ids).
+    /// Collections start empty; this gives `null` for them.
+    public var initialValue: Value {
+        if isOptional || type == .object || !isSingle { return .null }
+        switch type {
+        case .bool: return .bool(false)
+        case .int: return .int(0)
+        case .double: return .double(0)
+        case .float: return .float(0)
+        case .string: return .string("")
+        case .data: return .data(Data())
+        case .date: return .date(Date(timeIntervalSince1970: 0))
+        case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .decimal128: return .decimal(Decimal128(0))
+        case .object: return .null
+        }
     }
 
     /// Whether the property holds exactly one value (not a list, set or map).
