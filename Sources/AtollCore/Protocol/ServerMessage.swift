@@ -147,8 +147,8 @@ public struct DownloadChangeset: Hashable, Sendable {
 
 public struct DownloadProgress: Hashable, Sendable {
     /// The server version the client is at once it integrated this message (with the rest of its
-    /// batch): the message holds every changeset up to it that the client has not seen, except
-    /// the client's own.
+    /// batch): the message holds every changeset up to it that the client has not seen, the
+    /// client's own included (their return is the acknowledgement, docs/merge.md).
     public var serverVersion: Int64
     /// The newest server version when the message was sent.
     public var latestServerVersion: Int64
