@@ -6,7 +6,13 @@ extension Realm {
     @_spi(Testing)
     public func historyChangesets() throws -> [Changeset] {
         verifyThread()
-        return try connection.fetchAll("SELECT changeset FROM _atoll_history ORDER BY version").map { row in
+        return try historyRecords(after: 0)
+    }
+
+    /// The history records after a version, oldest first; a record that does not decode is a
+    /// damaged file. Every reader of `_atoll_history` goes through here.
+    func historyRecords(after version: Int64) throws -> [Changeset] {
+        try connection.fetchAll("SELECT changeset FROM _atoll_history WHERE version > ? ORDER BY version", [.integer(version)]).map { row in
             guard case .blob(let data) = row[0] else {
                 throw Error(.invalidDatabase, "a history record of \(coordinator.path) is not a changeset")
             }

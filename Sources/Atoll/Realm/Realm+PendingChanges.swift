@@ -77,17 +77,7 @@ extension Realm {
 
     private func pendingRecords() throws -> [Changeset] {
         verifyThread()
-        return try connection.fetchAll("SELECT changeset FROM _atoll_history WHERE version > ? ORDER BY version", [.integer(try lastUploadedVersion())])
-            .map { row in
-                guard case .blob(let data) = row[0] else {
-                    throw Error(.invalidDatabase, "a history record of \(coordinator.path) is not a changeset")
-                }
-                do {
-                    return try Changeset(decoding: data)
-                } catch {
-                    throw Error(.invalidDatabase, "a history record of \(coordinator.path) is damaged: \(error)", underlying: error)
-                }
-            }
+        return try historyRecords(after: try lastUploadedVersion())
     }
 
     private func requireSyncWrite() throws {

@@ -69,11 +69,6 @@ extension Realm {
 
     /// Local changesets committed after `version`, oldest first (empty commits left out).
     func localChangesets(after version: Int64) throws -> [Changeset] {
-        try connection.fetchAll("SELECT changeset FROM _atoll_history WHERE version > ? ORDER BY version", [.integer(version)])
-            .compactMap { row in
-                guard case .blob(let data) = row[0] else { return nil }
-                let changeset = try Changeset(decoding: data)
-                return changeset.instructions.isEmpty ? nil : changeset
-            }
+        try historyRecords(after: version).filter { !$0.instructions.isEmpty }
     }
 }
