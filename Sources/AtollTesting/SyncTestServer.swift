@@ -44,7 +44,7 @@ public final class SyncTestServer: Sendable {
 
     /// Starts a server; `configure` adjusts its configuration (apps, providers, lifetimes).
     public static func start(appId: String = "test-app",
-                             _ configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> SyncTestServer {
+                             _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> SyncTestServer {
         let folder = try TemporaryFolder("atoll-sync-test")
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataDirectory: folder.url.appendingPathComponent("server").path,
@@ -94,3 +94,27 @@ public final class SyncTestServer: Sendable {
 }
 
 import Synchronization
+
+/// Runs `body` against a fresh test server, then tears it down (logging out its apps' users,
+/// stopping it, removing its files), whether `body` threw or not.
+///
+/// ```swift
+/// try await withSyncTestServer { server in
+///     let user = try await server.app().login(credentials: .anonymous)
+/// }
+/// ```
+public func withSyncTestServer(
+    appId: String = "test-app",
+    _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (SyncTestServer) async throws -> Void
+) async throws {
+    let server = try await SyncTestServer.start(appId: appId, configure)
+    do {
+        try await body(server)
+    } catch {
+        try? await server.tearDown()
+        throw error
+    }
+    try await server.tearDown()
+}

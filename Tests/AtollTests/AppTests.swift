@@ -6,19 +6,8 @@ import Testing
 
 /// Apps, users and credentials against a real server on 127.0.0.1.
 @Suite struct AppTests {
-    private func withServer(_ body: (SyncTestServer) async throws -> Void) async throws {
-        let server = try await SyncTestServer.start()
-        do {
-            try await body(server)
-        } catch {
-            try? await server.tearDown()
-            throw error
-        }
-        try await server.tearDown()
-    }
-
     @Test func anonymousLoginMakesTheCurrentUserAndIsReused() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             #expect(app.currentUser == nil)
             let user = try await app.login(credentials: .anonymous)
@@ -32,7 +21,7 @@ import Testing
     }
 
     @Test func appsWithTheSameIdAndConfigurationShareTheirUsers() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let user = try await server.app(device: "a").login(credentials: .anonymous)
             #expect(server.app(device: "a").currentUser === user)
             #expect(server.app(device: "b").currentUser == nil, "another device has its own users")
@@ -41,7 +30,7 @@ import Testing
     }
 
     @Test func emailPasswordRegistrationAndLogin() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "frodo@shire.me", password: "ring-bearer")
             let user = try await app.login(credentials: .emailPassword(email: "frodo@shire.me", password: "ring-bearer"))
@@ -56,7 +45,7 @@ import Testing
     }
 
     @Test func registrationCompletionHandlerReportsTheError() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             let error: (any Error)? = await withCheckedContinuation { continuation in
                 app.emailPasswordAuth.registerUser(email: "sam@shire.me", password: "x") { continuation.resume(returning: $0) }
@@ -70,7 +59,7 @@ import Testing
     }
 
     @Test func logOutForgetsTheTokensAndMovesTheCurrentUser() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "merry@shire.me", password: "brandybuck")
             let merry = try await app.login(credentials: .emailPassword(email: "merry@shire.me", password: "brandybuck"))
@@ -90,7 +79,7 @@ import Testing
     }
 
     @Test func switchingTheCurrentUser() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "pippin@shire.me", password: "took-took")
             let pippin = try await app.login(credentials: .emailPassword(email: "pippin@shire.me", password: "took-took"))
@@ -102,7 +91,7 @@ import Testing
     }
 
     @Test func usersSurviveARestartOfTheAppOfflineWithTheirTokens() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let configuration = server.appConfiguration(device: "phone")
             let user = try await App(id: server.appId, configuration: configuration).login(credentials: .anonymous)
             try await server.stop()
@@ -115,7 +104,7 @@ import Testing
     }
 
     @Test func aRefusedRefreshTokenLogsTheUserOut() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "bill@bree.me", password: "the-pony")
             let bill = try await app.login(credentials: .emailPassword(email: "bill@bree.me", password: "the-pony"))
@@ -130,7 +119,7 @@ import Testing
     }
 
     @Test func apiKeysCreateListLogInDisableAndDelete() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "gandalf@valinor.me", password: "you-shall-not")
             let gandalf = try await app.login(credentials: .emailPassword(email: "gandalf@valinor.me", password: "you-shall-not"))
@@ -151,7 +140,7 @@ import Testing
     }
 
     @Test func deletingAUserRemovesItOnTheServer() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let app = server.app()
             try await app.emailPasswordAuth.registerUser(email: "boromir@gondor.me", password: "one-does-not")
             let boromir = try await app.login(credentials: .emailPassword(email: "boromir@gondor.me", password: "one-does-not"))

@@ -11,18 +11,6 @@ import Testing
 @MainActor @Suite(.serialized) struct SyncSessionTests {
     static let syncTimeout: Duration = .seconds(30)
 
-    private func withServer(_ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
-                            _ body: (SyncTestServer) async throws -> Void) async throws {
-        let server = try await SyncTestServer.start(configure)
-        do {
-            try await body(server)
-        } catch {
-            try? await server.tearDown()
-            throw error
-        }
-        try await server.tearDown()
-    }
-
     private func configuration<P: PartitionValueConvertible>(_ user: User, _ partition: P) -> Realm.Configuration {
         var configuration = user.configuration(partitionValue: partition)
         configuration.objectTypes = [SyncedTask.self]
@@ -69,7 +57,7 @@ import Testing
     // MARK: Server restart
 
     @Test func writesMadeWhileTheServerIsDownAreUploadedAfterItRestarts() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -103,7 +91,7 @@ import Testing
     }
 
     @Test func manyWritesInQuickSuccessionAllUpload() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -123,7 +111,7 @@ import Testing
     // MARK: Offline devices
 
     @Test func threeDevicesWritingWhileSuspendedConvergeAfterResuming() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             var realms: [Realm] = []
             for device in ["frodo", "sam", "pippin"] {
                 let user = try await server.app(device: device).login(credentials: .anonymous)
@@ -166,7 +154,7 @@ import Testing
     // MARK: Open behaviours
 
     @Test func onceDownloadsOnTheFirstOpenAndLaterOpensAreImmediateOffline() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let realmA = try await open(frodo)
             for name in ["one", "two", "three"] { try add(realmA, name) }
@@ -200,7 +188,7 @@ import Testing
     // MARK: Session controls
 
     @Test func suspendAndResumeChangeStateAndConnectionState() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -256,7 +244,7 @@ import Testing
     }
 
     @Test func reconnectConnectsAtOnceInsteadOfWaitingOutTheBackoff() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let realm = try await open(frodo)
             let session = try #require(realm.syncSession)
@@ -276,7 +264,7 @@ import Testing
     }
 
     @Test func expiredAccessTokensAreRefreshedWhileSyncing() async throws {
-        try await withServer({ $0.accessTokenLifetime = 2 }) { server in
+        try await withSyncTestServer({ $0.accessTokenLifetime = 2 }) { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -311,7 +299,7 @@ import Testing
     }
 
     @Test func loggingOutStopsTheUsersSessions() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -349,7 +337,7 @@ import Testing
     // MARK: Partitions
 
     @Test func partitionValuesOfEveryTypeOpenSeparateRealms() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let objectId = ObjectId.generate()
@@ -379,7 +367,7 @@ import Testing
     // MARK: In-memory
 
     @Test func inMemorySyncedRealmsSyncAndLeaveNoFile() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             var memory = configuration(frodo, "shire")
@@ -407,7 +395,7 @@ import Testing
     // MARK: Progress
 
     @Test func progressNotificationsReportUploadsAndDownloads() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)

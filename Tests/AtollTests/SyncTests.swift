@@ -13,17 +13,6 @@ final class SyncedTask: Object {
 
 /// Synced realms end to end: a real server on 127.0.0.1, apps standing in for devices.
 @MainActor @Suite(.serialized) struct SyncTests {
-    private func withServer(_ body: (SyncTestServer) async throws -> Void) async throws {
-        let server = try await SyncTestServer.start()
-        do {
-            try await body(server)
-        } catch {
-            try? await server.tearDown()
-            throw error
-        }
-        try await server.tearDown()
-    }
-
     private func open(_ user: User, _ partition: String = "shire", _ behavior: OpenBehavior = .never) async throws -> Realm {
         var configuration = user.configuration(partitionValue: partition)
         configuration.objectTypes = [SyncedTask.self]
@@ -31,7 +20,7 @@ final class SyncedTask: Object {
     }
 
     @Test func aWriteOnOneDeviceReachesAnother() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
@@ -43,7 +32,7 @@ final class SyncedTask: Object {
     }
 
     @Test func twoDevicesConvergeAfterWritingConcurrently() async throws {
-        try await withServer { server in
+        try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
             let realmA = try await open(frodo)
