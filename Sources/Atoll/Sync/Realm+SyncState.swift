@@ -51,17 +51,22 @@ extension Realm {
     }
 
     /// Saves the sync state; call inside a write transaction, with the data it describes.
-    func saveSyncState(_ state: SyncState) throws {
+    /// `includingPending: false` leaves the stored pending changesets as they are (re-encoding
+    /// them costs as much as what is still unacknowledged).
+    func saveSyncState(_ state: SyncState, includingPending: Bool = true) throws {
         try ensureSyncStateTable()
-        var writer = BinaryWriter()
-        for changeset in state.pending { writer.blob([UInt8](changeset.encoded())) }
-        let values: [(String, SQLValue)] = [
+        var values: [(String, SQLValue)] = [
             ("file_ident", .integer(state.fileIdent.ident)), ("file_salt", .integer(state.fileIdent.salt)),
             ("server_version", .integer(state.serverVersion)),
             ("epoch", .integer(Int64(bitPattern: state.epoch.rawValue))),
             ("acknowledged", .integer(state.acknowledgedClientVersion)),
-            ("queued", .integer(state.queuedClientVersion)), ("pending", .blob(Data(writer.bytes))),
+            ("queued", .integer(state.queuedClientVersion)),
         ]
+        if includingPending {
+            var writer = BinaryWriter()
+            for changeset in state.pending { writer.blob([UInt8](changeset.encoded())) }
+            values.append(("pending", .blob(Data(writer.bytes))))
+        }
         for (key, value) in values {
             try connection.execute("INSERT OR REPLACE INTO \(Self.syncStateTable) (key, value) VALUES (?, ?)", [.text(key), value])
         }

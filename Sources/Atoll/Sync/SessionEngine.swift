@@ -15,6 +15,8 @@ actor SessionEngine {
     private var session: ClientSession?
     private var merger = ClientMerger(fileIdent: 0)
     private var state = SyncState()
+    /// The pending changesets as last written to the file (skipped when unchanged).
+    private var savedPending: [Changeset] = []
     private var realm: Realm?
     private var waits: [ClientSession.WaitID: CheckedContinuation<Void, Swift.Error>] = [:]
     private var timers: [ClientSession.Timer: _Concurrency.Task<Void, Never>] = [:]
@@ -53,6 +55,7 @@ actor SessionEngine {
                 realm.autorefresh = false
                 self.realm = realm
                 state = try realm.loadSyncState()
+                savedPending = state.pending
                 merger = ClientMerger(fileIdent: state.fileIdent.ident, serverVersion: state.serverVersion, pending: state.pending)
             }
             if session == nil {
@@ -327,8 +330,9 @@ actor SessionEngine {
         do {
             try realm.write {
                 try realm.integrateRemoteInWrite(toApply)
-                try realm.saveSyncState(state)
+                try realm.saveSyncState(state, includingPending: state.pending != savedPending)
             }
+            savedPending = state.pending
         } catch {
             report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
         }
@@ -338,7 +342,8 @@ actor SessionEngine {
         guard let realm else { return }
         state.pending = merger.pending
         do {
-            try realm.write { try realm.saveSyncState(state) }
+            try realm.write { try realm.saveSyncState(state, includingPending: state.pending != savedPending) }
+            savedPending = state.pending
         } catch {
             report(SyncError(.clientInternalError, "the sync state could not be saved: \(error)", underlying: error as? any Swift.Error & Sendable))
         }
