@@ -94,6 +94,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The seed pages' Swift samples, compiled with only the import and the server URL changed.
+        .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

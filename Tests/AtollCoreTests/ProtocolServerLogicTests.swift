@@ -81,7 +81,14 @@ import Testing
         let flexible = ClientMessage.bind(Bind(session: 1, target: .flexible, accessToken: "t"))
         let change = { (v: Int64) in ClientMessage.queryChange(QueryChange(session: 1, querySetVersion: v, queries: [])) }
         expectRefusal([Self.hello, Self.bind, Self.ident, change(1)], .messageOutOfOrder, "partition-sync")
-        expectRefusal([Self.hello, flexible, Self.ident, change(2), change(2)], .messageOutOfOrder, "query set version 2 after 2")
+        let held = ClientMessage.heldObjects(HeldObjects(session: 1, objects: []))
+        expectRefusal([Self.hello, flexible, Self.ident, change(2)], .messageOutOfOrder, "query change before ident and held objects")
+        expectRefusal([Self.hello, flexible, Self.ident, held, change(2), change(2)], .messageOutOfOrder, "query set version 2 after 2")
+        expectRefusal([Self.hello, flexible, Self.ident, held, held], .messageOutOfOrder, "held objects not right after ident")
+        expectRefusal([Self.hello, Self.bind, Self.ident, held], .messageOutOfOrder, "held objects on a partition-sync session")
+        // The first query change of a session may repeat the version its ident names.
+        var logic = ServerConnectionLogic()
+        for m in [Self.hello, flexible, Self.ident, held, change(0), change(1)] { #expect(throws: Never.self) { try logic.validate(m) } }
     }
 
     @Test func refusalsNameTheirSessionAndBecomeErrorMessages() {

@@ -120,8 +120,48 @@ struct SyncConnectionTests {
         }
     }
 
-    @Test func flexibleSyncIsNotSupportedYet() async throws {
+    @Test func aFlexibleSessionCatchesUpOnlyWithItsQuerySetAndGetsTheMatchingObjects() async throws {
         try await withServer { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            client.send(.bind(Bind(session: 1, target: .flexible, accessToken: token)))
+            client.send(.ident(Ident(session: 1, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none)))
+            client.send(.heldObjects(HeldObjects(session: 1, objects: [])))
+            let answer = try #require(try await client.next().identAnswer)
+            // The schema and two tasks, uploaded before any query set: no download yet.
+            client.send(.upload(Upload(session: 1, changesets: [
+                UploadChangeset(SyncFixtures.changeset(1, [
+                    .addTable(SyncFixtures.taskSchema),
+                    .createObject(SyncFixtures.task("a")), .set(SyncFixtures.task("a"), path: [.property("count")], value: .int(1)),
+                    .createObject(SyncFixtures.task("b")), .set(SyncFixtures.task("b"), path: [.property("count")], value: .int(5)),
+                ]), lastServerVersion: 0),
+            ])))
+            #expect(try await client.next().uploadAck != nil)
+            client.send(.queryChange(QueryChange(session: 1, querySetVersion: 1, queries: [TypeQuery(objectType: "Task", query: "count > 2")])))
+            let download = try #require(try await client.next().download)
+            #expect(download.querySetVersion == 1)
+            #expect(download.isLastInBatch)
+            #expect(download.epoch == answer.epoch)
+            // Its own changeset (the acknowledgement), then the view change holding task b whole.
+            #expect(download.changesets.map(\.originFileIdent) == [answer.fileIdent.ident, FlexibleSync.viewChangeFileIdent])
+            let view = download.changesets[1].changeset.instructions
+            #expect(view.first == .createObject(SyncFixtures.task("b")))
+            #expect(!view.contains { $0.object == SyncFixtures.task("a") })
+            // A query the server cannot run is refused with its version; the session goes on.
+            client.send(.queryChange(QueryChange(session: 1, querySetVersion: 2, queries: [TypeQuery(objectType: "Task", query: "nope == 1")])))
+            guard case .queryError(let refused) = try await client.next() else { Issue.record("no query error"); return }
+            #expect(refused.querySetVersion == 2)
+            #expect(refused.message.contains("nope"))
+            client.send(.mark(Mark(session: 1, requestID: 7)))
+            #expect(try await client.next().markAnswer?.requestID == 7)
+            await client.close()
+        }
+    }
+
+    @Test func anAppDeclaredForPartitionsRefusesFlexibleBinds() async throws {
+        let configuration = TestServer.configuration { $0.apps = [.init(id: "tasks", syncKind: .partition)] }
+        try await withServer(configuration) { server in
             let token = try await SyncFixtures.accessToken(server)
             let client = try await SyncTestClient.connect(to: server)
             _ = try await client.hello()
@@ -129,7 +169,7 @@ struct SyncConnectionTests {
             let error = try #require(try await client.next().errorMessage)
             #expect(error.code == .badSyncTarget)
             #expect(error.session == 1)
-            #expect(error.message.contains("flexible sync is not supported"))
+            #expect(error.message.contains("partition-based sync"))
             await client.close()
         }
     }

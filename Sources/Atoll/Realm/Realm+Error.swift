@@ -45,6 +45,9 @@ extension Realm {
             case wrongRealm = 41
             /// The schema declared in code is invalid.
             case invalidSchema = 42
+            /// A configuration that cannot be used for what was asked (e.g. `writeCopy` of a
+            /// partition-synced realm to a flexible-sync configuration).
+            case invalidConfiguration = 43
         }
 
         public let code: Code

@@ -80,6 +80,7 @@ extension Realm {
             throw Error(.alreadyInWriteTransaction, "Cannot write a copy of a Realm while it is in a write transaction")
         }
         let destination = url.standardizedFileURL.path
+        let keepsSyncState = try Self.copyKeepsSyncState(from: self.configuration.syncConfiguration, to: configuration.syncConfiguration)
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw Error(.fileExists, "File at path '\(destination)' already exists")
         }
@@ -95,6 +96,7 @@ extension Realm {
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) } }
         do {
             try connection.copy(toPath: partial)
+            try Self.adoptSyncState(atPath: partial, keep: keepsSyncState)
         } catch {
             throw Error(.fileAccess, "cannot write a copy to \(destination): \(error)", underlying: error as? any Swift.Error & Sendable)
         }
@@ -103,6 +105,42 @@ extension Realm {
             let code = errno
             if code == EEXIST { throw Error(.fileExists, "File at path '\(destination)' already exists") }
             throw Error(.fileAccess, "cannot write a copy to \(destination): \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Whether a copy from a realm synced as `source` to one synced as `destination` carries on
+    /// from the same place in the server's history (same kind of sync, same partition). A copy
+    /// to a local configuration leaves sync behind.
+    ///
+    /// - Throws: `.invalidConfiguration` across sync kinds or partitions, or from a local realm to
+    ///   a synced one.
+    static func copyKeepsSyncState(from source: SyncConfiguration?, to destination: SyncConfiguration?) throws -> Bool {
+        guard let destination else { return false }
+        guard let source else {
+            throw Error(.invalidConfiguration, "writeCopy(configuration:) cannot turn a local realm into a synced one; copy its objects into the synced realm instead")
+        }
+        guard source.enableFlexibleSync == destination.enableFlexibleSync else {
+            throw Error(.invalidConfiguration, source.enableFlexibleSync
+                ? "writeCopy(configuration:) cannot copy a flexible-sync realm to a partition-based sync configuration"
+                : "writeCopy(configuration:) cannot copy a partition-based sync realm to a flexible-sync configuration")
+        }
+        guard source.partition == destination.partition else {
+            throw Error(.invalidConfiguration, "writeCopy(configuration:) copies a synced realm only to a configuration of the same partition (\(source.partition?.path ?? "") → \(destination.partition?.path ?? ""))")
+        }
+        return true
+    }
+
+    /// Makes a fresh copy's sync state fit its new owner: another user's copy of the same realm
+    /// keeps its place in the history and its unsynced changes but gets a file ident of its own
+    /// on first sync; a local copy has no sync state.
+    static func adoptSyncState(atPath path: String, keep: Bool) throws {
+        let copy = try Connection(path: path, readOnly: false)
+        defer { try? copy.queue.close() }
+        guard try copy.fetchOne("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(syncStateTable)]) != nil else { return }
+        if keep {
+            try copy.execute("UPDATE \(syncStateTable) SET value = 0 WHERE key IN ('file_ident', 'file_salt')")
+        } else {
+            try copy.execute("DROP TABLE \(syncStateTable)")
         }
     }
 

@@ -41,12 +41,21 @@ public final class Realm {
     private var resolvedTables: [ObjectIdentifier: TableInfo] = [:]
     /// Whether the realm advances to the newest version on its own when another realm commits.
     public var autorefresh = true
+    /// Set until the initializer returns.
+    private var isOpening = true
 
     var notifiedVersion: Int64 { notified.load(ordering: .relaxed) }
 
-    /// Opens the realm of `configuration` on the current thread.
-    public convenience init(configuration: Configuration = .defaultConfiguration) throws {
-        try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+    /// Opens the realm of `configuration`, confined to the caller's actor when it runs on one
+    /// (the main actor, say) and otherwise to the current thread. An actor's jobs may run on any
+    /// thread (on Linux even the main actor's), so a realm opened there belongs to the actor.
+    public convenience init(configuration: Configuration = .defaultConfiguration,
+                            _ isolation: isolated (any Actor)? = #isolation) throws {
+        if let isolation {
+            try self.init(configuration: configuration, confinement: .actor(isolation))
+        } else {
+            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+        }
     }
 
     /// Opens the default realm at `fileURL`.
@@ -75,6 +84,13 @@ public final class Realm {
         try beginRead()
         notified.store(snapshotVersion, ordering: .relaxed)
         if !isFrozen { coordinator.register(self) }
+        if !isFrozen, !configuration.readOnly, let sync = configuration.syncConfiguration {
+            try announceSchemaIfNeeded()
+            if sync.enableFlexibleSync, coordinator.claimInitialSubscriptions() { try sync.applyInitialSubscriptions(self) }
+            // Opening a synced realm starts its session (one per file; later opens share it).
+            _ = syncSession
+        }
+        isOpening = false
     }
 
     deinit {
@@ -87,6 +103,9 @@ public final class Realm {
 
     /// Fails loudly when used from the wrong thread or actor.
     func verifyThread(_ function: StaticString = #function) {
+        // While the initializer runs no one else holds the realm: an actor's realm may be opened
+        // (and its schema recorded) from outside the actor.
+        if isOpening { return }
         switch confinement {
         case .thread(let owner):
             if pthread_equal(owner, pthread_self()) == 0 { preconditionFailure("\(Self.wrongThreadMessage) (\(function))") }
@@ -167,12 +186,18 @@ public final class Realm {
     }
 
     /// Called by another realm's commit, from its thread.
-    func scheduleRefresh() {
+    func scheduleRefresh(committer: Confinement) {
         guard autorefreshEnabled, !refreshPending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let box = UncheckedRealm(realm: self)
         switch confinement {
         case .actor(let actor):
-            _Concurrency.Task { await runIsolated(actor) { box.realm?.autoRefresh() } }
+            if case .actor(let other) = committer, other === actor {
+                // Another realm of this actor committed, on the actor: advance now, as a realm of
+                // the same thread does.
+                autoRefresh()
+            } else {
+                _Concurrency.Task { await runIsolated(actor) { box.realm?.autoRefresh() } }
+            }
         case .thread(let owner):
             if pthread_equal(owner, pthread_self()) != 0 {
                 // Another realm of this thread committed: advance now, as if it were the same

@@ -84,6 +84,17 @@ final class RealmCoordinator: @unchecked Sendable {
 
     // MARK: Tables
 
+    private var initialSubscriptionsClaimed = false
+
+    /// True once per coordinator (the first open of the file in this process): when a flexible-sync
+    /// configuration's initial subscriptions run.
+    func claimInitialSubscriptions() -> Bool {
+        lock.withLock {
+            defer { initialSubscriptionsClaimed = true }
+            return !initialSubscriptionsClaimed
+        }
+    }
+
     func table(named name: String) -> TableInfo? { lock.withLock { tables[name] } }
 
     var allTables: [TableInfo] { lock.withLock { Array(tables.values) }.sorted { $0.name < $1.name } }
@@ -165,7 +176,7 @@ final class RealmCoordinator: @unchecked Sendable {
             _latestVersion = max(_latestVersion, version)
             return realms.compactMap(\.realm).filter { $0 !== committer }
         }
-        for realm in others { realm.scheduleRefresh() }
+        for realm in others { realm.scheduleRefresh(committer: committer.confinement) }
     }
 
     /// The changes between two versions, or a wholesale marker when the log no longer covers them.

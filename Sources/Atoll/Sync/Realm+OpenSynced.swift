@@ -43,7 +43,8 @@ extension Realm {
 
     /// Opens a realm isolated to `actor`, downloading first as `downloadBeforeOpen` says.
     public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
-                                      downloadBeforeOpen: OpenBehavior, _ isolation: isolated A = #isolation) async throws {
+                                      downloadBeforeOpen: OpenBehavior = .never,
+                                      _ isolation: isolated (any Actor)? = #isolation) async throws {
         try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
         try self.init(configuration: configuration, confinement: .actor(actor))
         _ = syncSession
@@ -57,8 +58,11 @@ extension Realm {
         case .always: true
         case .once: !exists
         }
-        guard let session = sync.user.core.syncClient.session(for: configuration) else { return }
-        guard download else { return }
+        // Opening the file applies a flexible-sync configuration's initial subscriptions (so the
+        // download brings their objects) and starts the session; it stays open while waiting.
+        let opened = try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+        defer { withExtendedLifetime(opened) {} }
+        guard download, let session = opened.syncSession ?? sync.user.core.syncClient.session(for: configuration) else { return }
         let timeout = sync.user.core.configuration.syncConnectTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.wait(for: .download) }

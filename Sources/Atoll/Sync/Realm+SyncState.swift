@@ -72,6 +72,12 @@ extension Realm {
         }
     }
 
+    /// Remembers the schema last recorded for the server; call inside a write transaction.
+    func saveAnnouncedSchema(_ encoded: Data) throws {
+        try ensureSyncStateTable()
+        try connection.execute("INSERT OR REPLACE INTO \(Self.syncStateTable) (key, value) VALUES ('announced_schema', ?)", [.blob(encoded)])
+    }
+
     /// Local changesets committed after `version`, oldest first (empty commits left out).
     func localChangesets(after version: Int64) throws -> [Changeset] {
         try historyRecords(after: version).filter { !$0.instructions.isEmpty }

@@ -56,7 +56,8 @@ actor SessionEngine {
                 self.realm = realm
                 state = try realm.loadSyncState()
                 savedPending = state.pending
-                merger = ClientMerger(fileIdent: state.fileIdent.ident, serverVersion: state.serverVersion, pending: state.pending)
+                merger = ClientMerger(fileIdent: state.fileIdent.ident, serverVersion: state.serverVersion, pending: state.pending,
+                                      isFlexible: sync.enableFlexibleSync)
             }
             if session == nil {
                 let token: String
@@ -76,6 +77,9 @@ actor SessionEngine {
                     checkpoint: ClientSession.Checkpoint(fileIdent: state.fileIdent, serverVersion: state.serverVersion, epoch: state.epoch),
                     pending: pending,
                     configuration: ClientSession.Configuration(backoff: ReconnectBackoff(seed: UInt64.random(in: 0...UInt64.max))))
+                if sync.enableFlexibleSync, let set = try realm?.latestSubscriptionSet() {
+                    _ = session?.changeQuerySet(version: set.version, queries: set.queries)
+                }
                 await connection.register(self, id: id)
                 if let session { reportProgress(session.uploadProgress) }
             }
@@ -175,6 +179,18 @@ actor SessionEngine {
         }
     }
 
+    /// A new subscription set was committed: send it (at once when the session is active).
+    func subscriptionsChanged() async {
+        guard let realm, session != nil else { return }
+        realm.refresh()
+        do {
+            guard let set = try realm.latestSubscriptionSet() else { return }
+            await run { $0.changeQuerySet(version: set.version, queries: set.queries) }
+        } catch {
+            report(SyncError(.clientInternalError, "cannot read the subscriptions: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
     func wait(for direction: ClientSession.Direction) async throws {
         if session == nil { await start() }
         guard session != nil else { throw SyncError(.clientInternalError, "the sync session could not start") }
@@ -232,6 +248,7 @@ actor SessionEngine {
                     uploadDeferred = false
                 }
                 await connection.send(message)
+                if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):
                 if timer == .reconnect { reconnectGeneration = generation }
                 timers[timer]?.cancel()
@@ -261,7 +278,8 @@ actor SessionEngine {
                 report(SyncError(.clientResetError, "the server requires a client reset (\(request.reason)): \(request.message)"))
             case .refreshAccessToken:
                 await refreshAccessToken()
-            case .querySetRejected(_, let message):
+            case .querySetRejected(let version, let message):
+                markSubscriptions { try $0.markSubscriptionSet(version: version, complete: false, error: message) }
                 report(SyncError(.invalidFlexibleSyncSubscriptions, message))
             case .completeWait(let wait):
                 waits.removeValue(forKey: wait)?.resume()
@@ -331,10 +349,36 @@ actor SessionEngine {
             try realm.write {
                 try realm.integrateRemoteInWrite(toApply)
                 try realm.saveSyncState(state, includingPending: state.pending != savedPending)
+                if let version = batch.completedQuerySetVersion, version > 0 {
+                    try realm.markSubscriptionSet(version: version, complete: true, error: nil)
+                }
             }
             savedPending = state.pending
+            if batch.completedQuerySetVersion ?? 0 > 0 { SubscriptionEvents.stateChanged(path: configuration.storageKey) }
         } catch {
             report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
+    /// Flexible sync: tells the server which objects the realm holds (right after ident).
+    private func sendHeldObjects() async {
+        guard let realm else { return }
+        realm.refresh()
+        do {
+            await connection.send(.heldObjects(HeldObjects(session: id, objects: try realm.heldObjectIDs())))
+        } catch {
+            report(SyncError(.clientInternalError, "cannot list the realm's objects: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
+    /// Records a subscription set's new state and wakes whoever waits for it.
+    private func markSubscriptions(_ body: (Realm) throws -> Void) {
+        guard let realm else { return }
+        do {
+            try realm.write { try body(realm) }
+            SubscriptionEvents.stateChanged(path: configuration.storageKey)
+        } catch {
+            report(SyncError(.clientInternalError, "the subscription state could not be saved: \(error)", underlying: error as? any Swift.Error & Sendable))
         }
     }
 

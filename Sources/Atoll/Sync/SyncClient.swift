@@ -59,4 +59,11 @@ final class SyncClient: @unchecked Sendable {
         let engine = session.engine
         _Concurrency.Task { await engine.localCommitted() }
     }
+
+    /// Tells the session of a file that a new subscription set committed.
+    func subscriptionsChanged(path: String) {
+        guard let session = lock.withLock({ sessionsByPath[path] }) else { return }
+        let engine = session.engine
+        _Concurrency.Task { await engine.subscriptionsChanged() }
+    }
 }

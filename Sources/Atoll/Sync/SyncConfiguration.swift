@@ -28,6 +28,11 @@ public struct SyncConfiguration: @unchecked Sendable {
     public var clientResetMode: ClientResetMode
     /// Whether an asynchronous open fails on errors it would otherwise retry (connection failures).
     public var cancelAsyncOpenOnNonFatalErrors: Bool
+    /// For flexible sync: adds the subscriptions a realm starts with, when it is first opened.
+    public var initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil
+    /// Whether `initialSubscriptions` runs again whenever the file is opened anew (the first
+    /// `Realm` of it in the process), to recompute dynamic queries such as time ranges.
+    public var rerunOnOpen = false
 
     var target: SyncTarget { partition.map(SyncTarget.partition) ?? .flexible }
 
@@ -68,6 +73,27 @@ extension User {
         syncedConfiguration(SyncConfiguration(
             user: self, partition: nil, clientResetMode: clientResetMode,
             cancelAsyncOpenOnNonFatalErrors: cancelAsyncOpenOnNonFatalErrors))
+    }
+
+    /// A configuration for the user's flexible-sync realm that subscribes with
+    /// `initialSubscriptions` when the realm is first opened, or on every open with `rerunOnOpen`
+    /// (for queries over moving time ranges, say). Opening does not wait for these subscriptions.
+    ///
+    /// ```swift
+    /// let config = user.flexibleSyncConfiguration(initialSubscriptions: { subscriptions in
+    ///     subscriptions.append(QuerySubscription<Todo>(name: "all_todos"))
+    /// })
+    /// ```
+    public func flexibleSyncConfiguration(
+        clientResetMode: ClientResetMode = .recoverUnsyncedChanges(),
+        cancelAsyncOpenOnNonFatalErrors: Bool = false,
+        initialSubscriptions: @escaping @Sendable (SyncSubscriptionSet) -> Void,
+        rerunOnOpen: Bool = false
+    ) -> Realm.Configuration {
+        syncedConfiguration(SyncConfiguration(
+            user: self, partition: nil, clientResetMode: clientResetMode,
+            cancelAsyncOpenOnNonFatalErrors: cancelAsyncOpenOnNonFatalErrors,
+            initialSubscriptions: initialSubscriptions, rerunOnOpen: rerunOnOpen))
     }
 
     private func syncedConfiguration(_ sync: SyncConfiguration) -> Realm.Configuration {

@@ -16,11 +16,15 @@ public struct ClientMerger: Hashable, Sendable {
     public private(set) var serverVersion: Int64
     /// Local changesets the server has not sent back yet, rebased on top of ``serverVersion``.
     public private(set) var pending: [Changeset]
+    /// Flexible sync: downloads skip the entries that hold nothing of the client's view, so server
+    /// versions may jump; view changes (``FlexibleSync/viewChangeFileIdent``) are applied too.
+    public var isFlexible: Bool
 
-    public init(fileIdent: Int64, serverVersion: Int64 = 0, pending: [Changeset] = []) {
+    public init(fileIdent: Int64, serverVersion: Int64 = 0, pending: [Changeset] = [], isFlexible: Bool = false) {
         self.fileIdent = fileIdent
         self.serverVersion = serverVersion
         self.pending = pending
+        self.isFlexible = isFlexible
     }
 
     /// Records a committed local changeset (stamped with this file's ident) as pending.
@@ -38,12 +42,23 @@ public struct ClientMerger: Hashable, Sendable {
     /// Integrates downloaded history entries and returns the changesets to apply locally, in order.
     ///
     /// Entries at or before ``serverVersion`` are skipped (duplicates); integration stops at a gap
-    /// (an entry after `serverVersion + 1`), so ``serverVersion`` tells where to resume.
+    /// (an entry after `serverVersion + 1`), so ``serverVersion`` tells where to resume. In
+    /// flexible sync versions may jump, and a view change (stamped with
+    /// ``FlexibleSync/viewChangeFileIdent``) at or after ``serverVersion`` is applied like a
+    /// remote changeset without being a history entry.
     public mutating func receive(_ entries: some Sequence<HistoryEntry>) -> [Changeset] {
         var toApply: [Changeset] = []
         for entry in entries {
+            if isFlexible && entry.changeset.fileIdent == FlexibleSync.viewChangeFileIdent {
+                guard entry.serverVersion >= serverVersion else { continue }
+                serverVersion = entry.serverVersion
+                let (rebased, remote) = Merge.transform(local: pending, remote: [entry.changeset])
+                pending = rebased
+                toApply.append(contentsOf: remote)
+                continue
+            }
             if entry.serverVersion <= serverVersion { continue }
-            guard entry.serverVersion == serverVersion + 1 else { break }
+            guard isFlexible || entry.serverVersion == serverVersion + 1 else { break }
             serverVersion = entry.serverVersion
             if entry.changeset.fileIdent == fileIdent {
                 // Our own changeset back from the server: the acknowledgement.

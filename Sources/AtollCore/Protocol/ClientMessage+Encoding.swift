@@ -33,6 +33,16 @@ extension ClientMessage {
             w.byte(MessageTag.unbind.rawValue); w.session(s)
         case .ping(let m):
             w.byte(MessageTag.ping.rawValue); w.int(m.timestamp); w.int(m.lastRoundTripMilliseconds)
+        case .heldObjects(let m):
+            w.byte(MessageTag.heldObjects.rawValue); w.session(m.session)
+            // Grouped by type: (type, count, primary keys).
+            let byType = Dictionary(grouping: m.objects, by: \.type)
+            w.varint(UInt64(byType.count))
+            for type in byType.keys.sorted() {
+                w.string(type)
+                w.varint(UInt64(byType[type]!.count))
+                for id in byType[type]! { id.primaryKey.encode(into: &w) }
+            }
         }
         return w.bytes
     }
@@ -92,6 +102,14 @@ extension ClientMessage {
                 return .unbind(try r.session())
             case .ping:
                 return .ping(Ping(timestamp: try r.int(), lastRoundTripMilliseconds: try r.int()))
+            case .heldObjects:
+                let session = try r.session()
+                var objects: [ObjectID] = []
+                for _ in 0..<(try r.count()) {
+                    let type = try r.string()
+                    for _ in 0..<(try r.count()) { objects.append(ObjectID(type: type, primaryKey: try Value.decode(from: &r))) }
+                }
+                return .heldObjects(HeldObjects(session: session, objects: objects))
             default:
                 throw DecodingFailure("server message tag \(tag.rawValue) sent by a client")  // unreachable: filtered above
             }

@@ -20,6 +20,8 @@ public enum ClientMessage: Hashable, Sendable {
     case unbind(SessionID)
     /// Keep-alive; the server answers ``ServerMessage/pong(_:)`` with the same timestamp.
     case ping(Ping)
+    /// Flexible sync: the objects the client holds, sent right after ``ident``.
+    case heldObjects(HeldObjects)
 
     /// The session the message belongs to, `nil` for connection messages.
     public var session: SessionID? {
@@ -32,6 +34,7 @@ public enum ClientMessage: Hashable, Sendable {
         case .queryChange(let m): m.session
         case .refreshAccessToken(let m): m.session
         case .unbind(let s): s
+        case .heldObjects(let m): m.session
         }
     }
 }
@@ -131,6 +134,17 @@ public struct QueryChange: Hashable, Sendable {
         self.session = session
         self.querySetVersion = querySetVersion
         self.queries = queries
+    }
+}
+
+/// Flexible sync: every object of a synced type the client holds (by type and primary key), so
+/// the server knows which objects its downloads must keep up to date and which to remove.
+public struct HeldObjects: Hashable, Sendable {
+    public var session: SessionID
+    public var objects: [ObjectID]
+    public init(session: SessionID, objects: [ObjectID]) {
+        self.session = session
+        self.objects = objects
     }
 }
 

@@ -66,11 +66,12 @@ extension ClientSession {
         }
         state = .active
         configuration.backoff.reset()
+        // Uploads first: they may declare the types the query set names (the schema).
+        actions += uploads()
         if let querySet, !querySetSent {
             querySetSent = true
             actions.append(.send(.queryChange(querySet)))
         }
-        actions += uploads()
         for request in downloadWaits.keys.sorted() { actions.append(.send(.mark(Mark(session: id, requestID: request)))) }
         return actions
     }
@@ -79,7 +80,9 @@ extension ClientSession {
         let progress = download.progress
         var last = partialBatch.last?.serverVersion ?? checkpoint.serverVersion
         for c in download.changesets {
-            guard c.serverVersion > last else {
+            // A flexible-sync view change sits at the version of the entry before it.
+            let isViewChange = target == .flexible && c.originFileIdent == FlexibleSync.viewChangeFileIdent
+            guard c.serverVersion > last || (isViewChange && c.serverVersion == last) else {
                 return protocolViolation("download of server version \(c.serverVersion) after version \(last)")
             }
             last = c.serverVersion

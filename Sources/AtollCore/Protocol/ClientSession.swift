@@ -68,6 +68,11 @@ public struct ClientSession: Sendable {
         latestClientVersion = sorted.last?.clientVersion ?? 0
         acknowledgedClientVersion = firstPending == Int64.max ? latestClientVersion : firstPending - 1
         sentClientVersion = acknowledgedClientVersion
+        // A flexible session always sends a query set after ident: the server catches the client
+        // up only once it knows what the client subscribes to (an empty set: nothing).
+        if target == .flexible {
+            querySet = QueryChange(session: id, querySetVersion: checkpoint.querySetVersion, queries: [])
+        }
     }
 
     /// The delays the session hands out between reconnect attempts.

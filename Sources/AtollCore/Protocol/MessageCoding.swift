@@ -3,7 +3,7 @@ import Foundation
 /// Message tags: the first byte of every encoded message. Client tags are below 0x80, server tags
 /// above, so a message sent the wrong way is refused as unknown.
 enum MessageTag: UInt8 {
-    case hello = 0x01, bind, ident, upload, mark, queryChange, refreshAccessToken, unbind, ping
+    case hello = 0x01, bind, ident, upload, mark, queryChange, refreshAccessToken, unbind, ping, heldObjects
     case serverHello = 0x81, identAnswer, resetRequired, uploadAck, download, markAnswer, queryError, unbound, pong, error
 }
 

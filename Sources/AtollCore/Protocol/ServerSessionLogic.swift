@@ -16,6 +16,10 @@ public struct ServerSessionLogic: Sendable, Hashable {
     /// The server version the client said it integrated in its ident.
     public private(set) var identServerVersion: Int64 = 0
     public private(set) var querySetVersion: Int64 = 0
+    /// Whether a query change arrived in this session (the first may repeat the ident's version).
+    private var hasQueryChange = false
+    /// Flexible sync: whether the held objects arrived.
+    private var hasHeldObjects = false
 
     public init(bind: Bind) {
         id = bind.session
@@ -57,10 +61,18 @@ public struct ServerSessionLogic: Sendable, Hashable {
             guard state == .identified else { throw error(.messageOutOfOrder, "mark before ident") }
         case .queryChange(let change):
             guard target == .flexible else { throw error(.messageOutOfOrder, "query change on a partition-sync session") }
-            guard change.querySetVersion > querySetVersion else {
+            guard state == .identified, hasHeldObjects else { throw error(.messageOutOfOrder, "query change before ident and held objects") }
+            // After a reconnect the client sends its newest set again, which may be the one its
+            // ident names; within the session versions increase.
+            guard change.querySetVersion > querySetVersion || (!hasQueryChange && change.querySetVersion >= querySetVersion) else {
                 throw error(.messageOutOfOrder, "query set version \(change.querySetVersion) after \(querySetVersion)")
             }
+            hasQueryChange = true
             querySetVersion = change.querySetVersion
+        case .heldObjects:
+            guard target == .flexible else { throw error(.messageOutOfOrder, "held objects on a partition-sync session") }
+            guard state == .identified, !hasHeldObjects else { throw error(.messageOutOfOrder, "held objects not right after ident") }
+            hasHeldObjects = true
         case .refreshAccessToken:
             break
         case .unbind:
@@ -143,6 +155,7 @@ extension ClientMessage {
     case .refreshAccessToken: "refresh access token"
     case .unbind: "unbind"
     case .ping: "ping"
+    case .heldObjects: "held objects"
     }
     }
 }

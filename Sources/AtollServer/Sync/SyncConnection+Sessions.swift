@@ -6,16 +6,20 @@ extension SyncConnection {
     // MARK: Bind
 
     func bind(_ bind: Bind) async throws {
-        guard case .partition(let partition) = bind.target else {
-            try await endSession(ErrorMessage(
-                code: .badSyncTarget, message: "flexible sync is not supported by this server yet; bind a partition",
-                session: bind.session))
-            return
-        }
-        if app.syncKind == .flexible {
+        let path: String
+        switch (bind.target, app.syncKind) {
+        case (.partition, .flexible?):
             try await endSession(ErrorMessage(
                 code: .badSyncTarget, message: "app \"\(appID)\" uses flexible sync, not partitions", session: bind.session))
             return
+        case (.flexible, .partition?):
+            try await endSession(ErrorMessage(
+                code: .badSyncTarget, message: "app \"\(appID)\" uses partition-based sync, not flexible sync", session: bind.session))
+            return
+        case (.partition(let partition), _):
+            path = partition.path
+        case (.flexible, _):
+            path = FlexibleSync.realmPath
         }
         let user: StoredUser
         switch await auth.syncUser(accessToken: bind.accessToken, appID: appID, session: bind.session) {
@@ -24,13 +28,22 @@ extension SyncConnection {
             try await endSession(refusal)
             return
         }
+        if case .partition(let partition) = bind.target, !Permissions.canRead(partition, user: user.id, rules: app.permissions) {
+            try await endSession(ErrorMessage(
+                code: .permissionDenied,
+                message: "user \(user.id) may not read partition \(partition.path) of app \"\(appID)\" (the app's read rule says no)",
+                session: bind.session))
+            return
+        }
         let realm: StoredRealm
         do {
-            realm = try await coordinator.realm(appID: appID, path: partition.path)
+            realm = try await coordinator.realm(appID: appID, path: path)
         } catch {
             try await storeFailed(error)
         }
-        sessions[bind.session] = Session(realm: realm, userID: user.id)
+        var session = Session(realm: realm, userID: user.id)
+        if bind.target == .flexible { session.flexible = FlexibleView() }
+        sessions[bind.session] = session
         metrics.activeSessions.increment()
     }
 
@@ -94,6 +107,8 @@ extension SyncConnection {
         await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session) { advance in
             events.yield(.history(ident.session, advance))
         }
+        // A flexible session catches up once it said what it holds and subscribes to.
+        guard session.flexible == nil else { return }
         try await catchUp(ident.session, through: latest)
     }
 
@@ -148,6 +163,13 @@ extension SyncConnection {
 
     func mark(_ mark: Mark) async throws {
         guard let session = sessions[mark.session], session.identified else { return }
+        if session.flexible != nil {
+            try await flexibleCatchUp(mark.session)
+            guard let caughtUp = sessions[mark.session] else { return }
+            try await send(.markAnswer(MarkAnswer(
+                session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: caughtUp.cursor)))
+            return
+        }
         do {
             let latest = try await store.latestServerVersion(realmID: session.realm.id)
             try await catchUp(mark.session, through: latest)
@@ -167,6 +189,7 @@ extension SyncConnection {
     /// read from the store when something is missing in between.
     func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
         guard let session = sessions[id], session.identified, session.realm.id == advance.realmID else { return }
+        if session.flexible != nil { return try await flexibleCatchUp(id) }
         let fresh = advance.entries.drop { $0.serverVersion <= session.cursor }
         guard let first = fresh.first, let last = fresh.last else { return }
         if first.serverVersion == session.cursor + 1 {

@@ -28,6 +28,8 @@ final class SyncConnection {
         var cursor: Int64 = 0
         /// The newest of the client's own client versions at or before ``cursor``.
         var lastOwnClientVersion: Int64 = 0
+        /// Flexible sync: what the client holds and subscribes to; nil for partition sync.
+        var flexible: FlexibleView?
     }
 
     /// What stops a connection: a connection-level error sent, or the socket gone.
@@ -147,9 +149,10 @@ final class SyncConnection {
                 await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
             }
             try await send(.unbound(Unbound(session: id, epoch: session?.realm.epoch ?? .none)))
+        case .heldObjects(let held):
+            try await heldObjects(held)
         case .queryChange(let change):
-            // Only flexible-sync sessions accept it, and those are refused at bind this round.
-            try await endSession(ErrorMessage(code: .badSyncTarget, message: "flexible sync is not supported yet", session: change.session))
+            try await queryChange(change)
         }
     }
 

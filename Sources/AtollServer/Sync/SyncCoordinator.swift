@@ -41,6 +41,26 @@ public actor SyncCoordinator {
     private var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
     private var nextConnectionID: UInt64 = 1
 
+    /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
+    /// flexible-sync queries run against it.
+    private struct MaterializedRealm {
+        var version: Int64 = 0
+        var state = ReplicaState()
+        /// Entries that arrived ahead of `version` (integrations finish in any order).
+        var ahead: [Int64: HistoryEntry] = [:]
+        var isLoaded = false
+
+        mutating func absorb(_ entries: some Sequence<HistoryEntry>) {
+            for entry in entries where entry.serverVersion > version { ahead[entry.serverVersion] = entry }
+            while let next = ahead.removeValue(forKey: version + 1) {
+                state.apply(next.changeset)
+                version = next.serverVersion
+            }
+        }
+    }
+    private var materialized: [Int64: MaterializedRealm] = [:]
+    private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
+
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger) {
         self.store = store
         self.metrics = metrics
@@ -98,11 +118,47 @@ public actor SyncCoordinator {
         }
         metrics.integrationLatency.record(clock.now - start)
         if !result.appended.isEmpty {
+            materialized[realm.id]?.absorb(result.appended)
             let advance = HistoryAdvance(
                 realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
             for deliver in (subscribers[realm.id] ?? [:]).values { deliver(advance) }
         }
         return result
+    }
+
+    /// A flexible-sync realm's state at its newest server version, built from the store's history
+    /// on first use and kept up to date by every integration after that.
+    func snapshot(of realm: StoredRealm) async throws -> (version: Int64, state: ReplicaState) {
+        while true {
+            if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty { return (known.version, known.state) }
+            if let load = loads[realm.id] {
+                try await load.value
+                continue
+            }
+            if materialized[realm.id] == nil { materialized[realm.id] = MaterializedRealm() }
+            let load = _Concurrency.Task { try await self.load(realm.id) }
+            loads[realm.id] = load
+            defer { loads[realm.id] = nil }
+            do {
+                try await load.value
+            } catch {
+                materialized[realm.id] = nil
+                throw error
+            }
+        }
+    }
+
+    /// Reads the history after what is materialized until the store has no more.
+    private func load(_ realmID: Int64) async throws {
+        while true {
+            let after = materialized[realmID]?.version ?? 0
+            let entries = try await store.history(realmID: realmID, after: after, maxBytes: 4 << 20)
+            materialized[realmID]?.absorb(entries)
+            if entries.isEmpty {
+                materialized[realmID]?.isLoaded = true
+                return
+            }
+        }
     }
 
     /// The history after an upload's base without its leading run of the uploader's own changesets

@@ -1,0 +1,255 @@
+/// Flexible sync, the pure part: which objects a client's subscriptions (and its read permissions)
+/// select in the server's state, and what a client must receive to go from the objects it holds to
+/// exactly those (docs/protocol.md §2.6).
+///
+/// The server keeps one history per app. A flexible-sync client holds a *view*: the objects its
+/// subscriptions matched when it last caught up, plus objects it created that the server has not
+/// seen yet. To catch a client up from server version *c* to *S*, the server sends
+///
+/// 1. every history entry after *c*, keeping only the instructions on objects of the old view
+///    (schema instructions always; the client's own entries whole, as their acknowledgement); then
+/// 2. a **view change** at *S*: erase objects of the old view that exist at *S* but no longer match,
+///    and the whole state of objects that match but were not in the old view.
+///
+/// A view change travels as a changeset stamped with ``FlexibleSync/viewChangeFileIdent`` (no
+/// client has it): the client rebases its pending changes over it like any remote change but does
+/// not count it as a history entry.
+///
+/// ```swift
+/// let set = try FlexibleQuerySet(version: 3, queries: [TypeQuery(objectType: "Task", query: "owner == 'Ann'")],
+///                                schema: state.schema, rules: FlexibleSync.Rules(queryableFields: ["owner"]))
+/// let matching = set.matches(in: state)
+/// let change = FlexibleSync.viewChange(from: heldView, to: matching, in: state)
+/// ```
+public enum FlexibleSync {
+    /// The file ident of view-change changesets (server file idents start at 1).
+    public static let viewChangeFileIdent: Int64 = 0
+
+    /// The realm path of an app's single flexible-sync history.
+    public static let realmPath = "flx"
+
+    /// What the server allows an app's flexible-sync queries to do and whom it lets read what.
+    public struct Rules: Sendable, Hashable {
+        /// Fields queries may use: `"owner"` (any type) or `"Task.owner"`. Empty allows every field.
+        public var queryableFields: [String]
+        /// Read rules as query text per type (`nil` type: every type without its own rule), with
+        /// `%user.id` standing for the user. A type with no rule at all is readable by everyone.
+        public var readRules: [(type: String?, query: String)]
+        /// The user `%user.id` stands for.
+        public var userID: String
+
+        public init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], userID: String = "") {
+            self.queryableFields = queryableFields
+            self.readRules = readRules
+            self.userID = userID
+        }
+
+        public static func == (a: Rules, b: Rules) -> Bool {
+            a.queryableFields == b.queryableFields && a.userID == b.userID
+                && a.readRules.map(\.type) == b.readRules.map(\.type) && a.readRules.map(\.query) == b.readRules.map(\.query)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(queryableFields)
+            hasher.combine(userID)
+            for rule in readRules { hasher.combine(rule.type); hasher.combine(rule.query) }
+        }
+
+        /// The read rule of `type` bound to the schema; `.constant(false)` when a rule exists but
+        /// cannot apply to the type (an unknown property): what cannot be checked is not readable.
+        func readRule(for type: String, in schema: Schema) -> BoundQuery? {
+            guard let rule = readRules.first(where: { $0.type == type }) ?? readRules.first(where: { $0.type == nil }) else {
+                return nil
+            }
+            let text = rule.query.replacingOccurrences(of: "%user.id", with: "$0")
+            if let bound = try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: type, schema: schema) {
+                return bound
+            }
+            return try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema)
+        }
+
+        /// Whether a query on `type` may use `field`.
+        func allows(_ field: String, of type: String) -> Bool {
+            queryableFields.isEmpty || queryableFields.contains(field) || queryableFields.contains("\(type).\(field)")
+        }
+    }
+
+    /// The instructions that give a client object `id` whole, as it is in `state` (the client does
+    /// not hold it).
+    public static func instructions(creating id: ObjectID, in state: ReplicaState) -> [Instruction] {
+        guard let fields = state.object(id), let schema = state.schema[id.type] else { return [] }
+        var out: [Instruction] = [.createObject(id)]
+        for p in schema.properties where !p.isPrimaryKey {
+            guard let value = fields[p.name] else { continue }  // absent: the property's default
+            let path: [PathElement] = [.property(p.name)]
+            switch (p.collection, value) {
+            case (.single, _):
+                out.append(.set(id, path: path, value: value))
+            case (.list, .list(let items)):
+                for (i, item) in items.enumerated() { out.append(.listInsert(id, path: path, index: i, value: item)) }
+            case (.set, .set(let items)):
+                for item in items { out.append(.setInsert(id, path: path, value: item)) }
+            case (.map, .map(let entries)):
+                for key in entries.keys.sorted() { out.append(.set(id, path: path + [.key(key)], value: entries[key]!)) }
+            default:
+                continue
+            }
+        }
+        return out
+    }
+
+    /// The view change that takes a client from holding `held` to holding `matching` in `state`:
+    /// erasures first (in canonical order), then creations.
+    public static func viewChange(from held: Set<ObjectID>, to matching: Set<ObjectID>, in state: ReplicaState) -> [Instruction] {
+        var out: [Instruction] = []
+        for id in held.subtracting(matching).sorted(by: ObjectID.canonicalOrder) where state.object(id) != nil {
+            out.append(.eraseObject(id))
+        }
+        for id in matching.subtracting(held).sorted(by: ObjectID.canonicalOrder) {
+            out.append(contentsOf: instructions(creating: id, in: state))
+        }
+        return out
+    }
+
+    /// The view a client holds after catching up: what matches, plus what it held that the server
+    /// does not have (its own creations not yet integrated, or objects erased on the way, which
+    /// the history entries it received erase).
+    public static func viewAfterCatchUp(held: Set<ObjectID>, matching: Set<ObjectID>, in state: ReplicaState) -> Set<ObjectID> {
+        matching.union(held.filter { state.object($0) == nil })
+    }
+
+    /// `changeset` with only what a client holding `view` receives: schema instructions and
+    /// instructions on objects of the view.
+    public static func filter(_ changeset: Changeset, to view: Set<ObjectID>) -> Changeset {
+        var filtered = changeset
+        filtered.instructions = changeset.instructions.filter { instruction in
+            instruction.object.map(view.contains) ?? true
+        }
+        return filtered
+    }
+}
+
+extension ObjectID {
+    /// Type name first, then primary key in canonical value order.
+    public static func canonicalOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
+        a.type != b.type ? a.type < b.type : a.primaryKey.canonicalBytes.lexicographicallyPrecedes(b.primaryKey.canonicalBytes)
+    }
+}
+
+/// Why a flexible-sync query set is refused (SDK code 10).
+public struct FlexibleSyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// A client's subscriptions, checked against the server's schema and rules: per type, the
+/// queries (an object matches one of them) and the read rule (it must also hold).
+public struct FlexibleQuerySet: Sendable {
+    public let version: Int64
+    private let queries: [String: [BoundQuery]]
+    private let readRules: [String: BoundQuery]
+    /// Types the set names that the schema did not have yet (development mode): they match
+    /// nothing until the set is checked again against a schema that has them.
+    public let unknownTypes: Set<String>
+
+    /// Parses and checks every query.
+    ///
+    /// - Throws: ``FlexibleSyncError`` naming the query and why: an unknown type (the server has
+    ///   not seen it declared), a parse or binding error, a field the rules do not let queries
+    ///   use, a `SORT`/`DISTINCT`/`LIMIT` clause, or a subscription to an embedded type.
+    public init(version: Int64, queries: [TypeQuery], schema objectSchemas: [String: ObjectSchema], rules: FlexibleSync.Rules,
+                allowingUnknownTypes: Bool = false) throws(FlexibleSyncError) {
+        self.version = version
+        let schema: Schema
+        do {
+            schema = try Schema(objectSchemas.keys.sorted().map { objectSchemas[$0]! })
+        } catch {
+            throw FlexibleSyncError("the server's schema is not valid: \(error)")
+        }
+        var byType: [String: [BoundQuery]] = [:]
+        var readRules: [String: BoundQuery] = [:]
+        var unknownTypes: Set<String> = []
+        for query in queries {
+            let type = query.objectType
+            if schema[type] == nil && allowingUnknownTypes {
+                unknownTypes.insert(type)
+                continue
+            }
+            guard let objectSchema = schema[type] else {
+                throw FlexibleSyncError("cannot subscribe to '\(type)': the server knows no such type (open the realm with it in objectTypes first)")
+            }
+            guard !objectSchema.isEmbedded else {
+                throw FlexibleSyncError("cannot subscribe to '\(type)': it is an embedded type; subscribe to the objects that hold it")
+            }
+            guard objectSchema.primaryKey != nil else {
+                throw FlexibleSyncError("cannot subscribe to '\(type)': synced types need a primary key")
+            }
+            let bound: BoundQuery
+            do {
+                bound = try BoundQuery(parsing: query.query, objectType: type, schema: schema)
+            } catch {
+                throw FlexibleSyncError("invalid query for '\(type)' \"\(query.query)\": \(error)")
+            }
+            guard bound.clauses.isEmpty else {
+                throw FlexibleSyncError("invalid query for '\(type)' \"\(query.query)\": SORT, DISTINCT and LIMIT are not allowed in subscriptions")
+            }
+            for field in Self.fields(of: bound.expression.predicate) where !rules.allows(field, of: type) {
+                throw FlexibleSyncError("invalid query for '\(type)' \"\(query.query)\": '\(field)' is not a queryable field of '\(type)' (add it to the app's queryableFields)")
+            }
+            byType[type, default: []].append(bound)
+            if readRules[type] == nil, let rule = rules.readRule(for: type, in: schema) { readRules[type] = rule }
+        }
+        self.queries = byType
+        self.readRules = readRules
+        self.unknownTypes = unknownTypes
+    }
+
+    /// The objects of `state` the set selects and the rules let the user read.
+    public func matches(in state: ReplicaState) -> Set<ObjectID> {
+        var out = Set<ObjectID>()
+        let resolver = ReplicaResolver(state: state)
+        for (type, queries) in queries {
+            guard let objects = state.objects[type], let schema = state.schema[type] else { continue }
+            let rule = readRules[type]
+            for (key, fields) in objects {
+                let full = resolver.filled(fields, schema)
+                guard queries.contains(where: { $0.evaluate(on: full, resolver: resolver) }) else { continue }
+                if let rule, !rule.evaluate(on: full, resolver: resolver) { continue }
+                out.insert(ObjectID(type: type, primaryKey: key))
+            }
+        }
+        return out
+    }
+
+    /// The first property of every key path in `predicate`.
+    static func fields(of predicate: QueryPredicate) -> [String] {
+        switch predicate.kind {
+        case .constant: return []
+        case .and(let a, let b), .or(let a, let b): return fields(of: a) + fields(of: b)
+        case .not(let a): return fields(of: a)
+        case .comparison(let c):
+            return [c.lhs, c.rhs].compactMap { operand in
+                guard case .keyPath(let path) = operand.kind, case .property(let name)? = path.components.first else { return nil }
+                return name
+            }
+        }
+    }
+}
+
+/// Resolves links to objects of a ``ReplicaState``, with absent fields holding their defaults
+/// (the query evaluator reads a missing property as null).
+struct ReplicaResolver: ObjectResolver {
+    let state: ReplicaState
+
+    func object(for link: ObjectLink) -> [String: Value]? {
+        guard let fields = state.objects[link.objectType]?[link.primaryKey], let schema = state.schema[link.objectType] else { return nil }
+        return filled(fields, schema)
+    }
+
+    func filled(_ fields: [String: Value], _ schema: ObjectSchema) -> [String: Value] {
+        var full = fields
+        for p in schema.properties where full[p.name] == nil { full[p.name] = state.defaultValue(p) }
+        return full
+    }
+}

@@ -1,0 +1,25 @@
+import AtollCore
+
+/// The app's read rules applied to partition-based sync. A rule there is a query on one
+/// pseudo-object with a single field, `partition`, holding the partition value, e.g.
+/// `partition == %user.id` (each user reads only the partition named after them). Rules with a
+/// type apply to flexible sync only (`FlexibleSync.Rules`).
+enum Permissions {
+    static func canRead(_ partition: PartitionValue, user userID: String, rules: [ServerConfiguration.PermissionRule]) -> Bool {
+        guard let rule = rules.first(where: { $0.type == nil }) else { return true }
+        let value: Value
+        let type: PropertyType
+        switch partition {
+        case .string(let s): (value, type) = (.string(s), .string)
+        case .int(let i): (value, type) = (.int(i), .int)
+        case .objectId(let o): (value, type) = (.objectId(o), .objectId)
+        case .uuid(let u): (value, type) = (.uuid(u), .uuid)
+        case .null: (value, type) = (.null, .string)
+        }
+        let text = rule.read.replacingOccurrences(of: "%user.id", with: "$0")
+        guard let schema = try? Schema([ObjectSchema(name: "Partition", properties: [Property(name: "partition", type: type, isOptional: true)])]),
+              let query = try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: "Partition", schema: schema)
+        else { return false }  // a rule that cannot be checked lets no one read
+        return query.evaluate(on: ["partition": value], resolver: NoLinkResolver())
+    }
+}

@@ -1,0 +1,175 @@
+import AtollCore
+import Foundation
+
+/// What the server knows of one flexible-sync session (docs/protocol.md §2.6, "Flexible sync").
+struct FlexibleView {
+    /// The objects the client holds as of the session's cursor; nil until `heldObjects`.
+    var held: Set<ObjectID>?
+    /// The accepted query set; nil while none is (the client keeps what it holds, gets nothing new).
+    var querySet: FlexibleQuerySet?
+    /// The queries of ``querySet``, to check them again once the schema has their unknown types.
+    var queries: [TypeQuery] = []
+    /// Whether a query change arrived in this session (catching up waits for it).
+    var hasQueryChange = false
+    /// The query set version downloads are tagged with (what the client's data reflects).
+    var querySetVersion: Int64 = 0
+    /// A query set version accepted but not yet tagged on a download: the next catch-up sends
+    /// even when nothing changed, so the client learns its set is complete.
+    var unannouncedVersion: Int64?
+
+    var isEstablished: Bool { held != nil && hasQueryChange }
+}
+
+/// Flexible sync: held objects, query changes, and catching a session up to the app's history
+/// as its subscriptions see it.
+extension SyncConnection {
+    /// How many instructions one view-change changeset carries at most.
+    static let viewChangeChunk = 20_000
+
+    func heldObjects(_ message: HeldObjects) async throws {
+        guard var session = sessions[message.session], session.flexible != nil else { return }
+        session.flexible!.held = Set(message.objects)
+        sessions[message.session] = session
+    }
+
+    func queryChange(_ change: QueryChange) async throws {
+        guard var session = sessions[change.session], session.flexible != nil else { return }
+        let snapshot: (version: Int64, state: ReplicaState)
+        do {
+            snapshot = try await coordinator.snapshot(of: session.realm)
+        } catch {
+            try await storeFailed(error)
+        }
+        session = sessions[change.session] ?? session
+        session.flexible!.hasQueryChange = true
+        do {
+            let set = try FlexibleQuerySet(version: change.querySetVersion, queries: change.queries,
+                                           schema: snapshot.state.schema, rules: rules(for: session.userID),
+                                           allowingUnknownTypes: app.developmentMode)
+            session.flexible!.querySet = set
+            session.flexible!.queries = change.queries
+            session.flexible!.unannouncedVersion = change.querySetVersion
+            sessions[change.session] = session
+        } catch {
+            sessions[change.session] = session
+            logger.info("query set refused", metadata: ["version": "\(change.querySetVersion)", "error": "\(error.message)"])
+            try await send(.queryError(QuerySetError(
+                session: change.session, epoch: session.realm.epoch, querySetVersion: change.querySetVersion, message: error.message)))
+        }
+        try await flexibleCatchUp(change.session)
+    }
+
+    /// The app's query and read rules for `userID`.
+    func rules(for userID: String) -> FlexibleSync.Rules {
+        FlexibleSync.Rules(
+            queryableFields: app.queryableFields,
+            readRules: app.permissions.map { (type: $0.type, query: $0.read) },
+            userID: userID)
+    }
+
+    /// Brings a flexible session to the newest server version: the history entries after its
+    /// cursor that touch what it holds (its own whole), then the view change that makes it hold
+    /// exactly what its subscriptions match, all in one download batch. Sends nothing when
+    /// nothing changed and no new query set waits to be announced.
+    func flexibleCatchUp(_ id: SessionID) async throws {
+        guard let start = sessions[id], let view = start.flexible, view.isEstablished, let held = view.held else { return }
+        let snapshot: (version: Int64, state: ReplicaState)
+        var entries: [HistoryEntry] = []
+        do {
+            snapshot = try await coordinator.snapshot(of: start.realm)
+            guard snapshot.version >= start.cursor else { return }
+            var ownAfterCursor = false
+            if start.file.isAssigned, snapshot.version > start.cursor {
+                ownAfterCursor = try await store.lastClientVersion(
+                    realmID: start.realm.id, fileIdent: start.file.ident, atOrBefore: snapshot.version) > start.lastOwnClientVersion
+            }
+            // Entries matter only for objects the client holds, and for its own acknowledgements.
+            if !held.isEmpty || ownAfterCursor {
+                var cursor = start.cursor
+                while cursor < snapshot.version {
+                    let chunk = try await store.history(realmID: start.realm.id, after: cursor, maxBytes: Self.downloadMessageBytes)
+                    guard let last = chunk.last else { break }
+                    for entry in chunk where entry.serverVersion <= snapshot.version {
+                        if entry.changeset.fileIdent == start.file.ident {
+                            entries.append(entry)
+                        } else {
+                            var filtered = entry
+                            filtered.changeset = FlexibleSync.filter(entry.changeset, to: held)
+                            if !filtered.changeset.instructions.isEmpty { entries.append(filtered) }
+                        }
+                    }
+                    cursor = last.serverVersion
+                }
+            }
+        } catch let close as Close {
+            throw close
+        } catch {
+            try await storeFailed(error)
+        }
+        // The session may have changed while the store was read (messages are handled one at a
+        // time, so only by this function's own earlier sends): take it again.
+        guard var session = sessions[id], var flexible = session.flexible else { return }
+        // In development mode a set may name types clients have not declared yet: once the
+        // schema has them, check the set again.
+        if let set = flexible.querySet, set.unknownTypes.contains(where: { snapshot.state.schema[$0] != nil }) {
+            flexible.querySet = try? FlexibleQuerySet(version: set.version, queries: flexible.queries, schema: snapshot.state.schema,
+                                                      rules: rules(for: session.userID), allowingUnknownTypes: true)
+        }
+        let matching = flexible.querySet?.matches(in: snapshot.state) ?? held.filter { snapshot.state.object($0) != nil }
+        let change = FlexibleSync.viewChange(from: held, to: matching, in: snapshot.state)
+        flexible.held = FlexibleSync.viewAfterCatchUp(held: held, matching: matching, in: snapshot.state)
+        let announce = flexible.unannouncedVersion
+        if let announce { flexible.querySetVersion = announce }
+        flexible.unannouncedVersion = nil
+        let movesOn = snapshot.version > session.cursor
+        session.flexible = flexible
+        sessions[id] = session
+        guard movesOn || !change.isEmpty || announce != nil else { return }
+
+        var changesets: [DownloadChangeset] = []
+        var lastOwn = session.lastOwnClientVersion
+        for entry in entries {
+            changesets.append(DownloadChangeset(
+                serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                originTimestamp: entry.changeset.timestamp, lastClientVersion: lastOwn, changeset: entry.changeset))
+            if entry.changeset.fileIdent == session.file.ident { lastOwn = max(lastOwn, entry.changeset.version) }
+        }
+        var offset = 0
+        repeat {
+            let chunk = Array(change[offset..<min(change.count, offset + Self.viewChangeChunk)])
+            changesets.append(DownloadChangeset(
+                serverVersion: snapshot.version, originFileIdent: FlexibleSync.viewChangeFileIdent, originTimestamp: 0,
+                lastClientVersion: lastOwn,
+                changeset: Changeset(version: 0, timestamp: 0, fileIdent: FlexibleSync.viewChangeFileIdent, instructions: chunk)))
+            offset += Self.viewChangeChunk
+        } while offset < change.count
+        try await sendBatch(id, changesets, serverVersion: snapshot.version, querySetVersion: flexible.querySetVersion)
+        sessions[id]?.cursor = snapshot.version
+        sessions[id]?.lastOwnClientVersion = lastOwn
+    }
+
+    /// Sends `changesets` as one download batch (split into messages of about
+    /// ``downloadMessageBytes``; the client integrates them together).
+    private func sendBatch(_ id: SessionID, _ changesets: [DownloadChangeset], serverVersion: Int64, querySetVersion: Int64) async throws {
+        guard let session = sessions[id] else { return }
+        var messages: [(changesets: [DownloadChangeset], bytes: Int)] = [([], 0)]
+        for changeset in changesets {
+            let size = changeset.changeset.encoded().count
+            if !messages[messages.count - 1].changesets.isEmpty && messages[messages.count - 1].bytes + size > Self.downloadMessageBytes {
+                messages.append(([], 0))
+            }
+            messages[messages.count - 1].changesets.append(changeset)
+            messages[messages.count - 1].bytes += size
+        }
+        var remaining = messages.reduce(0) { $0 + $1.bytes }
+        for (i, (message, bytes)) in messages.enumerated() {
+            remaining -= bytes
+            try await send(.download(Download(
+                session: id, epoch: session.realm.epoch, changesets: message,
+                progress: DownloadProgress(serverVersion: serverVersion, latestServerVersion: serverVersion,
+                                           downloadableBytes: UInt64(max(0, remaining))),
+                querySetVersion: querySetVersion, isLastInBatch: i == messages.count - 1)))
+            metrics.downloads.increment(by: Int64(message.count))
+        }
+    }
+}

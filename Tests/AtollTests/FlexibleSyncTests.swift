@@ -1,0 +1,235 @@
+@_spi(Testing) import Atoll
+import AtollServer
+import AtollTesting
+import Foundation
+import Testing
+
+/// Flexible sync end to end: subscriptions choose what a device holds; the server sends exactly
+/// the matching objects, bootstraps when the set changes and removes what leaves the view.
+@MainActor @Suite(.serialized) struct FlexibleSyncEndToEndTests {
+    private func open(_ user: User, _ behavior: OpenBehavior = .never) async throws -> Realm {
+        var configuration = user.flexibleSyncConfiguration()
+        configuration.objectTypes = [SyncedTask.self]
+        return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)
+    }
+
+    /// `realm.subscriptions.update`, the block editing that same set (as Realm requires).
+    private func update(_ realm: Realm, _ block: (SyncSubscriptionSet) -> Void) async throws {
+        let subscriptions = realm.subscriptions
+        try await subscriptions.update { block(subscriptions) }
+    }
+
+    private func names(_ realm: Realm) -> [String] {
+        realm.refresh()
+        return realm.objects(SyncedTask.self).map(\.name).sorted()
+    }
+
+    /// Writes tasks on a device that subscribes to everything, and waits until they are uploaded.
+    private func seed(_ server: SyncTestServer, _ tasks: [(String, String)]) async throws -> Realm {
+        let writer = try await server.app(device: "writer").login(credentials: .anonymous)
+        let realm = try await open(writer)
+        try await update(realm) { subs in subs.append(QuerySubscription<SyncedTask>(name: "all")) }
+        try realm.write {
+            for (name, owner) in tasks { realm.add(SyncedTask(value: ["name": name, "owner": owner])) }
+        }
+        try await realm.syncSession!.wait(for: .upload)
+        return realm
+    }
+
+    @Test func theServerSendsExactlyTheMatchingObjects() async throws {
+        try await withSyncTestServer { server in
+            _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam"), ("Map", "Frodo")])
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(frodo)
+            #expect(realm.subscriptions.count == 0)
+            #expect(names(realm).isEmpty)
+            try await update(realm) { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            }
+            #expect(realm.subscriptions.state == .complete)
+            #expect(names(realm) == ["Map", "Ring"])
+        }
+    }
+
+    @Test func changingTheSubscriptionsBootstrapsAndRemovesWhatLeftTheView() async throws {
+        try await withSyncTestServer { server in
+            _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam"), ("Map", "Frodo")])
+            let user = try await server.app(device: "reader").login(credentials: .anonymous)
+            let realm = try await open(user)
+            try await update(realm) { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "owner") { $0.owner == "Frodo" })
+            }
+            #expect(names(realm) == ["Map", "Ring"])
+            try await update(realm) { subs in
+                subs.remove(named: "owner")
+                subs.append(QuerySubscription<SyncedTask>(name: "owner") { $0.owner == "Sam" })
+            }
+            #expect(names(realm) == ["Pans"])
+            try await update(realm) { subs in subs.removeAll() }
+            #expect(names(realm).isEmpty)
+        }
+    }
+
+    @Test func anObjectChangedElsewhereEntersAndLeavesTheView() async throws {
+        try await withSyncTestServer { server in
+            let writer = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam")])
+            let user = try await server.app(device: "reader").login(credentials: .anonymous)
+            let realm = try await open(user)
+            try await update(realm) { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            }
+            #expect(names(realm) == ["Ring"])
+            // The writer gives the ring to Sam and the pans to Frodo.
+            try writer.write {
+                for task in writer.objects(SyncedTask.self) { task.owner = task.owner == "Frodo" ? "Sam" : "Frodo" }
+            }
+            try await writer.syncSession!.wait(for: .upload)
+            try await realm.syncSession!.wait(for: .download)
+            #expect(names(realm) == ["Pans"])
+            // A change to an object in the view arrives as an ordinary change.
+            try writer.write { writer.objects(SyncedTask.self).where { $0.name == "Pans" }.first!.done = true }
+            try await writer.syncSession!.wait(for: .upload)
+            try await realm.syncSession!.wait(for: .download)
+            realm.refresh()
+            #expect(realm.objects(SyncedTask.self).first?.done == true)
+        }
+    }
+
+    @Test func writesMadeOfflineInsideTheViewSurviveReconnecting() async throws {
+        try await withSyncTestServer { server in
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(user)
+            try await update(realm) { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            }
+            realm.syncSession!.suspend()
+            try realm.write { realm.add(SyncedTask(value: ["name": "Offline", "owner": "Frodo"])) }
+            realm.syncSession!.resume()
+            try await realm.syncSession!.wait(for: .upload)
+            try await realm.syncSession!.wait(for: .download)
+            #expect(names(realm) == ["Offline"])
+            let other = try await server.app(device: "other").login(credentials: .anonymous)
+            let otherRealm = try await open(other)
+            try await update(otherRealm) { subs in subs.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(names(otherRealm) == ["Offline"])
+        }
+    }
+
+    @Test func aQueryOnAFieldThatIsNotQueryableFailsTheSubscriptionSet() async throws {
+        try await withSyncTestServer({ configuration in
+            configuration.apps = [.init(id: "test-app", syncKind: .flexible, queryableFields: ["owner"])]
+        }) { server in
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(user)
+            await #expect {
+                try await update(realm) { subs in
+                    subs.append(QuerySubscription<SyncedTask>(name: "bad") { $0.name == "Ring" })
+                }
+            } throws: { error in
+                "\(error)".contains("'name' is not a queryable field")
+            }
+            guard case .error = realm.subscriptions.state else {
+                Issue.record("state \(realm.subscriptions.state)")
+                return
+            }
+            // A later valid set completes.
+            try await update(realm) { subs in
+                subs.removeAll()
+                subs.append(QuerySubscription<SyncedTask>(name: "good") { $0.owner == "Frodo" })
+            }
+            #expect(realm.subscriptions.state == .complete)
+        }
+    }
+
+    @Test func readPermissionsIsolateUsers() async throws {
+        try await withSyncTestServer({ configuration in
+            configuration.apps = [.init(id: "test-app", syncKind: .flexible,
+                                        permissions: [.init(type: "SyncedTask", read: "owner == %user.id")])]
+        }) { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let frodoRealm = try await open(frodo)
+            let samRealm = try await open(sam)
+            for realm in [frodoRealm, samRealm] {
+                try await update(realm) { subs in subs.append(QuerySubscription<SyncedTask>(name: "all")) }
+            }
+            try frodoRealm.write { frodoRealm.add(SyncedTask(value: ["name": "Frodo's", "owner": frodo.id])) }
+            try samRealm.write { samRealm.add(SyncedTask(value: ["name": "Sam's", "owner": sam.id])) }
+            for realm in [frodoRealm, samRealm] { try await realm.syncSession!.wait(for: .upload) }
+            for realm in [frodoRealm, samRealm] { try await realm.syncSession!.wait(for: .download) }
+            #expect(names(frodoRealm) == ["Frodo's"])
+            #expect(names(samRealm) == ["Sam's"])
+        }
+    }
+
+    @Test func initialSubscriptionsDownloadBeforeOpenAndNeverBlockOffline() async throws {
+        try await withSyncTestServer { server in
+            _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam")])
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            var configuration = user.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            })
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            #expect(names(realm) == ["Ring"])
+            #expect(realm.subscriptions.first(named: "frodo's") != nil)
+
+            let offline = try await server.app(device: "offline").login(credentials: .anonymous)
+            try await server.stop()
+            var offlineConfiguration = offline.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "all"))
+            })
+            offlineConfiguration.objectTypes = [SyncedTask.self]
+            let offlineRealm = try await Realm(configuration: offlineConfiguration, downloadBeforeOpen: .never)
+            #expect(offlineRealm.subscriptions.count == 1)
+            #expect(offlineRealm.subscriptions.state == .pending)
+        }
+    }
+
+    @Test func resultsSubscribeWaitsForTheData() async throws {
+        try await withSyncTestServer { server in
+            _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam")])
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(user)
+            let sams = try await realm.objects(SyncedTask.self).where { $0.owner == "Sam" }.subscribe(name: "sam's")
+            #expect(sams.map(\.name) == ["Pans"])
+            sams.unsubscribe()
+            try await realm.syncSession!.wait(for: .download)
+            #expect(realm.subscriptions.first(named: "sam's") == nil)
+        }
+    }
+}
+
+/// Partition-based sync with read rules: each user reads only the partition named after them.
+@MainActor @Suite(.serialized) struct PartitionPermissionTests {
+    @Test func aPartitionTheUserMayNotReadIsRefusedWithPermissionDenied() async throws {
+        try await withSyncTestServer({ configuration in
+            configuration.apps = [.init(id: "test-app", syncKind: .partition, permissions: [.init(read: "partition == %user.id")])]
+        }) { server in
+            let app = server.app(device: "frodo")
+            let frodo = try await app.login(credentials: .anonymous)
+            let errors = ErrorBox()
+            app.syncManager.errorHandler = { error, _ in errors.append(error) }
+            var own = frodo.configuration(partitionValue: frodo.id)
+            own.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: own, downloadBeforeOpen: .always)
+            try realm.write { realm.add(SyncedTask(value: ["name": "Mine"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            var other = frodo.configuration(partitionValue: "someone else")
+            other.objectTypes = [SyncedTask.self]
+            _ = try await Realm(configuration: other, downloadBeforeOpen: .never)
+            for _ in 0..<100 where errors.all.isEmpty { try await _Concurrency.Task.sleep(nanoseconds: 50_000_000) }
+            let error = try #require(errors.all.first as? SyncError)
+            #expect(error.code == .permissionDeniedError)
+        }
+    }
+}
+
+/// Collects errors handed to a handler on any thread.
+final class ErrorBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [any Error] = []
+    func append(_ error: any Error) { lock.withLock { errors.append(error) } }
+    var all: [any Error] { lock.withLock { errors } }
+}
