@@ -51,6 +51,16 @@ import Testing
         }
     }
 
+    @Test func updateHandsTheSetToItsBlock() async throws {
+        try await withSyncTestServer { server in
+            _ = try await seed(server, [("Ring", "Frodo")])
+            let user = try await server.app(device: "reader").login(credentials: .anonymous)
+            let realm = try await open(user)
+            try await realm.subscriptions.update { $0.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(names(realm) == ["Ring"])
+        }
+    }
+
     @Test func changingTheSubscriptionsBootstrapsAndRemovesWhatLeftTheView() async throws {
         try await withSyncTestServer { server in
             _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam"), ("Map", "Frodo")])

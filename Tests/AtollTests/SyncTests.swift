@@ -82,4 +82,51 @@ final class SyncedTask: Object {
         #expect(realm.objects(SyncedTask.self).isEmpty)
         try await server.tearDown()
     }
+
+    @Test func asyncOpenDownloadsFirstAndReportsProgress() async throws {
+        try await withSyncTestServer { server in
+            let writer = try await server.app(device: "writer").login(credentials: .anonymous)
+            let realmA = try await open(writer)
+            try realmA.write { for i in 0..<200 { realmA.add(SyncedTask(value: ["name": "task \(i)", "owner": "Frodo"])) } }
+            try await realmA.syncSession!.wait(for: .upload)
+
+            let reader = try await server.app(device: "reader").login(credentials: .anonymous)
+            var configuration = reader.configuration(partitionValue: "shire")
+            configuration.objectTypes = [SyncedTask.self]
+            let progress = ProgressLog()
+            let count: Int = try await withCheckedThrowingContinuation { continuation in
+                let task = Realm.asyncOpen(configuration: configuration) { result in
+                    continuation.resume(with: result.map { $0.objects(SyncedTask.self).count })
+                }
+                task.addProgressNotification { progress.append($0) }
+            }
+            #expect(count == 200)
+            // The download reported progress, ending complete.
+            for _ in 0..<100 where progress.all.last?.isTransferComplete != true { try await _Concurrency.Task.sleep(nanoseconds: 20_000_000) }
+            #expect(progress.all.last?.isTransferComplete == true)
+        }
+    }
+
+    @Test func aCancelledAsyncOpenNeverCallsBack() async throws {
+        let server = try await SyncTestServer.start()
+        let user = try await server.app(device: "offline").login(credentials: .anonymous)
+        try await server.stop()
+        var configuration = user.configuration(partitionValue: "shire")
+        configuration.objectTypes = [SyncedTask.self]
+        let called = ProgressLog()
+        let task = Realm.asyncOpen(configuration: configuration) { _ in called.append(SyncSession.Progress(transferredBytes: 0, transferrableBytes: 0)) }
+        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        task.cancel()
+        try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+        #expect(called.all.isEmpty)
+        try await server.tearDown()
+    }
+}
+
+/// Progress values handed to a callback on any thread.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [SyncSession.Progress] = []
+    func append(_ value: SyncSession.Progress) { lock.withLock { values.append(value) } }
+    var all: [SyncSession.Progress] { lock.withLock { values } }
 }

@@ -48,15 +48,46 @@ extension Realm {
         return try Realm(configuration: configuration)
     }
 
-    /// Opens a realm and calls `callback` with it (or the error) on `callbackQueue`.
+    /// Opens a realm and calls `callback` with it (or the error) on `callbackQueue`. A synced
+    /// realm first downloads every change the server has (as `downloadBeforeOpen: .always`);
+    /// the returned task reports that download's progress and cancels the open (the callback is
+    /// then never called).
+    ///
+    /// ```swift
+    /// let task = Realm.asyncOpen(configuration: config) { result in … }
+    /// task.addProgressNotification { progress in print(progress.fractionTransferred) }
+    /// ```
     @discardableResult
     public static func asyncOpen(configuration: Configuration = .defaultConfiguration,
                                  callbackQueue: DispatchQueue = .main,
                                  callback: @escaping @Sendable (Result<Realm, Swift.Error>) -> Void) -> AsyncOpenTask {
-        callbackQueue.async {
-            do { callback(.success(try Realm(configuration: configuration))) } catch { callback(.failure(error)) }
+        let task = AsyncOpenTask()
+        task.run {
+            let opened: Realm?
+            do {
+                opened = try await downloadIfNeeded(configuration, .always) { task.attach($0) }
+            } catch {
+                task.deliver(on: callbackQueue) { callback(.failure(error)) }
+                return
+            }
+            let keep = UncheckedRealm(realm: opened, strong: opened)
+            task.deliver(on: callbackQueue) {
+                defer { withExtendedLifetime(keep) {} }
+                // The main queue is the main actor's: its realm belongs to the actor, whose jobs
+                // may run on any thread.
+                let open = { () throws -> Realm in
+                    if callbackQueue === DispatchQueue.main {
+                        let box = try MainActor.assumeIsolated {
+                            UncheckedRealm(strong: try Realm(configuration: configuration, confinement: .actor(MainActor.shared)))
+                        }
+                        return box.strong!
+                    }
+                    return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+                }
+                callback(Result { try open() })
+            }
         }
-        return AsyncOpenTask()
+        return task
     }
 
     /// Runs `block` in a write transaction on the realm's actor.
@@ -203,9 +234,6 @@ extension ObjectBase {
 }
 
 /// A handle on an asynchronous open.
-public final class AsyncOpenTask: Sendable {
-    public func cancel() {}
-}
 
 final class RealmNotifier: Notifier {
     let block: (Realm.Notification, Realm) -> Void

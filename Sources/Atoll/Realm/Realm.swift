@@ -316,4 +316,11 @@ func runIsolated(_ actor: isolated any Actor, _ body: () -> Void) {
 /// Lets a realm reference cross into a closure that runs on the realm's own thread or actor.
 struct UncheckedRealm: @unchecked Sendable {
     weak var realm: Realm?
+    /// A reference that keeps the realm alive (for handing one across a queue hop).
+    var strong: Realm?
+
+    init(realm: Realm? = nil, strong: Realm? = nil) {
+        self.realm = realm
+        self.strong = strong
+    }
 }

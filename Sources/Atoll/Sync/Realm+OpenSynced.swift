@@ -24,15 +24,17 @@ extension Realm {
     /// ```
     public static func open(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
                             _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
-        try await downloadIfNeeded(configuration, downloadBeforeOpen)
+        let opened = try await downloadIfNeeded(configuration, downloadBeforeOpen)
+        defer { withExtendedLifetime(opened) {} }
         if let isolation { return try Realm(configuration: configuration, confinement: .actor(isolation)) }
-        return try Realm(configuration: configuration)
+        return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
     }
 
     /// `Realm.open(configuration:downloadBeforeOpen:)` spelled as Realm's initializer.
     public convenience init(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
                             _ isolation: isolated (any Actor)? = #isolation) async throws {
-        try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        let opened = try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        defer { withExtendedLifetime(opened) {} }
         if let isolation {
             try self.init(configuration: configuration, confinement: .actor(isolation))
         } else {
@@ -45,13 +47,18 @@ extension Realm {
     public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
                                       downloadBeforeOpen: OpenBehavior = .never,
                                       _ isolation: isolated (any Actor)? = #isolation) async throws {
-        try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        let opened = try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
+        defer { withExtendedLifetime(opened) {} }
         try self.init(configuration: configuration, confinement: .actor(actor))
         _ = syncSession
     }
 
-    static func downloadIfNeeded(_ configuration: Configuration, _ behavior: OpenBehavior) async throws {
-        guard let sync = configuration.syncConfiguration else { return }
+    /// Returns the realm it opened to start the session: the caller keeps it until its own realm
+    /// is open, so the file stays open in between (initial subscriptions run once per open).
+    @discardableResult
+    static func downloadIfNeeded(_ configuration: Configuration, _ behavior: OpenBehavior,
+                                 sessionStarted: (SyncSession) -> Void = { _ in }) async throws -> Realm? {
+        guard let sync = configuration.syncConfiguration else { return nil }
         let exists = configuration.fileURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
         let download: Bool = switch behavior {
         case .never: false
@@ -61,8 +68,8 @@ extension Realm {
         // Opening the file applies a flexible-sync configuration's initial subscriptions (so the
         // download brings their objects) and starts the session; it stays open while waiting.
         let opened = try Realm(configuration: configuration, confinement: .thread(pthread_self()))
-        defer { withExtendedLifetime(opened) {} }
-        guard download, let session = opened.syncSession ?? sync.user.core.syncClient.session(for: configuration) else { return }
+        guard download, let session = opened.syncSession ?? sync.user.core.syncClient.session(for: configuration) else { return opened }
+        sessionStarted(session)
         let timeout = sync.user.core.configuration.syncConnectTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.wait(for: .download) }
@@ -73,5 +80,6 @@ extension Realm {
             defer { group.cancelAll() }
             try await group.next()
         }
+        return opened
     }
 }

@@ -93,6 +93,18 @@ public struct SyncSubscriptionSet {
         try await box.wait(for: version).run(timeout: nil)
     }
 
+    /// `update(_:onComplete:)` with the set handed to the block:
+    /// `subscriptions.update({ $0.append(QuerySubscription<Task>(name: "all")) })`.
+    public func update(_ block: (SyncSubscriptionSet) -> Void, onComplete: (@Sendable (Error?) -> Void)? = nil) {
+        update({ block(self) }, onComplete: onComplete)
+    }
+
+    /// `update(_:) async` with the set handed to the block:
+    /// `try await realm.subscriptions.update { $0.append(QuerySubscription<Task>(name: "all")) }`.
+    public func update(_ block: (SyncSubscriptionSet) -> Void, _ isolation: isolated (any Actor)? = #isolation) async throws {
+        try await update({ block(self) })
+    }
+
     /// The state of this version of the set, read afresh from the file.
     public var state: SyncSubscriptionState {
         switch box.state {
