@@ -109,6 +109,7 @@ extension Realm {
             throw Error(.fileAccess, "the write transaction could not be committed: \(error)", underlying: error as? any Swift.Error & Sendable)
         }
         self.transaction = nil
+        defer { coordinator.writers.subtract(1, ordering: .sequentiallyConsistent) }  // after didCommit published the version
         try finishWrite(version: version)
         coordinator.didCommit(version: version, by: self)
         if let sync = configuration.syncConfiguration, !transaction.instructions.isEmpty {
@@ -124,6 +125,7 @@ extension Realm {
         guard transaction != nil else { return }
         try? connection.execute("ROLLBACK")
         transaction = nil
+        coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
         try? finishWrite(version: nil)
     }
 
@@ -145,15 +147,25 @@ extension Realm {
     // MARK: Plumbing
 
     private func advanceForWrite() throws {
+        // Announce the write, then let a realm that is re-pinning its snapshot finish first.
+        coordinator.writers.add(1, ordering: .sequentiallyConsistent)
+        while coordinator.repinning.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         do {
             try connection.run { _ in
                 try? connection.execute("COMMIT")
                 try connection.execute("BEGIN IMMEDIATE")
             }
         } catch {
+            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
             throw Error(.fileAccess, "cannot start a write transaction on \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
         }
-        try reloadVersion()
+        do {
+            try reloadVersion()
+        } catch {
+            try? connection.execute("ROLLBACK")
+            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+            throw error
+        }
     }
 
     /// Checks that a change may happen now; records a failure in the transaction otherwise.

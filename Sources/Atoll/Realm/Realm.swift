@@ -43,6 +43,10 @@ public final class Realm {
     public var autorefresh = true
     /// Set until the initializer returns.
     private var isOpening = true
+    /// The checkpoint epoch when the read snapshot was pinned.
+    private var pinnedEpoch: UInt64 = 0
+    /// Which of two memory-map limits the connection has (see `repinSnapshot`).
+    private var mapsOddLimit = false
 
     var notifiedVersion: Int64 { notified.load(ordering: .relaxed) }
 
@@ -95,7 +99,10 @@ public final class Realm {
 
     deinit {
         coordinator.unregister(self)
-        if transaction != nil { try? connection.execute("ROLLBACK") }
+        if transaction != nil {
+            try? connection.execute("ROLLBACK")
+            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+        }
         try? connection.queue.close()
     }
 
@@ -138,6 +145,7 @@ public final class Realm {
     // MARK: Snapshots
 
     private func beginRead() throws {
+        pinnedEpoch = coordinator.checkpointEpoch.load(ordering: .sequentiallyConsistent)
         try connection.run { _ in
             try connection.execute("BEGIN DEFERRED")
             snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
@@ -151,6 +159,40 @@ public final class Realm {
         hasReadTransaction = false
         snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
         stamp &+= 1
+    }
+
+    /// Pins the read snapshot again when a checkpoint has copied the log into the file since it
+    /// was pinned and no newer version exists: same data, but read through the memory map instead
+    /// of looked up in the log page by page. Writers of this process wait while it happens (see
+    /// `advanceForWrite`), so the version cannot move; a commit of another process in between
+    /// is taken like a refresh.
+    func repinSnapshot() {
+        guard hasReadTransaction, transaction == nil, !isFrozen else { return }
+        let epoch = coordinator.checkpointEpoch.load(ordering: .sequentiallyConsistent)
+        guard epoch != pinnedEpoch else { return }
+        coordinator.repinning.add(1, ordering: .sequentiallyConsistent)
+        defer { coordinator.repinning.subtract(1, ordering: .sequentiallyConsistent) }
+        guard coordinator.writers.load(ordering: .sequentiallyConsistent) == 0, coordinator.latestVersion == snapshotVersion else { return }
+        let old = snapshotVersion
+        do {
+            try connection.run { _ in
+                try connection.execute("COMMIT")
+                try connection.execute("BEGIN DEFERRED")
+                snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
+                // The checkpoint grew the file; SQLite maps a file again only when the log
+                // changed, so a new limit (one page off every other time) makes it map the
+                // whole file now instead of reading the new pages with read().
+                mapsOddLimit.toggle()
+                try connection.execute("PRAGMA mmap_size = \(Connection.mmapSize - (mapsOddLimit ? 4096 : 0))")
+            }
+        } catch {
+            preconditionFailure("cannot read \(coordinator.path): \(error)")
+        }
+        pinnedEpoch = epoch
+        if snapshotVersion != old {
+            stamp &+= 1
+            deliverNotifications(from: old)
+        }
     }
 
     /// After a commit or rollback: opens the next read snapshot.

@@ -123,6 +123,7 @@ final class ResultsCore {
     /// The matching rows with their values, evaluated once per snapshot.
     func rows() -> [(row: Int64, values: [SQLValue])] {
         realm.verifyThread()
+        realm.repinSnapshot()
         return realm.connection.serialized { evaluate() }
     }
 

@@ -9,6 +9,8 @@ import GRDBSQLite
 /// sees (MVCC: a reader keeps its version while writers commit). `beginWrite` ends it and takes the
 /// write lock, which also moves the realm to the newest version.
 final class Connection {
+    /// How much of the file SQLite reads through a memory map (256 MiB).
+    static let mmapSize = 268_435_456
     let queue: DatabaseQueue
     /// Set while a closure already runs on the connection's queue, so nested calls reuse it.
     private var current: Database?
@@ -28,8 +30,10 @@ final class Connection {
         config.prepareDatabase { db in
             // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
             if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            // Checkpoints run in the background (WALCheckpointer), not inside commits.
+            if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
             // Read pages through a memory map, as Realm does, instead of copying them with read().
-            try db.execute(sql: "PRAGMA mmap_size = 268435456")
+            try db.execute(sql: "PRAGMA mmap_size = \(Connection.mmapSize)")
             Connection.registerFunctions(db)
         }
         do {

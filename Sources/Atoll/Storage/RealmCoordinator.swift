@@ -29,7 +29,21 @@ final class RealmCoordinator: @unchecked Sendable {
         self.readOnly = readOnly
     }
 
+    /// Checkpoints the file's log after commits (not for read-only files).
+    private lazy var checkpointer: WALCheckpointer? = readOnly ? nil : WALCheckpointer(path: path) { [weak self] in
+        self?.checkpointEpoch.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Realms of this process between starting a write and finishing it (see `Realm.repinSnapshot`).
+    let writers = Atomic<Int>(0)
+    /// Realms re-pinning their snapshot right now; a writer waits for them before it starts.
+    let repinning = Atomic<Int>(0)
+    /// Counts checkpoints that copied the whole log into the file: a realm whose snapshot is
+    /// older than the newest such checkpoint reads through the log until it pins again.
+    let checkpointEpoch = Atomic<UInt64>(0)
+
     deinit {
+        lock.withLock { checkpointer }?.close()
         if isInMemory {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
@@ -177,6 +191,7 @@ final class RealmCoordinator: @unchecked Sendable {
             return realms.compactMap(\.realm).filter { $0 !== committer }
         }
         for realm in others { realm.scheduleRefresh(committer: committer.confinement) }
+        lock.withLock { checkpointer }?.committed()
     }
 
     /// The changes between two versions, or a wholesale marker when the log no longer covers them.

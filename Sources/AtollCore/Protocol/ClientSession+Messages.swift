@@ -91,7 +91,7 @@ extension ClientSession {
             return protocolViolation("download up to server version \(last) with progress at \(progress.serverVersion) of \(progress.latestServerVersion)")
         }
         partialBatch += download.changesets
-        downloadedBytes += UInt64(download.changesets.reduce(0) { $0 + $1.changeset.encoded().count })
+        downloadedBytes += UInt64(download.changesets.reduce(0) { $0 + $1.encodedSize })
         let report = Action.reportProgress(TransferProgress(direction: .download, transferredBytes: downloadedBytes,
                                                             transferrableBytes: downloadedBytes + progress.downloadableBytes))
         guard download.isLastInBatch else { return [report] }

@@ -41,10 +41,15 @@ extension BinaryReader {
     }
 
     mutating func changeset() throws(DecodingFailure) -> Changeset {
+        try changesetAndEncoding().changeset
+    }
+
+    /// A changeset and the bytes it was decoded from.
+    mutating func changesetAndEncoding() throws(DecodingFailure) -> (changeset: Changeset, encoded: Data) {
         let at = offset
-        let bytes = try blob()
+        let bytes = Data(try blob())
         do {
-            return try Changeset(decoding: Data(bytes))
+            return (try Changeset(decoding: bytes), bytes)
         } catch {
             throw DecodingFailure("changeset at byte \(at): \(error.message)")
         }

@@ -21,7 +21,7 @@ extension ServerMessage {
             w.varint(UInt64(m.changesets.count))
             for c in m.changesets {
                 w.int(c.serverVersion); w.int(c.originFileIdent); w.int(c.originTimestamp); w.int(c.lastClientVersion)
-                w.changeset(c.changeset)
+                if let encoded = c.encodedChangeset { w.blob(encoded) } else { w.changeset(c.changeset) }
             }
         case .markAnswer(let m):
             w.byte(MessageTag.markAnswer.rawValue); w.session(m.session); w.epoch(m.epoch)
@@ -77,8 +77,9 @@ extension ServerMessage {
                 changesets.reserveCapacity(n)
                 for _ in 0..<n {
                     let server = try r.int(), origin = try r.int(), timestamp = try r.int(), client = try r.int()
+                    let (changeset, encoded) = try r.changesetAndEncoding()
                     changesets.append(DownloadChangeset(serverVersion: server, originFileIdent: origin, originTimestamp: timestamp,
-                                                        lastClientVersion: client, changeset: try r.changeset()))
+                                                        lastClientVersion: client, changeset: changeset, encodedChangeset: encoded))
                 }
                 return .download(Download(session: session, epoch: epoch, changesets: changesets, progress: progress,
                                           querySetVersion: queryVersion, isLastInBatch: last))

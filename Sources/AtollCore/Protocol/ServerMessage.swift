@@ -1,3 +1,5 @@
+import Foundation
+
 /// A message from the server to a client. Every session message carries the server's
 /// ``SyncEpoch`` for that realm, so a client notices a terminated or restored history on any answer.
 public enum ServerMessage: Hashable, Sendable {
@@ -136,12 +138,32 @@ public struct DownloadChangeset: Hashable, Sendable {
     /// changeset: the client's local changes after it are concurrent with it.
     public var lastClientVersion: Int64
     public var changeset: Changeset
-    public init(serverVersion: Int64, originFileIdent: Int64, originTimestamp: Int64, lastClientVersion: Int64, changeset: Changeset) {
+    /// The changeset's encoding when it is known (read off the wire, or encoded once by the
+    /// sender to size its messages), so it is not encoded again. Not part of equality.
+    public var encodedChangeset: Data?
+
+    public init(serverVersion: Int64, originFileIdent: Int64, originTimestamp: Int64, lastClientVersion: Int64, changeset: Changeset,
+                encodedChangeset: Data? = nil) {
         self.serverVersion = serverVersion
         self.originFileIdent = originFileIdent
         self.originTimestamp = originTimestamp
         self.lastClientVersion = lastClientVersion
         self.changeset = changeset
+        self.encodedChangeset = encodedChangeset
+    }
+
+    /// The size of the changeset's encoding.
+    public var encodedSize: Int { encodedChangeset?.count ?? changeset.encoded().count }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.serverVersion == b.serverVersion && a.originFileIdent == b.originFileIdent && a.originTimestamp == b.originTimestamp
+            && a.lastClientVersion == b.lastClientVersion && a.changeset == b.changeset
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serverVersion)
+        hasher.combine(originFileIdent)
+        hasher.combine(changeset)
     }
 }
 

@@ -153,8 +153,10 @@ extension SyncConnection {
     private func sendBatch(_ id: SessionID, _ changesets: [DownloadChangeset], serverVersion: Int64, querySetVersion: Int64) async throws {
         guard let session = sessions[id] else { return }
         var messages: [(changesets: [DownloadChangeset], bytes: Int)] = [([], 0)]
-        for changeset in changesets {
-            let size = changeset.changeset.encoded().count
+        for var changeset in changesets {
+            let encoded = changeset.changeset.encoded()
+            changeset.encodedChangeset = encoded
+            let size = encoded.count
             if !messages[messages.count - 1].changesets.isEmpty && messages[messages.count - 1].bytes + size > Self.downloadMessageBytes {
                 messages.append(([], 0))
             }

@@ -231,12 +231,13 @@ extension SyncConnection {
             bytes = 0
         }
         for entry in entries where entry.serverVersion > session.cursor {
-            let size = entry.changeset.encoded().count
+            let encoded = entry.changeset.encoded()
+            let size = encoded.count
             if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }
             changesets.append(DownloadChangeset(
                 serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
                 originTimestamp: entry.changeset.timestamp, lastClientVersion: session.lastOwnClientVersion,
-                changeset: entry.changeset))
+                changeset: entry.changeset, encodedChangeset: encoded))
             bytes += size
             if entry.changeset.fileIdent == session.file.ident {
                 session.lastOwnClientVersion = max(session.lastOwnClientVersion, entry.changeset.version)
