@@ -46,9 +46,7 @@ extension Realm {
         defer { transaction.muted = wasMuted }
         var integrator = Integrator(realm: self, transaction: transaction)
         do {
-            for changeset in changesets {
-                for instruction in changeset.instructions { try integrator.apply(instruction) }
-            }
+            for changeset in changesets { try integrator.apply(changeset.instructions) }
             try integrator.finish()
         } catch let error as Error {
             throw error
@@ -72,6 +70,37 @@ struct Integrator {
     }
 
     var connection: Connection { realm.connection }
+
+    /// Applies instructions in order. An object created together with sets of its scalar fields
+    /// (what a bootstrap or a bulk write brings) is inserted with those values in one statement
+    /// rather than inserted with defaults and updated field by field; the result is the same.
+    mutating func apply(_ instructions: [Instruction]) throws {
+        var i = instructions.startIndex
+        while i < instructions.endIndex {
+            guard case .createObject(let id) = instructions[i] else {
+                try apply(instructions[i])
+                i += 1
+                continue
+            }
+            var values: [Int: Value] = [:]
+            var next = i + 1
+            if let table = realm.coordinator.table(named: id.type), !table.schema.isEmbedded {
+                while next < instructions.endIndex, case .set(let target, let path, let value) = instructions[next], target == id,
+                      path.count == 1, case .property(let name) = path[0],
+                      let index = table.schema.properties.firstIndex(where: { $0.name == name }),
+                      table.property(index).isSingle, table.property(index).type != .object, !table.property(index).isPrimaryKey,
+                      valid(value, table.property(index), element: false) {
+                    values[index] = value
+                    next += 1
+                }
+            }
+            if try !createObject(id, values: values) {
+                // The object existed: the sets apply one by one.
+                for instruction in instructions[(i + 1)..<next] { try apply(instruction) }
+            }
+            i = next
+        }
+    }
 
     mutating func apply(_ instruction: Instruction) throws {
         switch instruction {
@@ -223,11 +252,14 @@ struct Integrator {
         return key.propertyType == property.type
     }
 
-    private func createObject(_ id: ObjectID) throws {
+    /// Inserts the object with `values` for some of its scalar fields (defaults for the rest);
+    /// false when it exists already (or cannot exist: an unknown type, a key of the wrong kind).
+    @discardableResult
+    private func createObject(_ id: ObjectID, values: [Int: Value] = [:]) throws -> Bool {
         guard let table = realm.coordinator.table(named: id.type), !table.schema.isEmbedded,
-              validKey(id.primaryKey, table), try row(of: table, id.primaryKey) == nil else { return }
+              validKey(id.primaryKey, table), try row(of: table, id.primaryKey) == nil else { return false }
         var arguments: [SQLValue] = table.columns.map { index in
-            index == table.primaryKeyIndex ? id.primaryKey.sqlValue : table.property(index).initialValue.sqlValue
+            index == table.primaryKeyIndex ? id.primaryKey.sqlValue : (values[index] ?? table.property(index).initialValue).sqlValue
         }
         var sql = table.insertRow
         if table.primaryKeyIndex == nil, case .int(let row) = id.primaryKey {
@@ -240,6 +272,7 @@ struct Integrator {
         let row = try connection.lastInsertedRow
         transaction.summary.insert(table.name, row)
         try realm.resolveLinks(to: table, row, id: id, transaction)
+        return true
     }
 
     // MARK: - Navigation
