@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
         .executable(name: "atoll-server", targets: ["atoll-server"]),
+        .executable(name: "atoll", targets: ["atoll"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -76,6 +77,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "atoll",
+            dependencies: ["AtollServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
         .testTarget(

@@ -274,6 +274,11 @@ actor SessionEngine {
                 reportProgress(progress)
             case .reportError(let error):
                 report(SyncError(error))
+                if error.serverCode == .userLoggedOut {
+                    // Removed, disabled or its refresh token revoked on the server: log out here too.
+                    let user = sync.user
+                    _Concurrency.Task { try? await user.logOut() }
+                }
             case .requestClientReset(let request):
                 report(SyncError(.clientResetError, "the server requires a client reset (\(request.reason)): \(request.message)"))
             case .refreshAccessToken:

@@ -6,6 +6,14 @@ extension ClientSession {
                 code: .clientInternalError, message: "message for session \(session.rawValue) given to session \(id.rawValue)",
                 action: .warning, isFatal: false))]
         }
+        // After unbind, what the server sent before it read the unbind still arrives: only the
+        // `unbound` answer (or an error) matters then.
+        if state == .dying {
+            switch message {
+            case .unbound, .error: break
+            default: return []
+            }
+        }
         switch message {
         case .hello, .pong:
             return []

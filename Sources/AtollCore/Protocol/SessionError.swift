@@ -13,11 +13,12 @@ public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
     case serverWarning = 14
 
     /// The code a server error maps to: specific codes first (bad query → 10, compensating write
-    /// → 11, permission → 9), then the action (reset → 7, log out or token → 5, warning → 14,
+    /// → 11, permission → 9, sync disabled or a server warning → 14), then the action (reset → 7, log out or token → 5, warning → 14,
     /// retry later → 12, protocol violation → 4).
     public init(serverCode: ServerErrorCode, action: ErrorAction) {
         switch (serverCode, action) {
         case (.badQuery, _): self = .invalidFlexibleSyncSubscriptions
+        case (.syncDisabled, _), (.serverWarning, _): self = .serverWarning
         case (.compensatingWrite, _): self = .writeRejected
         case (.permissionDenied, _), (_, .deleteRealm): self = .permissionDeniedError
         case (_, .clientReset): self = .clientResetError

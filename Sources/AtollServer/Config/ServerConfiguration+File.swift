@@ -35,6 +35,9 @@ extension ServerConfiguration {
         if let tokenSecret, tokenSecret.utf8.count < 32 {
             throw ConfigurationError(field: "tokenSecret", "must be at least 32 bytes")
         }
+        if let adminKey, adminKey.utf8.count < 32 {
+            throw ConfigurationError(field: "adminKey", "must be at least 32 bytes")
+        }
         guard passwordHashRounds >= PasswordHasher.minimumRounds else {
             throw ConfigurationError(field: "passwordHashRounds", "must be at least \(PasswordHasher.minimumRounds)")
         }
@@ -85,7 +88,7 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case passwordHashRounds, apps
+        case adminKey, passwordHashRounds, apps
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +105,7 @@ extension ServerConfiguration {
             refreshTokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .refreshTokenLifetime)
                 ?? defaults.refreshTokenLifetime,
             tokenSecret: try container.decodeIfPresent(String.self, forKey: .tokenSecret),
+            adminKey: try container.decodeIfPresent(String.self, forKey: .adminKey),
             passwordHashRounds: try container.decodeIfPresent(Int.self, forKey: .passwordHashRounds)
                 ?? defaults.passwordHashRounds,
             apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [])

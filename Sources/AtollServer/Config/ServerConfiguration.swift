@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     /// The key access tokens are signed with (at least 32 bytes). When nil it is generated on first
     /// start and kept in `<dataDirectory>/token-secret`.
     public var tokenSecret: String?
+    /// The bearer key of the admin API (at least 32 bytes). When nil it is generated on first
+    /// start and kept in `<dataDirectory>/admin-key`.
+    public var adminKey: String?
     /// PBKDF2 rounds for new password hashes (at least 100,000).
     public var passwordHashRounds: Int
     /// The apps declared up front. In development mode others are created on first use.
@@ -36,6 +39,7 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
         accessTokenLifetime: TimeInterval = 30 * 60,
         refreshTokenLifetime: TimeInterval = 60 * 24 * 60 * 60,
         tokenSecret: String? = nil,
+        adminKey: String? = nil,
         passwordHashRounds: Int = PasswordHasher.defaultRounds,
         apps: [App] = []
     ) {
@@ -46,6 +50,7 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
         self.accessTokenLifetime = accessTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
         self.tokenSecret = tokenSecret
+        self.adminKey = adminKey
         self.passwordHashRounds = passwordHashRounds
         self.apps = apps
     }

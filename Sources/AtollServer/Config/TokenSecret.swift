@@ -22,3 +22,24 @@ enum TokenSecret {
         return secret
     }
 }
+
+/// The key of the admin API: the configured one, or one generated on first start and kept in
+/// `<data>/admin-key` (readable by the owner only), where the `atoll` tool finds it.
+enum AdminKey {
+    static let fileName = "admin-key"
+
+    static func load(configuration: ServerConfiguration, dataDirectory: URL) throws -> String {
+        if let key = configuration.adminKey { return key }
+        let file = dataDirectory.appendingPathComponent(fileName)
+        if let existing = try? String(contentsOf: file, encoding: .utf8) {
+            let key = existing.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard key.utf8.count >= 32 else { throw ConfigurationError(field: file.path, "the stored admin key is shorter than 32 bytes") }
+            return key
+        }
+        let key = Secrets.token(byteCount: 32)
+        let created = FileManager.default.createFile(
+            atPath: file.path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        guard created else { throw ConfigurationError(field: file.path, "cannot write the admin key") }
+        return key
+    }
+}

@@ -72,7 +72,8 @@ public struct AtollServer: Sendable {
             throw ConfigurationError(field: "port", "the server stopped before it listened")
         }
         return RunningAtollServer(
-            host: configuration.host, port: port, auth: parts.auth, metrics: parts.metrics, group: group, task: task)
+            host: configuration.host, port: port, auth: parts.auth, metrics: parts.metrics, coordinator: parts.coordinator,
+            adminKey: parts.adminKey, group: group, task: task)
     }
 
     struct Parts {
@@ -80,6 +81,8 @@ public struct AtollServer: Sendable {
         var store: SQLiteServerStore
         var auth: AuthService
         var metrics: ServerMetrics
+        var coordinator: SyncCoordinator
+        var adminKey: String
     }
 
     func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
@@ -94,6 +97,8 @@ public struct AtollServer: Sendable {
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger)
             let router = Self.makeRouter(auth: auth, metrics: metrics)
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger)
+            let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
+            AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
             let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
             sync.add(to: webSocketRouter)
@@ -105,7 +110,7 @@ public struct AtollServer: Sendable {
                     address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
                 onServerRunning: onServerRunning,
                 logger: logger)
-            return Parts(application: application, store: store, auth: auth, metrics: metrics)
+            return Parts(application: application, store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey)
         } catch {
             try? store.close()
             throw error
@@ -137,14 +142,21 @@ public final class RunningAtollServer: Sendable {
     /// The server's auth service, for operations the HTTP API does not offer yet (disabling users).
     public let auth: AuthService
     public let metrics: ServerMetrics
+    /// The sync coordinator: sessions, terminate and enable sync.
+    public let coordinator: SyncCoordinator
+    /// The bearer key of the admin API.
+    public let adminKey: String
     let group: ServiceGroup
     let task: Task<Void, any Error>
 
-    init(host: String, port: Int, auth: AuthService, metrics: ServerMetrics, group: ServiceGroup, task: Task<Void, any Error>) {
+    init(host: String, port: Int, auth: AuthService, metrics: ServerMetrics, coordinator: SyncCoordinator, adminKey: String,
+         group: ServiceGroup, task: Task<Void, any Error>) {
         self.host = host
         self.port = port
         self.auth = auth
         self.metrics = metrics
+        self.coordinator = coordinator
+        self.adminKey = adminKey
         self.group = group
         self.task = task
     }

@@ -86,6 +86,9 @@ extension SQLiteServerStore {
                     CREATE INDEX history_origin ON history(realm_id, origin_file_ident, server_version);
                     """)
         }
+        migrator.registerMigration("v3: sync on or off per app") { db in
+            try db.execute(sql: "ALTER TABLE apps ADD COLUMN sync_enabled BOOLEAN NOT NULL DEFAULT 1")
+        }
         return migrator
     }
 }

@@ -31,9 +31,30 @@ public final class SQLiteServerStore: ServerStore {
 
     public func app(id: String) async throws -> StoredApp? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, created_at FROM apps WHERE id = ?", arguments: [id]).map {
-                StoredApp(id: $0["id"], createdAt: Date(timeIntervalSince1970: $0["created_at"]))
-            }
+            try Row.fetchOne(db, sql: "SELECT id, created_at, sync_enabled FROM apps WHERE id = ?", arguments: [id]).map(Self.app)
+        }
+    }
+
+    public func apps() async throws -> [StoredApp] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, created_at, sync_enabled FROM apps ORDER BY id").map(Self.app)
+        }
+    }
+
+    private static func app(_ row: Row) -> StoredApp {
+        StoredApp(id: row["id"], createdAt: Date(timeIntervalSince1970: row["created_at"]), syncEnabled: row["sync_enabled"])
+    }
+
+    public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE apps SET sync_enabled = ? WHERE id = ?", arguments: [enabled, appID])
+            return db.changesCount > 0
+        }
+    }
+
+    public func deleteSyncState(appID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM realms WHERE app_id = ?", arguments: [appID])
         }
     }
 

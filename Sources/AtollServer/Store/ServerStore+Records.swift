@@ -4,10 +4,13 @@ import Foundation
 public struct StoredApp: Sendable, Hashable {
     public var id: String
     public var createdAt: Date
+    /// Off between an operator's "terminate sync" and "enable sync".
+    public var syncEnabled: Bool
 
-    public init(id: String, createdAt: Date) {
+    public init(id: String, createdAt: Date, syncEnabled: Bool = true) {
         self.id = id
         self.createdAt = createdAt
+        self.syncEnabled = syncEnabled
     }
 }
 

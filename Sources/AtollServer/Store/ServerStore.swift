@@ -18,6 +18,13 @@ public protocol ServerStore: Sendable {
     func app(id: String) async throws -> StoredApp?
     /// Records an app; does nothing when an app with this id exists.
     func createApp(_ app: StoredApp) async throws
+    /// Every app, by id.
+    func apps() async throws -> [StoredApp]
+    /// Turns sync on or off for an app; false when there is no such app.
+    func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool
+    /// Forgets an app's sync state: every realm with its client files and history. Realms are
+    /// created again (with new epochs) on their next bind.
+    func deleteSyncState(appID: String) async throws
 
     // MARK: Users
 

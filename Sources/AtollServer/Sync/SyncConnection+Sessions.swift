@@ -21,6 +21,18 @@ extension SyncConnection {
         case (.flexible, _):
             path = FlexibleSync.realmPath
         }
+        do {
+            guard try await coordinator.isSyncEnabled(appID: appID) else {
+                try await endSession(ErrorMessage(
+                    code: .syncDisabled, message: "sync is not enabled for app \"\(appID)\" (an operator terminated it)",
+                    action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: bind.session))
+                return
+            }
+        } catch let close as Close {
+            throw close
+        } catch {
+            try await storeFailed(error)
+        }
         let user: StoredUser
         switch await auth.syncUser(accessToken: bind.accessToken, appID: appID, session: bind.session) {
         case .user(let found): user = found
@@ -104,7 +116,10 @@ extension SyncConnection {
         try await send(.identAnswer(IdentAnswer(session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: latest)))
         // Subscribe before catching up, so nothing integrated meanwhile is missed (duplicates are skipped).
         let events = self.events
-        await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session) { advance in
+        let info = SessionInfo(appID: appID, userID: session.userID, path: realm.path, fileIdent: file.ident,
+                               connection: id, session: ident.session, epoch: realm.epoch)
+        await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session,
+                                    bound: BoundSession(info: info, end: { events.yield(.end($0)) })) { advance in
             events.yield(.history(ident.session, advance))
         }
         // A flexible session catches up once it said what it holds and subscribes to.

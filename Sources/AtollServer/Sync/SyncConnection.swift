@@ -16,6 +16,8 @@ final class SyncConnection {
         case textFrame
         /// New history of the realm a session is bound to.
         case history(SessionID, HistoryAdvance)
+        /// An operator ended the session (sync terminated, user disabled).
+        case end(ErrorMessage)
     }
 
     /// What the server keeps about one bound session.
@@ -106,6 +108,9 @@ final class SyncConnection {
             try await handle(message)
         case .history(let id, let advance):
             try await historyAdvanced(id, advance)
+        case .end(let error):
+            guard let id = error.session, sessions[id] != nil else { return }
+            try await endSession(error)
         }
     }
 

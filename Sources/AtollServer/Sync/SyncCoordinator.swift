@@ -2,6 +2,24 @@ import AtollCore
 import Foundation
 import Logging
 
+/// One identified sync session, as operators see it.
+public struct SessionInfo: Sendable, Hashable {
+    public var appID: String
+    public var userID: String
+    /// The realm: a partition's path, or `flx` for flexible sync.
+    public var path: String
+    public var fileIdent: Int64
+    public var connection: UInt64
+    public var session: SessionID
+    public var epoch: SyncEpoch
+}
+
+/// A session the coordinator can end from outside its connection.
+struct BoundSession: Sendable {
+    var info: SessionInfo
+    var end: @Sendable (ErrorMessage) -> Void
+}
+
 /// New entries of a realm's history, as fanned out to the sessions bound to it.
 struct HistoryAdvance: Sendable {
     var realmID: Int64
@@ -39,6 +57,10 @@ public actor SyncCoordinator {
 
     private var realms: [RealmKey: StoredRealm] = [:]
     private var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
+    /// Identified sessions, for operators (listing, ending them).
+    private var bound: [SubscriberKey: BoundSession] = [:]
+    /// Whether sync is on, per app (read from the store once).
+    private var syncEnabled: [String: Bool] = [:]
     private var nextConnectionID: UInt64 = 1
 
     /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
@@ -82,14 +104,77 @@ public actor SyncCoordinator {
         return realm
     }
 
-    /// Delivers every later change of `realmID` to `deliver` until ``unsubscribe(connection:session:)``.
-    func subscribe(realmID: Int64, connection: UInt64, session: SessionID, _ deliver: @escaping @Sendable (HistoryAdvance) -> Void) {
-        subscribers[realmID, default: [:]][SubscriberKey(connection: connection, session: session)] = deliver
+    /// Delivers every later change of `realmID` to `deliver` until ``unsubscribe(connection:session:)``;
+    /// `bound` describes the session to operators and ends it when they ask.
+    func subscribe(realmID: Int64, connection: UInt64, session: SessionID, bound info: BoundSession? = nil,
+                   _ deliver: @escaping @Sendable (HistoryAdvance) -> Void) {
+        let key = SubscriberKey(connection: connection, session: session)
+        subscribers[realmID, default: [:]][key] = deliver
+        if let info { bound[key] = info }
     }
 
     func unsubscribe(realmID: Int64, connection: UInt64, session: SessionID) {
-        subscribers[realmID]?[SubscriberKey(connection: connection, session: session)] = nil
+        let key = SubscriberKey(connection: connection, session: session)
+        subscribers[realmID]?[key] = nil
+        bound[key] = nil
         if subscribers[realmID]?.isEmpty == true { subscribers[realmID] = nil }
+    }
+
+    // MARK: Operations
+
+    /// The identified sessions of an app, oldest connection first.
+    public func sessions(appID: String) -> [SessionInfo] {
+        bound.filter { $0.value.info.appID == appID }
+            .sorted { ($0.key.connection, $0.key.session) < ($1.key.connection, $1.key.session) }
+            .map(\.value.info)
+    }
+
+    /// Whether sync is on for an app (on for an app the store does not know yet).
+    public func isSyncEnabled(appID: String) async throws -> Bool {
+        if let known = syncEnabled[appID] { return known }
+        let enabled = try await store.app(id: appID)?.syncEnabled ?? true
+        syncEnabled[appID] = enabled
+        return enabled
+    }
+
+    /// Terminates sync for an app: ends its sessions, refuses new binds until
+    /// ``enableSync(appID:)``, and forgets every realm's history and client files, so that every
+    /// client that comes back holds an epoch the server no longer has and must reset.
+    public func terminateSync(appID: String) async throws {
+        guard try await store.setSyncEnabled(appID: appID, false) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
+        syncEnabled[appID] = false
+        end(sessionsWhere: { $0.appID == appID }) { info in
+            ErrorMessage(code: .syncDisabled, message: "sync was terminated for app \"\(appID)\"", action: .retryLater,
+                         tryAgainAfterMilliseconds: 5_000, session: info.session, epoch: info.epoch)
+        }
+        try await store.deleteSyncState(appID: appID)
+        for (key, realm) in realms where key.appID == appID {
+            realms[key] = nil
+            materialized[realm.id] = nil
+            subscribers[realm.id] = nil
+        }
+        logger.notice("sync terminated", metadata: ["app": "\(appID)"])
+    }
+
+    /// Turns sync on again after ``terminateSync(appID:)``; realms start over with new epochs.
+    public func enableSync(appID: String) async throws {
+        guard try await store.setSyncEnabled(appID: appID, true) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
+        syncEnabled[appID] = true
+        logger.notice("sync enabled", metadata: ["app": "\(appID)"])
+    }
+
+    /// Ends the sessions of a user who was disabled or deleted: the client logs the user out.
+    public func endSessions(userID: String, reason: String) {
+        end(sessionsWhere: { $0.userID == userID }) { info in
+            ErrorMessage(code: .userLoggedOut, message: reason, session: info.session, epoch: info.epoch)
+        }
+    }
+
+    private func end(sessionsWhere match: (SessionInfo) -> Bool, _ error: (SessionInfo) -> ErrorMessage) {
+        for (key, session) in bound where match(session.info) {
+            session.end(error(session.info))
+            bound[key] = nil
+        }
     }
 
     /// The number of sessions subscribed to a realm (for tests and metrics).

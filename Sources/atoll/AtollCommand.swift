@@ -1,0 +1,114 @@
+import ArgumentParser
+import AtollServer
+import Foundation
+
+/// `atoll`: operate an atoll-server through its admin API.
+@main
+struct AtollCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "atoll",
+        abstract: "Operate an Atoll sync server: apps, users, sessions, terminate and enable sync.",
+        subcommands: [Apps.self, Users.self, Sessions.self, Sync.self])
+}
+
+/// Where the server is and how to prove being its operator.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "The server's base URL (or ATOLL_SERVER).")
+    var server = ProcessInfo.processInfo.environment["ATOLL_SERVER"] ?? "http://127.0.0.1:9090"
+
+    @Option(help: "The admin key (or ATOLL_ADMIN_KEY); by default read from <data>/admin-key.")
+    var adminKey = ProcessInfo.processInfo.environment["ATOLL_ADMIN_KEY"]
+
+    @Option(help: "The server's data folder, where it keeps admin-key.")
+    var data = "./atoll-data"
+
+    func client() throws -> AdminClient {
+        guard let url = URL(string: server) else { throw ValidationError("--server: '\(server)' is not a URL") }
+        return AdminClient(server: url, key: try adminKey ?? AdminClient.key(dataDirectory: data))
+    }
+}
+
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List or create apps.", subcommands: [List.self, Create.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        func run() async throws {
+            for app in try await options.client().apps() { print("\(app.id)\tsync \(app.syncEnabled ? "enabled" : "terminated")") }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Argument(help: "The app id.") var id: String
+        func run() async throws {
+            let app = try await options.client().createApp(id)
+            print("created \(app.id)")
+        }
+    }
+}
+
+struct Users: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, disable, enable or delete an app's users.", subcommands: [List.self, Disable.self, Enable.self, Delete.self])
+
+    struct List: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        func run() async throws {
+            for user in try await options.client().users(app: app) {
+                print("\(user.id)\t\(user.providers.joined(separator: ","))\t\(user.email ?? "-")\t\(user.disabled ? "disabled" : "enabled")")
+            }
+        }
+    }
+
+    struct Disable: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        @Argument(help: "The user id.") var user: String
+        func run() async throws { try await options.client().setUserDisabled(app: app, user: user, true) }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        @Argument(help: "The user id.") var user: String
+        func run() async throws { try await options.client().setUserDisabled(app: app, user: user, false) }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        @Argument(help: "The user id.") var user: String
+        func run() async throws { try await options.client().deleteUser(app: app, user: user) }
+    }
+}
+
+struct Sessions: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List an app's connected sync sessions.")
+    @OptionGroup var options: ServerOptions
+    @Option(help: "The app id.") var app: String
+    func run() async throws {
+        for s in try await options.client().sessions(app: app) {
+            print("\(s.user)\t\(s.realm)\tfile \(s.fileIdent)\tconnection \(s.connection) session \(s.session)")
+        }
+    }
+}
+
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Terminate sync (forgets every client's state: clients reset when they come back) or enable it again.",
+        subcommands: [Terminate.self, Enable.self])
+
+    struct Terminate: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        func run() async throws { try await options.client().terminateSync(app: app) }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        @OptionGroup var options: ServerOptions
+        @Option(help: "The app id.") var app: String
+        func run() async throws { try await options.client().enableSync(app: app) }
+    }
+}
