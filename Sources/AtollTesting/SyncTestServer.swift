@@ -28,8 +28,8 @@ public final class SyncTestServer: Sendable {
     /// The server's address; it stays the same across `restart()` (same port).
     public let baseURL: String
 
-    static let logger: Logger = {
-        var logger = Logger(label: "atoll-test-server")
+    static let logger: Logging.Logger = {
+        var logger = Logging.Logger(label: "atoll-test-server")
         logger.logLevel = .error
         return logger
     }()

@@ -10,8 +10,9 @@ import Testing
         AdminClient(server: server.server.baseURL, key: server.server.adminKey)
     }
 
+    /// A realm whose client resets reach the sync manager's error handler (`.manual()`).
     private func open(_ user: User) async throws -> Realm {
-        var configuration = user.configuration(partitionValue: "shire")
+        var configuration = user.configuration(partitionValue: "shire", clientResetMode: .manual())
         configuration.objectTypes = [SyncedTask.self]
         return try await Realm(configuration: configuration, downloadBeforeOpen: .always)
     }

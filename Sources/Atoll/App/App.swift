@@ -75,7 +75,7 @@ final class AppCore: @unchecked Sendable {
     let folder: URL
     let metadata: MetadataStore?
     let syncClient: SyncClient
-    let syncManager = SyncManager()
+    let syncManager: SyncManager
     private let lock = NSLock()
     private var users: [String: User] = [:]
     private var currentId: String?
@@ -100,6 +100,10 @@ final class AppCore: @unchecked Sendable {
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))
+        syncManager = SyncManager(metadata: metadata)
+        // What sync errors left to do with realm files (client resets, permission errors), as
+        // Realm does at app start: files still open in this process wait for the next start.
+        syncManager.runPendingFileActions()
         // Users cached by earlier runs: the app works offline with them.
         for record in metadata?.users() ?? [] where record.state != User.State.removed.name {
             users[record.id] = User(record: record, core: self)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a synced realm does when the server can no longer sync with its local copy (a client
-/// reset). See docs/client-reset.md once the reset work lands.
+/// reset). See docs/client-reset.md.
 public enum ClientResetMode: @unchecked Sendable {
     /// Keep the realm open, download a fresh copy and replay the local changes not yet synced
     /// onto it. The default for both sync kinds.
@@ -16,6 +16,12 @@ public enum ClientResetMode: @unchecked Sendable {
     /// The earlier name of `.discardUnsyncedChanges`.
     @available(*, deprecated, renamed: "discardUnsyncedChanges")
     public static func discardLocal(beforeReset: ((Realm) -> Void)? = nil, afterReset: ((Realm, Realm) -> Void)? = nil) -> ClientResetMode {
+        .discardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
+    }
+
+    /// Realm 10.25's spelling, with the blocks unlabelled (`.discardLocal(before, after)`).
+    @available(*, deprecated, renamed: "discardUnsyncedChanges")
+    public static func discardLocal(_ beforeReset: ((Realm) -> Void)?, _ afterReset: ((Realm, Realm) -> Void)?) -> ClientResetMode {
         .discardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
     }
 

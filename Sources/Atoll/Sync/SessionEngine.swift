@@ -20,7 +20,7 @@ actor SessionEngine {
     private var realm: Realm?
     private var waits: [ClientSession.WaitID: CheckedContinuation<Void, Swift.Error>] = [:]
     private var timers: [ClientSession.Timer: _Concurrency.Task<Void, Never>] = [:]
-    private var logger = Logger(label: "atoll.sync.session")
+    private var logger = Logging.Logger(label: "atoll.sync.session", factory: SharedLoggerHandler.init)
     /// Set when the user logged out or was removed: the engine never starts again.
     nonisolated let isStopped = Atomic<Bool>(false)
     /// `suspend()` was called and `resume()` not yet.
@@ -280,7 +280,9 @@ actor SessionEngine {
                     _Concurrency.Task { try? await user.logOut() }
                 }
             case .requestClientReset(let request):
-                report(SyncError(.clientResetError, "the server requires a client reset (\(request.reason)): \(request.message)"))
+                // Not awaited here: the reset downloads a fresh copy over this same connection,
+                // whose messages reach sessions through the call that brought this action.
+                _Concurrency.Task { await self.clientReset(request) }
             case .refreshAccessToken:
                 await refreshAccessToken()
             case .querySetRejected(let version, let message):
@@ -363,6 +365,131 @@ actor SessionEngine {
         } catch {
             report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
         }
+    }
+
+    // MARK: Client reset
+
+    /// The server cannot sync with this file any more: reset it as the configuration's
+    /// `clientResetMode` says (docs/client-reset.md). Automatic modes are being built; until they
+    /// land every mode resets manually, and the error says so.
+    private func clientReset(_ request: ClientSession.ResetRequest) async {
+        let why = "the server requires a client reset (\(request.reason)): \(request.message)"
+        switch sync.clientResetMode {
+        case .manual:
+            await handleManualReset(message: why)
+        case .discardUnsyncedChanges(let before, let after):
+            await automaticReset(recover: false, before: before, after: after, why: why)
+        case .recoverUnsyncedChanges(let before, let after):
+            guard request.recoveryAllowed else {
+                return await handleManualReset(message: why + "; the server has client recovery turned off, so recoverUnsyncedChanges falls back to the manual handler")
+            }
+            await automaticReset(recover: true, before: before, after: after, why: why)
+        case .recoverOrDiscardUnsyncedChanges(let before, let after):
+            await automaticReset(recover: request.recoveryAllowed, before: before, after: after, why: why)
+        }
+    }
+
+    private func automaticReset(recover: Bool, before: ((Realm) -> Void)?, after: ((Realm, Realm) -> Void)?, why: String) async {
+        do {
+            try await resetFromFreshCopy(recovering: recover, before: before, after: after)
+        } catch {
+            await handleManualReset(message: why + "; the automatic reset (\(sync.clientResetMode.name)) failed, so it falls back to the manual handler: \(error)")
+        }
+    }
+
+    /// An automatic reset that discards what was not synced (DESIGN.md §4): a fresh copy of the
+    /// server's data is downloaded into a side realm, then ONE write transaction on this file
+    /// makes its objects equal to the copy's with the fewest changes (objects both hold keep
+    /// their identity, so open results and notifications carry on and report what changed) and
+    /// adopts the copy's place in the history. The before block sees the data as it was, the
+    /// after block both.
+    ///
+    /// Recovering, the local changes the server never acknowledged are replayed on top, in the
+    /// same transaction, as new local changes (uploaded next) by the recovery rules of
+    /// `ClientResetRecovery`.
+    private func resetFromFreshCopy(recovering: Bool, before: ((Realm) -> Void)?, after: ((Realm, Realm) -> Void)?) async throws {
+        guard let realm else { throw SyncError(.clientInternalError, "the session has no realm open") }
+        let unsynced = recovering ? try unsyncedChanges() : []
+        let fresh = try await downloadFreshCopy()
+        realm.refresh()
+        let beforeReset = realm.freeze()
+        before?(beforeReset)
+        let changes = try realm.replicaState().instructions(becoming: fresh.state)
+        let recovered = ClientResetRecovery.recover(unsynced, onto: fresh.state)
+        var reset = SyncState()
+        reset.fileIdent = fresh.sync.fileIdent
+        reset.epoch = fresh.sync.epoch
+        reset.serverVersion = fresh.sync.serverVersion
+        try realm.write {
+            // Every local version before this commit is settled: none of it is uploaded again.
+            // This commit's own record holds the recovered changes (nothing when discarding).
+            reset.acknowledgedClientVersion = realm.snapshotVersion
+            reset.queuedClientVersion = reset.acknowledgedClientVersion
+            try realm.integrateRemoteInWrite([Changeset(version: 0, timestamp: 0, instructions: changes)])
+            if !recovered.isEmpty {
+                try realm.integrateRemoteInWrite([Changeset(version: 0, timestamp: 0, instructions: recovered)])
+                realm.transaction?.instructions.append(contentsOf: recovered)
+            }
+            try realm.saveSyncState(reset, includingPending: true)
+        }
+        state = reset
+        savedPending = []
+        merger = ClientMerger(fileIdent: reset.fileIdent.ident, serverVersion: reset.serverVersion, isFlexible: sync.enableFlexibleSync)
+        logger.notice("client reset", metadata: [
+            "realm": "\(configuration.storageKey)", "changes": "\(changes.count)", "recovered": "\(recovered.count)",
+        ])
+        after?(beforeReset, realm)
+        let checkpoint = ClientSession.Checkpoint(fileIdent: reset.fileIdent, serverVersion: reset.serverVersion, epoch: reset.epoch)
+        await run { $0.resetCompleted(checkpoint, pending: []) }
+        await localCommitted()  // the recovered changes go up
+    }
+
+    /// The local changes the server has not acknowledged, oldest first: what recovery replays.
+    private func unsyncedChanges() throws -> [Changeset] {
+        guard let realm else { return [] }
+        realm.refresh()
+        let committed = try realm.localChangesets(after: state.acknowledgedClientVersion)
+        // The merger's pending ones are rebased over what was downloaded since; the rest were
+        // never handed to it.
+        let pendingVersions = Set(merger.pending.map(\.version))
+        return merger.pending + committed.filter { !pendingVersions.contains($0.version) && $0.version > (merger.pending.last?.version ?? 0) }
+    }
+
+    /// Downloads the server's current data for this realm into an in-memory side realm (a client
+    /// file of its own, whose identity this file adopts), with this file's subscriptions for
+    /// flexible sync.
+    private func downloadFreshCopy() async throws -> (state: ReplicaState, sync: SyncState) {
+        var side = configuration
+        side.inMemoryIdentifier = "atoll-client-reset-\(UUID().uuidString)"
+        let sideRealm = try Realm(configuration: side, confinement: .actor(self))
+        guard let session = sideRealm.syncSession else { throw SyncError(.clientInternalError, "the side realm of the reset has no session") }
+        defer {
+            let engine = session.engine
+            _Concurrency.Task { await engine.stop() }
+        }
+        if sync.enableFlexibleSync, let realm {
+            let subscriptions = try realm.subscriptionSetInSnapshot().subscriptions
+            try sideRealm.write {
+                try SubscriptionStorage.createTables(sideRealm.connection)
+                _ = try SubscriptionStorage.insert(subscriptions, sideRealm.connection)
+            }
+            await session.engine.subscriptionsChanged()
+        }
+        let timeout = sync.user.core.configuration.syncConnectTimeout
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await session.wait(for: .upload)
+                try await session.wait(for: .download)
+            }
+            group.addTask {
+                try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                throw SyncError(.connectionFailed, "the fresh copy for the client reset did not download within \(Int(timeout)) s")
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+        sideRealm.refresh()
+        return (try sideRealm.replicaState(), try sideRealm.loadSyncState())
     }
 
     /// Flexible sync: tells the server which objects the realm holds (right after ident).

@@ -10,7 +10,7 @@ actor SyncConnection {
     enum Status: Sendable { case closed, opening, open }
 
     let url: String
-    private let logger: Logger
+    private let logger: Logging.Logger
     private(set) var status: Status = .closed
     private var writer: WebSocketOutboundWriter?
     private var task: _Concurrency.Task<Void, Never>?
@@ -22,7 +22,7 @@ actor SyncConnection {
         var ws = baseURL
         if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
         url = ws + "/api/client/v1/app/\(appId)/sync"
-        var logger = Logger(label: "atoll.sync")
+        var logger = Logging.Logger(label: "atoll.sync", factory: SharedLoggerHandler.init)
         logger.logLevel = .warning
         self.logger = logger
     }

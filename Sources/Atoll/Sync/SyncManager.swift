@@ -4,19 +4,50 @@ import Foundation
 ///
 /// ```swift
 /// app.syncManager.errorHandler = { error, session in print(error) }
+/// app.syncManager.logLevel = .warn
 /// ```
 public final class SyncManager: @unchecked Sendable {
     private let lock = NSLock()
     private var _errorHandler: (@Sendable (Swift.Error, SyncSession?) -> Void)?
+    /// Where the file actions of sync errors wait for the next app start (`nil` when the app's
+    /// metadata store could not be opened: actions then run only through their tokens).
+    let metadata: MetadataStore?
 
-    /// Gets every sync error with the session it happened on (`nil` when none).
+    init(metadata: MetadataStore?) {
+        self.metadata = metadata
+    }
+
+    /// Gets every sync error with the session it happened on (`nil` when none). A client reset
+    /// goes to the configuration's `.manual(errorHandler:)` instead when it has one.
     public var errorHandler: (@Sendable (Swift.Error, SyncSession?) -> Void)? {
         get { lock.withLock { _errorHandler } }
         set { lock.withLock { _errorHandler = newValue } }
     }
 
+    /// The SDK's log level: the same as `Logger.shared.level` (Realm's earlier spelling).
+    public var logLevel: LogLevel {
+        get { Logger.shared.level }
+        set { Logger.shared.level = newValue }
+    }
+
     func report(_ error: SyncError, session: SyncSession?) {
+        if error.code == .permissionDeniedError, let session, let reported = permissionDenied(error, session: session) {
+            // The session stops first, so that the handler may delete the file at once.
+            session.enqueue { [self] engine in
+                await engine.stop()
+                errorHandler?(reported, session)
+            }
+            return
+        }
         errorHandler?(error, session)
+    }
+
+    /// A permission denied error: the realm's file is marked for deletion; the error carries the
+    /// token that deletes it now. `nil` for a realm without a file.
+    private func permissionDenied(_ error: SyncError, session: SyncSession) -> SyncError? {
+        let configuration = session.engine.configuration
+        guard error.actionToken == nil, configuration.inMemoryIdentifier == nil, let url = configuration.fileURL else { return nil }
+        return error.with(record(FileAction(kind: .delete, realmPath: url.standardizedFileURL.path, backupPath: nil)))
     }
 }
 

@@ -110,6 +110,22 @@ public final class SyncSession: @unchecked Sendable {
         enqueue { await $0.reconnect() }
     }
 
+    /// Runs now what a sync error left to do with a realm's file (the token of
+    /// `SyncError.clientResetInfo()` or `deleteRealmUserInfo()`): back it up and delete it, or
+    /// delete it. Close every `Realm` of the file first: while one is open in the process nothing
+    /// is touched, the action stays pending (for a later call or the next `App` start) and this
+    /// returns `false`.
+    ///
+    /// ```swift
+    /// if let (backupPath, token) = syncError.clientResetInfo() {
+    ///     SyncSession.immediatelyHandleError(token, syncManager: app.syncManager)
+    /// }
+    /// ```
+    @discardableResult
+    public static func immediatelyHandleError(_ token: SyncError.ActionToken, syncManager: SyncManager) -> Bool {
+        syncManager.runFileAction(for: token)
+    }
+
     /// Waits until every local change up to now is uploaded, or every server change downloaded.
     public func wait(for direction: ProgressDirection) async throws {
         try await engine.wait(for: direction == .upload ? .upload : .download)

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import GRDB
 
@@ -52,9 +53,30 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func deleteSyncState(appID: String) async throws {
+    public func realms(appID: String) async throws -> [StoredRealm] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, path, epoch, created_at FROM realms WHERE app_id = ? ORDER BY id", arguments: [appID]).map {
+                StoredRealm(id: $0["id"], appID: appID, path: $0["path"], epoch: SyncEpoch(rawValue: UInt64(bitPattern: $0["epoch"])),
+                            createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+            }
+        }
+    }
+
+    public func restartHistory(realmID: Int64, epoch: SyncEpoch, snapshot: Changeset) async throws {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM realms WHERE app_id = ?", arguments: [appID])
+            try db.execute(sql: "DELETE FROM history WHERE realm_id = ?", arguments: [realmID])
+            try db.execute(sql: "DELETE FROM client_files WHERE realm_id = ?", arguments: [realmID])
+            let hasData = !snapshot.instructions.isEmpty
+            if hasData {
+                try db.execute(
+                    sql: """
+                        INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
+                        VALUES (?, 1, 0, 0, ?, ?)
+                        """,
+                    arguments: [realmID, snapshot.timestamp, snapshot.encoded()])
+            }
+            try db.execute(sql: "UPDATE realms SET epoch = ?, latest_version = ? WHERE id = ?",
+                           arguments: [Int64(bitPattern: epoch.rawValue), hasData ? 1 : 0, realmID])
         }
     }
 

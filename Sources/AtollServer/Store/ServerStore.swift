@@ -22,9 +22,12 @@ public protocol ServerStore: Sendable {
     func apps() async throws -> [StoredApp]
     /// Turns sync on or off for an app; false when there is no such app.
     func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool
-    /// Forgets an app's sync state: every realm with its client files and history. Realms are
-    /// created again (with new epochs) on their next bind.
-    func deleteSyncState(appID: String) async throws
+    /// The realms of an app.
+    func realms(appID: String) async throws -> [StoredRealm]
+    /// Starts a realm's history over under a new epoch: every client file and history entry is
+    /// forgotten and `snapshot` (the realm's data, made by the server) becomes server version 1.
+    /// Clients that come back hold the old epoch and must reset; the data stays.
+    func restartHistory(realmID: Int64, epoch: SyncEpoch, snapshot: Changeset) async throws
 
     // MARK: Users
 

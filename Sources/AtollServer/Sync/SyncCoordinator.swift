@@ -138,8 +138,9 @@ public actor SyncCoordinator {
     }
 
     /// Terminates sync for an app: ends its sessions, refuses new binds until
-    /// ``enableSync(appID:)``, and forgets every realm's history and client files, so that every
-    /// client that comes back holds an epoch the server no longer has and must reset.
+    /// ``enableSync(appID:)``, and starts every realm's history over under a new epoch from a
+    /// snapshot of its data: the data stays, every client's sync state is forgotten, and a client
+    /// that comes back holds an epoch the server no longer has and must reset.
     public func terminateSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, false) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = false
@@ -147,11 +148,23 @@ public actor SyncCoordinator {
             ErrorMessage(code: .syncDisabled, message: "sync was terminated for app \"\(appID)\"", action: .retryLater,
                          tryAgainAfterMilliseconds: 5_000, session: info.session, epoch: info.epoch)
         }
-        try await store.deleteSyncState(appID: appID)
         for (key, realm) in realms where key.appID == appID {
             realms[key] = nil
             materialized[realm.id] = nil
             subscribers[realm.id] = nil
+        }
+        for realm in try await store.realms(appID: appID) {
+            var state = ReplicaState()
+            var version: Int64 = 0
+            while true {
+                let entries = try await store.history(realmID: realm.id, after: version, maxBytes: 4 << 20)
+                guard let last = entries.last else { break }
+                for entry in entries { state.apply(entry.changeset) }
+                version = last.serverVersion
+            }
+            let snapshot = Changeset(version: 0, timestamp: Int64(Date().timeIntervalSince1970 * 1000), fileIdent: 0,
+                                     instructions: ReplicaState().instructions(becoming: state))
+            try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), snapshot: snapshot)
         }
         logger.notice("sync terminated", metadata: ["app": "\(appID)"])
     }

@@ -1,0 +1,123 @@
+@_spi(Testing) import Atoll
+import AtollServer
+import AtollTesting
+import Foundation
+import Testing
+
+/// Client resets caused for real: sync terminated and enabled again through the admin API.
+@MainActor @Suite(.serialized) struct ClientResetTests {
+    private func admin(_ server: SyncTestServer) -> AdminClient {
+        AdminClient(server: server.server.baseURL, key: server.server.adminKey)
+    }
+
+    private func names(_ realm: Realm) -> [String] {
+        realm.refresh()
+        return realm.objects(SyncedTask.self).map(\.name).sorted()
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<400 {
+            if condition() { return true }
+            try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
+        }
+        return condition()
+    }
+
+    @Test func discardUnsyncedChangesTakesTheServersDataAndKeepsTheRealmOpen() async throws {
+        try await withSyncTestServer { server in
+            let writer = try await server.app(device: "writer").login(credentials: .anonymous)
+            var writerConfig = writer.configuration(partitionValue: "shire")
+            writerConfig.objectTypes = [SyncedTask.self]
+            let writerRealm = try await Realm(configuration: writerConfig, downloadBeforeOpen: .always)
+            try writerRealm.write { writerRealm.add(SyncedTask(value: ["name": "on the server"])) }
+            try await writerRealm.syncSession!.wait(for: .upload)
+
+            let calls = CallLog()
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .discardUnsyncedChanges(
+                beforeReset: { before in calls.append("before \(before.objects(SyncedTask.self).count) frozen \(before.isFrozen)") },
+                afterReset: { before, after in
+                    calls.append("after \(before.objects(SyncedTask.self).count) -> \(after.objects(SyncedTask.self).count)")
+                }))
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            #expect(names(realm) == ["on the server"])
+            let kept = try #require(realm.objects(SyncedTask.self).first)
+            let changes = CallLog()
+            let token = realm.objects(SyncedTask.self).observe { change in
+                if case .update(_, let deletions, let insertions, _) = change { changes.append("-\(deletions.count) +\(insertions.count)") }
+            }
+            defer { token.invalidate() }
+
+            realm.syncSession!.suspend()
+            try realm.write { realm.add(SyncedTask(value: ["name": "never synced"])) }
+            try await admin(server).terminateSync(app: server.appId)
+            try await admin(server).enableSync(app: server.appId)
+            realm.syncSession!.resume()
+
+            #expect(try await waitUntil { names(realm) == ["on the server"] })
+            #expect(calls.all == ["before 2 frozen true", "after 2 -> 1"])
+            // The object both copies hold is the same object: it stays valid.
+            #expect(!kept.isInvalidated)
+            #expect(try await waitUntil { changes.all.contains("-1 +0") })
+
+            // The realm syncs on from the fresh copy.
+            try realm.write { realm.add(SyncedTask(value: ["name": "after the reset"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            let other = try await server.app(device: "other").login(credentials: .anonymous)
+            var otherConfig = other.configuration(partitionValue: "shire")
+            otherConfig.objectTypes = [SyncedTask.self]
+            let otherRealm = try await Realm(configuration: otherConfig, downloadBeforeOpen: .always)
+            #expect(names(otherRealm) == ["after the reset", "on the server"])
+        }
+    }
+}
+
+extension ClientResetTests {
+    @Test func recoverUnsyncedChangesKeepsWhatWasWrittenOffline() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let recovered = CallLog()
+            var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .recoverUnsyncedChanges(
+                afterReset: { _, after in recovered.append(after.objects(SyncedTask.self).map(\.name).sorted().joined(separator: ",")) }))
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write {
+                realm.add(SyncedTask(value: ["name": "synced", "owner": "server"]))
+                realm.add(SyncedTask(value: ["name": "deleted offline"]))
+            }
+            try await realm.syncSession!.wait(for: .upload)
+
+            realm.syncSession!.suspend()
+            try realm.write {
+                realm.add(SyncedTask(value: ["name": "created offline"]))
+                realm.objects(SyncedTask.self).where { $0.name == "synced" }.first!.owner = "offline"
+                realm.delete(realm.objects(SyncedTask.self).where { $0.name == "deleted offline" })
+            }
+            try await admin(server).terminateSync(app: server.appId)
+            try await admin(server).enableSync(app: server.appId)
+            realm.syncSession!.resume()
+
+            #expect(try await waitUntil { recovered.all.count == 1 })
+            #expect(recovered.all == ["created offline,synced"])
+            #expect(names(realm) == ["created offline", "synced"])
+            #expect(realm.objects(SyncedTask.self).where { $0.name == "synced" }.first?.owner == "offline")
+            // The recovered changes reach the server.
+            try await realm.syncSession!.wait(for: .upload)
+            let other = try await server.app(device: "other").login(credentials: .anonymous)
+            var otherConfig = other.configuration(partitionValue: "shire")
+            otherConfig.objectTypes = [SyncedTask.self]
+            let otherRealm = try await Realm(configuration: otherConfig, downloadBeforeOpen: .always)
+            #expect(names(otherRealm) == ["created offline", "synced"])
+            #expect(otherRealm.objects(SyncedTask.self).where { $0.name == "synced" }.first?.owner == "offline")
+        }
+    }
+}
+
+/// Strings recorded from any thread.
+final class CallLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var calls: [String] = []
+    func append(_ call: String) { lock.withLock { calls.append(call) } }
+    var all: [String] { lock.withLock { calls } }
+}
