@@ -180,6 +180,34 @@ final class RawSQLite {
         try exec("COMMIT")
     }
 
+    /// Sets the owner of `rows` in one transaction (W6's baseline).
+    func updateOwners(of rows: [TaskRow], to owner: String) throws {
+        try exec("BEGIN IMMEDIATE")
+        for row in rows { try run("UPDATE task SET owner = ? WHERE _id = ?", owner, row.id) }
+        try exec("COMMIT")
+    }
+
+    /// Deletes `rows` in one transaction (W6's baseline).
+    func delete(_ rows: [TaskRow]) throws {
+        try exec("BEGIN IMMEDIATE")
+        for row in rows { try run("DELETE FROM task WHERE _id = ?", nil, row.id) }
+        try exec("COMMIT")
+    }
+
+    /// Runs one statement with an optional text and an id blob (prepared each time: W6 is small).
+    private func run(_ sql: String, _ text: String?, _ id: [UInt8]) throws {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { throw Failure(description: String(cString: sqlite3_errmsg(db))) }
+        defer { sqlite3_finalize(statement) }
+        var index: Int32 = 1
+        if let text {
+            sqlite3_bind_text(statement, 1, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            index = 2
+        }
+        _ = id.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, 12, unsafeBitCast(-1, to: sqlite3_destructor_type.self)) }
+        guard sqlite3_step(statement) == SQLITE_DONE else { throw Failure(description: String(cString: sqlite3_errmsg(db))) }
+    }
+
     /// Reads every matching row (all columns, as an object store would) and returns the count.
     func queryOwner(_ owner: String) throws -> Int {
         sqlite3_reset(query)

@@ -6,6 +6,7 @@ import Foundation
 //   swift run -c release atoll-bench            # every suite
 //   swift run -c release atoll-bench local      # W1–W3: the local store
 //   swift run -c release atoll-bench sync       # W4, W5, W7: sync, server in-process on loopback
+//   swift run -c release atoll-bench reset      # W6: a client reset recovering 1,000 changes
 
 let arguments = CommandLine.arguments.dropFirst()
 let suites = arguments.isEmpty ? ["local"] : Array(arguments)
@@ -13,9 +14,10 @@ for suite in suites {
     switch suite {
     case "local": try LocalBenchmark().run()
     case "sync": try await SyncBenchmark().run()
+    case "reset": try await ResetBenchmark().run()
     case "sync-w7-clients": try await IdleSessionClients().run()  // W7's child process
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset\n".utf8))
         exit(2)
     }
 }

@@ -448,11 +448,11 @@ actor SessionEngine {
     private func unsyncedChanges() throws -> [Changeset] {
         guard let realm else { return [] }
         realm.refresh()
-        let committed = try realm.localChangesets(after: state.acknowledgedClientVersion)
-        // The merger's pending ones are rebased over what was downloaded since; the rest were
-        // never handed to it.
-        let pendingVersions = Set(merger.pending.map(\.version))
-        return merger.pending + committed.filter { !pendingVersions.contains($0.version) && $0.version > (merger.pending.last?.version ?? 0) }
+        // Handed to the merger and not acknowledged (an upload the server acknowledged is synced
+        // even when its echo has not come back yet), then what was committed after the last
+        // hand-over.
+        return merger.pending.filter { $0.version > state.acknowledgedClientVersion }
+            + (try realm.localChangesets(after: state.queuedClientVersion))
     }
 
     /// Downloads the server's current data for this realm into an in-memory side realm (a client
