@@ -114,6 +114,31 @@ extension ClientResetTests {
     }
 }
 
+extension ClientResetTests {
+    @Test func aManualResetLeavesTheSessionStoppedUntilItsActionRan() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let errors = ErrorBox()
+            app.syncManager.errorHandler = { error, _ in errors.append(error) }
+            let frodo = try await app.login(credentials: .anonymous)
+            var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .manual())
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try await admin(server).terminateSync(app: server.appId)
+            try await admin(server).enableSync(app: server.appId)
+            realm.syncSession!.reconnect()
+            let resets = { errors.all.compactMap { $0 as? SyncError }.filter { $0.code == .clientResetError } }
+            #expect(try await waitUntil { resets().count == 1 })
+            // Asking for the session again (opening the realm again) must not sync the old copy,
+            // which would only get the reset again.
+            let again = try Realm(configuration: configuration)
+            #expect(again.syncSession?.state == .inactive)
+            try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+            #expect(resets().count == 1)
+        }
+    }
+}
+
 /// Strings recorded from any thread.
 final class CallLog: @unchecked Sendable {
     private let lock = NSLock()

@@ -20,7 +20,7 @@ extension SessionEngine {
         }
         // Stopped before anyone hears of it: the session lets go of the file, which the handler
         // may then back up and delete at once.
-        await stop()
+        await stop(.fileActionPending)
         let session = publicSession
         let what = "client reset of \(configuration.fileURL?.path ?? configuration.storageKey)"
         if case .manual(let handler?) = sync.clientResetMode, let session {

@@ -119,13 +119,28 @@ actor SessionEngine {
         publish()
     }
 
+    /// Why a session stopped: a logged-out user's sessions start again when it logs in; a file
+    /// waiting for its reset or deletion action keeps its stopped session until the action ran.
+    enum StopReason: UInt8, Sendable {
+        case loggedOut
+        case fileActionPending
+    }
+
+    /// Set with ``isStopped``.
+    nonisolated let stopReason = Atomic<UInt8>(StopReason.loggedOut.rawValue)
+
     /// Ends the session for good: unbinds, cancels timers, fails waits.
-    func stop() async {
+    func stop(_ reason: StopReason = .loggedOut) async {
+        stopReason.store(reason.rawValue, ordering: .releasing)
         isStopped.store(true, ordering: .releasing)
         await run { $0.suspend() }
         for timer in timers.values { timer.cancel() }
         timers = [:]
-        for (_, wait) in waits { wait.resume(throwing: SyncError(.clientUserError, "the user logged out")) }
+        let why = switch reason {
+        case .loggedOut: "the user logged out"
+        case .fileActionPending: "the session stopped: the realm needs a client reset or was refused (see the error handler)"
+        }
+        for (_, wait) in waits { wait.resume(throwing: SyncError(reason == .loggedOut ? .clientUserError : .clientResetError, why)) }
         waits = [:]
         await connection.unregister(id)
         session = nil

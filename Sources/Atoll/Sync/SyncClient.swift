@@ -1,5 +1,6 @@
 import AtollCore
 import Foundation
+import Synchronization
 
 /// An app's sync machinery: one connection to the server, one session per synced realm file.
 final class SyncClient: @unchecked Sendable {
@@ -17,7 +18,15 @@ final class SyncClient: @unchecked Sendable {
         guard let sync = configuration.syncConfiguration else { return nil }
         let path = configuration.storageKey
         let (session, isNew): (SyncSession, Bool) = lock.withLock {
-            if let existing = sessionsByPath[path], !existing.engine.isStopped.load(ordering: .acquiring) { return (existing, false) }
+            if let existing = sessionsByPath[path] {
+                if !existing.engine.isStopped.load(ordering: .acquiring) { return (existing, false) }
+                // Stopped for a client reset or a refused realm: it stays stopped (opening the
+                // file again must not sync it) until the pending action removed the file.
+                if existing.engine.stopReason.load(ordering: .acquiring) == SessionEngine.StopReason.fileActionPending.rawValue,
+                   !Self.takeCompletedFileAction(configuration.fileURL?.standardizedFileURL.path) {
+                    return (existing, false)
+                }
+            }
             let id = SessionID(nextSessionID)
             nextSessionID += 1
             let engine = SessionEngine(id: id, configuration: configuration, sync: sync, connection: connection)
@@ -31,6 +40,19 @@ final class SyncClient: @unchecked Sendable {
             session.enqueue { await $0.start() }
         }
         return session
+    }
+
+    /// Files whose pending action (client reset backup, deletion) has run since their session
+    /// stopped: the next open of the file starts a new session.
+    private static let completedFileActions = Mutex<Set<String>>([])
+
+    static func fileActionCompleted(path: String) {
+        completedFileActions.withLock { _ = $0.insert(path) }
+    }
+
+    private static func takeCompletedFileAction(_ path: String?) -> Bool {
+        guard let path else { return false }
+        return completedFileActions.withLock { $0.remove(path) != nil }
     }
 
     /// Stops the sessions of a user who logged out or was removed; they restart when the user

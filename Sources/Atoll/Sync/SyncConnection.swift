@@ -16,6 +16,9 @@ actor SyncConnection {
     private var task: _Concurrency.Task<Void, Never>?
     private var sessions: [SessionID: SessionEngine] = [:]
     private var framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
+    /// Frames waiting to be written, in order, and whether a send is writing them.
+    private var outbound: [[UInt8]] = []
+    private var isFlushing = false
     static let maxFrameBytes = 256 * 1024
 
     init(baseURL: String, appId: String) {
@@ -75,6 +78,7 @@ actor SyncConnection {
     private func opened(_ writer: WebSocketOutboundWriter) async {
         // Message ids count from 0 on every connection (docs/protocol.md §2.1).
         framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
+        outbound = []
         self.writer = writer
         status = .open
         await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
@@ -114,12 +118,21 @@ actor SyncConnection {
 
     /// Sends one message, split into frames below the frame limit.
     func send(_ message: ClientMessage) async {
-        guard let writer else { return }
-        for frame in framer.frames(for: message.encoded()) {
+        guard writer != nil else { return }
+        // A message's frames go out together and messages in the order sent: frames are queued
+        // at once and one caller at a time writes the queue (the actor may run other sends while
+        // a write waits).
+        outbound.append(contentsOf: framer.frames(for: message.encoded()))
+        guard !isFlushing else { return }
+        isFlushing = true
+        defer { isFlushing = false }
+        while !outbound.isEmpty, let writer {
+            let frame = outbound.removeFirst()
             do {
                 try await writer.writeBinaryMessage(ByteBuffer(bytes: frame))
             } catch {
                 logger.warning("sync connection: send failed: \(error)")
+                outbound = []
                 return
             }
         }

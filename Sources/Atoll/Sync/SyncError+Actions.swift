@@ -142,6 +142,7 @@ extension SyncManager {
             return false
         }
         metadata?.removeFileAction(forPath: action.realmPath)
+        SyncClient.fileActionCompleted(path: action.realmPath)
         switch action.kind {
         case .backUpThenDelete: Logger.log(.info, "backed up \(action.realmPath) to \(action.backupPath ?? "?") and deleted it")
         case .delete: Logger.log(.info, "deleted \(action.realmPath)")

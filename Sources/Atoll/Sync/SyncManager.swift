@@ -34,7 +34,7 @@ public final class SyncManager: @unchecked Sendable {
         if error.code == .permissionDeniedError, let session, let reported = permissionDenied(error, session: session) {
             // The session stops first, so that the handler may delete the file at once.
             session.enqueue { [self] engine in
-                await engine.stop()
+                await engine.stop(.fileActionPending)
                 errorHandler?(reported, session)
             }
             return
