@@ -2,6 +2,7 @@
 import AtollServer
 import AtollTesting
 import Foundation
+import GRDB
 import Testing
 
 /// Client resets caused for real: sync terminated and enabled again through the admin API.
@@ -135,6 +136,42 @@ extension ClientResetTests {
             #expect(again.syncSession?.state == .inactive)
             try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
             #expect(resets().count == 1)
+        }
+    }
+}
+
+/// Code 6: a client-side failure the session cannot get past.
+@MainActor @Suite(.serialized) struct ClientInternalErrorTests {
+    @Test func aDamagedLocalHistoryIsReportedAsAClientInternalError() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let errors = ErrorBox()
+            app.syncManager.errorHandler = { error, _ in errors.append(error) }
+            let frodo = try await app.login(credentials: .anonymous)
+            var configuration = frodo.configuration(partitionValue: "shire")
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write { realm.add(SyncedTask(value: ["name": "first"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            // A damaged history record, as a failing disk or a foreign writer would leave it...
+            let queue = try DatabaseQueue(path: configuration.fileURL!.path)
+            try await queue.write { db in
+                try db.execute(sql: """
+                    INSERT INTO _atoll_history (version, timestamp, changeset)
+                    VALUES ((SELECT MAX(version) FROM _atoll_history) + 1, 0, x'00FFFF')
+                    """)
+            }
+            try queue.close()
+            // ...read when the session takes in the next write.
+            try realm.write { realm.add(SyncedTask(value: ["name": "second"])) }
+            var found: SyncError?
+            for _ in 0..<200 where found == nil {
+                found = errors.all.compactMap { $0 as? SyncError }.first { $0.code == .clientInternalError }
+                try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
+            }
+            let error = try #require(found)
+            #expect(error.code.rawValue == 6)
+            #expect(error.localizedDescription.contains("history"))
         }
     }
 }
