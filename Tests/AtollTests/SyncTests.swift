@@ -107,6 +107,21 @@ final class SyncedTask: Object {
         }
     }
 
+    @Test func cancelAsyncOpenOnNonFatalErrorsFailsTheOpenWithTheConnectionFailure() async throws {
+        let server = try await SyncTestServer.start()
+        let user = try await server.app(device: "offline").login(credentials: .anonymous)
+        try await server.stop()
+        var configuration = user.configuration(partitionValue: "shire", cancelAsyncOpenOnNonFatalErrors: true)
+        configuration.objectTypes = [SyncedTask.self]
+        let started = Date()
+        await #expect { _ = try await Realm(configuration: configuration, downloadBeforeOpen: .always) } throws: { error in
+            (error as? SyncError)?.code == .connectionFailed
+        }
+        // Well before the 30 s connect timeout: the first failed attempt ends the open.
+        #expect(Date().timeIntervalSince(started) < 10)
+        try await server.tearDown()
+    }
+
     @Test func aCancelledAsyncOpenNeverCallsBack() async throws {
         let server = try await SyncTestServer.start()
         let user = try await server.app(device: "offline").login(credentials: .anonymous)

@@ -73,6 +73,10 @@ extension Realm {
         let timeout = sync.user.core.configuration.syncConnectTimeout
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.wait(for: .download) }
+            if sync.cancelAsyncOpenOnNonFatalErrors {
+                // Fail on the first connection failure instead of retrying until the timeout.
+                group.addTask { try await session.nextConnectionFailure() }
+            }
             group.addTask {
                 try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
                 throw POSIXError(.ETIMEDOUT)

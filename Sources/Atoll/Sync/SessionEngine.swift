@@ -544,6 +544,7 @@ actor SessionEngine {
         // Connection failures are retried with backoff: logged, not alarming.
         guard error.code != .connectionFailed else {
             logger.info("\(error)")
+            publicSession?.connectionFailed(error)
             return
         }
         logger.warning("\(error)")

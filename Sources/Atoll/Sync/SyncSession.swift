@@ -1,5 +1,6 @@
 import AtollCore
 import Foundation
+import Synchronization
 
 /// The sync session of one synced realm: its connection state, progress and controls.
 ///
@@ -9,6 +10,8 @@ import Foundation
 /// session.suspend()
 /// ```
 public final class SyncSession: @unchecked Sendable {
+    /// Waits of `nextConnectionFailure()`.
+    let connectionFailureWaiters = Mutex<[UUID: FailureWaitBox]>([:])
     /// Whether the session syncs.
     public enum State: Sendable, Hashable {
         /// Syncing, or trying to (connecting, binding, reconnecting after a backoff).
@@ -232,6 +235,69 @@ public final class SyncSession: @unchecked Sendable {
             }
         }
         for (block, progress) in calls { block(progress) }
+    }
+}
+
+extension SyncSession {
+    /// Throws the session's next connection failure (code 12): what an asynchronous open with
+    /// `cancelAsyncOpenOnNonFatalErrors` fails with instead of retrying.
+    func nextConnectionFailure() async throws -> Never {
+        let box = FailureWaitBox()
+        let error: SyncError = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard box.arm(continuation) else { return }
+                connectionFailureWaiters.withLock { $0[box.id] = box }
+            }
+        } onCancel: {
+            box.cancel()
+        }
+        connectionFailureWaiters.withLock { $0[box.id] = nil }
+        if box.wasCancelled { throw CancellationError() }
+        throw error
+    }
+
+    /// A connection attempt failed (the session retries with backoff).
+    func connectionFailed(_ error: SyncError) {
+        let waiters = connectionFailureWaiters.withLock { waiters in
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
+        for waiter in waiters { waiter.resume(error) }
+    }
+}
+
+/// One wait for a connection failure; resumed once, by a failure or by cancellation.
+final class FailureWaitBox: @unchecked Sendable {
+    let id = UUID()
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<SyncError, Never>?
+    private(set) var wasCancelled = false
+    private var done = false
+
+    /// Keeps the continuation; false (resumed at once) when cancelled already.
+    func arm(_ continuation: CheckedContinuation<SyncError, Never>) -> Bool {
+        let cancelled = lock.withLock {
+            if wasCancelled { return true }
+            self.continuation = continuation
+            return false
+        }
+        if cancelled { continuation.resume(returning: SyncError(.connectionFailed, "cancelled")) }
+        return !cancelled
+    }
+
+    func resume(_ error: SyncError) {
+        let c = lock.withLock { () -> CheckedContinuation<SyncError, Never>? in
+            guard !done else { return nil }
+            done = true
+            defer { continuation = nil }
+            return continuation
+        }
+        c?.resume(returning: error)
+    }
+
+    func cancel() {
+        lock.withLock { wasCancelled = true }
+        resume(SyncError(.connectionFailed, "cancelled"))
     }
 }
 
