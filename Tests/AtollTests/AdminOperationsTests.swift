@@ -18,7 +18,7 @@ import Testing
     }
 
     /// Waits (bounded) until `errors` holds an error with `code`.
-    private func waitFor(_ code: SyncError.Code, in errors: ErrorBox) async throws -> SyncError? {
+    private func waitFor(_ code: SyncError.Code, in errors: Recorder<any Error>) async throws -> SyncError? {
         for _ in 0..<200 {
             if let match = errors.all.compactMap({ $0 as? SyncError }).first(where: { $0.code == code }) { return match }
             try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
@@ -58,7 +58,7 @@ import Testing
     @Test func terminatingSyncWarnsConnectedClientsAndEnablingItResetsThem() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let realm = try await open(frodo)
@@ -82,7 +82,7 @@ import Testing
     @Test func disablingAUserEndsItsSessionsAndLogsItOut() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let realm = try await open(frodo)

@@ -33,7 +33,7 @@ import Testing
             try writerRealm.write { writerRealm.add(SyncedTask(value: ["name": "on the server"])) }
             try await writerRealm.syncSession!.wait(for: .upload)
 
-            let calls = CallLog()
+            let calls = Recorder<String>()
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .discardUnsyncedChanges(
                 beforeReset: { before in calls.append("before \(before.objects(SyncedTask.self).count) frozen \(before.isFrozen)") },
@@ -44,7 +44,7 @@ import Testing
             let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
             #expect(names(realm) == ["on the server"])
             let kept = try #require(realm.objects(SyncedTask.self).first)
-            let changes = CallLog()
+            let changes = Recorder<String>()
             let token = realm.objects(SyncedTask.self).observe { change in
                 if case .update(_, let deletions, let insertions, _) = change { changes.append("-\(deletions.count) +\(insertions.count)") }
             }
@@ -78,7 +78,7 @@ extension ClientResetTests {
     @Test func recoverUnsyncedChangesKeepsWhatWasWrittenOffline() async throws {
         try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
-            let recovered = CallLog()
+            let recovered = Recorder<String>()
             var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .recoverUnsyncedChanges(
                 afterReset: { _, after in recovered.append(after.objects(SyncedTask.self).map(\.name).sorted().joined(separator: ",")) }))
             configuration.objectTypes = [SyncedTask.self]
@@ -119,7 +119,7 @@ extension ClientResetTests {
     @Test func aManualResetLeavesTheSessionStoppedUntilItsActionRan() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .manual())
@@ -145,7 +145,7 @@ extension ClientResetTests {
     @Test func aDamagedLocalHistoryIsReportedAsAClientInternalError() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             var configuration = frodo.configuration(partitionValue: "shire")
@@ -176,10 +176,3 @@ extension ClientResetTests {
     }
 }
 
-/// Strings recorded from any thread.
-final class CallLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var calls: [String] = []
-    func append(_ call: String) { lock.withLock { calls.append(call) } }
-    var all: [String] { lock.withLock { calls } }
-}

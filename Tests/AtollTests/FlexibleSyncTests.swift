@@ -218,7 +218,7 @@ import Testing
         }) { server in
             let app = server.app(device: "frodo")
             let frodo = try await app.login(credentials: .anonymous)
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             var own = frodo.configuration(partitionValue: frodo.id)
             own.objectTypes = [SyncedTask.self]
@@ -236,10 +236,3 @@ import Testing
     }
 }
 
-/// Collects errors handed to a handler on any thread.
-final class ErrorBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors: [any Error] = []
-    func append(_ error: any Error) { lock.withLock { errors.append(error) } }
-    var all: [any Error] { lock.withLock { errors } }
-}

@@ -29,7 +29,7 @@ func forceClientReset(_ server: SyncTestServer, session: SyncSession,
 }
 
 /// The first client reset error among `errors`.
-func firstReset(_ errors: ErrorBox) -> SyncError? {
+func firstReset(_ errors: Recorder<any Error>) -> SyncError? {
     errors.all.compactMap { $0 as? SyncError }.first { $0.code == .clientResetError }
 }
 
@@ -169,8 +169,8 @@ final class LogCapture: @unchecked Sendable {
     @Test func theConfigurationsManualHandlerGetsTheResetBeforeTheErrorHandler() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
-            let manual = ErrorBox()
+            let errors = Recorder<any Error>()
+            let manual = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let sessions = Recorder<SyncSession>()
@@ -193,7 +193,7 @@ final class LogCapture: @unchecked Sendable {
     @Test func withoutAManualHandlerTheResetGoesToTheErrorHandler() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             let sessions = Recorder<SyncSession?>()
             app.syncManager.errorHandler = { error, session in
                 errors.append(error)
@@ -216,7 +216,7 @@ final class LogCapture: @unchecked Sendable {
     @Test func immediatelyHandleErrorBacksUpDeletesAndTheNextOpenDownloadsAFreshCopy() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let configuration = self.configuration(frodo, .manual())
@@ -264,7 +264,7 @@ final class LogCapture: @unchecked Sendable {
     @Test func aResetNotHandledNowRunsAtTheNextAppStart() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let configuration = self.configuration(frodo, .manual())
@@ -296,7 +296,7 @@ final class LogCapture: @unchecked Sendable {
             configuration.apps = [.init(id: "test-app", syncKind: .partition, permissions: [.init(read: "partition == %user.id")])]
         }) { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             var other = frodo.configuration(partitionValue: "someone else")
@@ -323,7 +323,7 @@ final class LogCapture: @unchecked Sendable {
             configuration.apps = [.init(id: "test-app", syncKind: .partition, permissions: [.init(read: "partition == %user.id")])]
         }) { server in
             let app = server.app(device: "frodo")
-            let errors = ErrorBox()
+            let errors = Recorder<any Error>()
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             var other = frodo.configuration(partitionValue: "someone else")
@@ -415,7 +415,7 @@ final class LogCapture: @unchecked Sendable {
         try await withCapturedLog(level: .warn) { capture in
             try await withSyncTestServer { server in
                 let app = server.app(device: "frodo")
-                let errors = ErrorBox()
+                let errors = Recorder<any Error>()
                 let frodo = try await app.login(credentials: .anonymous)
                 var configuration = frodo.configuration(partitionValue: "unhandled-reset", clientResetMode: .manual())
                 configuration.objectTypes = [SyncedTask.self]

@@ -93,7 +93,7 @@ final class SyncedTask: Object {
             let reader = try await server.app(device: "reader").login(credentials: .anonymous)
             var configuration = reader.configuration(partitionValue: "shire")
             configuration.objectTypes = [SyncedTask.self]
-            let progress = ProgressLog()
+            let progress = Recorder<SyncSession.Progress>()
             let count: Int = try await withCheckedThrowingContinuation { continuation in
                 let task = Realm.asyncOpen(configuration: configuration) { result in
                     continuation.resume(with: result.map { $0.objects(SyncedTask.self).count })
@@ -128,7 +128,7 @@ final class SyncedTask: Object {
         try await server.stop()
         var configuration = user.configuration(partitionValue: "shire")
         configuration.objectTypes = [SyncedTask.self]
-        let called = ProgressLog()
+        let called = Recorder<SyncSession.Progress>()
         let task = Realm.asyncOpen(configuration: configuration) { _ in called.append(SyncSession.Progress(transferredBytes: 0, transferrableBytes: 0)) }
         try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
         task.cancel()
@@ -138,10 +138,3 @@ final class SyncedTask: Object {
     }
 }
 
-/// Progress values handed to a callback on any thread.
-final class ProgressLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [SyncSession.Progress] = []
-    func append(_ value: SyncSession.Progress) { lock.withLock { values.append(value) } }
-    var all: [SyncSession.Progress] { lock.withLock { values } }
-}

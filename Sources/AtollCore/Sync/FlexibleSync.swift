@@ -61,11 +61,15 @@ public enum FlexibleSync {
             guard let rule = readRules.first(where: { $0.type == type }) ?? readRules.first(where: { $0.type == nil }) else {
                 return nil
             }
-            let text = rule.query.replacingOccurrences(of: "%user.id", with: "$0")
-            if let bound = try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: type, schema: schema) {
-                return bound
-            }
-            return try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema)
+            return Self.bind(rule.query, userID: userID, objectType: type, schema: schema)
+                ?? (try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema))
+        }
+
+        /// A permission rule bound for one user: `%user.id` stands for `userID`. Nil when the
+        /// rule does not parse or does not fit the type.
+        public static func bind(_ rule: String, userID: String, objectType: String, schema: Schema) -> BoundQuery? {
+            let text = rule.replacingOccurrences(of: "%user.id", with: "$0")
+            return try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: objectType, schema: schema)
         }
 
         /// Whether a query on `type` may use `field`.

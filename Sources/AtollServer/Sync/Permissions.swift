@@ -16,9 +16,8 @@ enum Permissions {
         case .uuid(let u): (value, type) = (.uuid(u), .uuid)
         case .null: (value, type) = (.null, .string)
         }
-        let text = rule.read.replacingOccurrences(of: "%user.id", with: "$0")
         guard let schema = try? Schema([ObjectSchema(name: "Partition", properties: [Property(name: "partition", type: type, isOptional: true)])]),
-              let query = try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: "Partition", schema: schema)
+              let query = FlexibleSync.Rules.bind(rule.read, userID: userID, objectType: "Partition", schema: schema)
         else { return false }  // a rule that cannot be checked lets no one read
         return query.evaluate(on: ["partition": value], resolver: NoLinkResolver())
     }
