@@ -25,6 +25,10 @@ public enum ClientResetMode: @unchecked Sendable {
         .discardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
     }
 
+    var isManual: Bool {
+        if case .manual = self { true } else { false }
+    }
+
     var name: String {
         switch self {
         case .recoverUnsyncedChanges: "recoverUnsyncedChanges"

@@ -389,6 +389,11 @@ actor SessionEngine {
     /// land every mode resets manually, and the error says so.
     private func clientReset(_ request: ClientSession.ResetRequest) async {
         let why = "the server requires a client reset (\(request.reason)): \(request.message)"
+        if request.reason == .breakingSchemaChange, !sync.clientResetMode.isManual {
+            // Neither recovery nor discarding can carry the local file over a schema it no longer matches.
+            return await handleManualReset(message: why + "; after a breaking schema change no automatic mode can run, so "
+                + "\(sync.clientResetMode.name) falls back to the manual handler")
+        }
         switch sync.clientResetMode {
         case .manual:
             await handleManualReset(message: why)
