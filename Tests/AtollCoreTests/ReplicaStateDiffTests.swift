@@ -93,3 +93,24 @@ import Testing
         #expect(Self.recover([.listErase(Self.a, path: [.property("names")], index: 4)]).isEmpty)
     }
 }
+
+extension ClientResetRecoveryTests {
+    /// What recovery drops is accounted for, in order, as it was made (for the discard archive).
+    @Test func theOutcomeListsWhatWasDropped() {
+        let gone = MergeFixture.id("deleted on the server")
+        let local: [Instruction] = [
+            .set(gone, path: [.property("title")], value: .string("lost")),
+            .set(Self.a, path: [.property("title")], value: .string("kept")),
+            .listErase(Self.a, path: [.property("names")], index: 4),
+        ]
+        let outcome = ClientResetRecovery.recovery(of: [Changeset(version: 5, timestamp: 1, instructions: local)], onto: Self.fresh())
+        #expect(outcome.kept == [local[1]])
+        #expect(outcome.dropped == [local[0], local[2]])
+    }
+
+    @Test func instructionsReadAsSentences() {
+        #expect(Instruction.set(Self.a, path: [.property("names"), .index(2)], value: .string("x")).description
+            == "set \(Self.a.type)(\(Self.a.primaryKey)).names[2] = \"x\"")
+        #expect(Instruction.eraseObject(Self.b).description == "delete \(Self.b.type)(\(Self.b.primaryKey))")
+    }
+}

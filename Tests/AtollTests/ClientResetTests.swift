@@ -7,16 +7,16 @@ import Testing
 
 /// Client resets caused for real: sync terminated and enabled again through the admin API.
 @MainActor @Suite(.serialized) struct ClientResetTests {
-    private func admin(_ server: SyncTestServer) -> AdminClient {
+    func admin(_ server: SyncTestServer) -> AdminClient {
         AdminClient(server: server.server.baseURL, key: server.server.adminKey)
     }
 
-    private func names(_ realm: Realm) -> [String] {
+    func names(_ realm: Realm) -> [String] {
         realm.refresh()
         return realm.objects(SyncedTask.self).map(\.name).sorted()
     }
 
-    private func waitUntil(_ condition: () -> Bool) async throws -> Bool {
+    func waitUntil(_ condition: () -> Bool) async throws -> Bool {
         for _ in 0..<400 {
             if condition() { return true }
             try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)

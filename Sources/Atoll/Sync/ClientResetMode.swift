@@ -25,6 +25,15 @@ public enum ClientResetMode: @unchecked Sendable {
         .discardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
     }
 
+    /// The before and after blocks of an automatic mode.
+    var blocks: (before: ((Realm) -> Void)?, after: ((Realm, Realm) -> Void)?) {
+        switch self {
+        case .recoverUnsyncedChanges(let before, let after), .recoverOrDiscardUnsyncedChanges(let before, let after),
+             .discardUnsyncedChanges(let before, let after): (before, after)
+        case .manual: (nil, nil)
+        }
+    }
+
     var isManual: Bool {
         if case .manual = self { true } else { false }
     }
@@ -35,6 +44,51 @@ public enum ClientResetMode: @unchecked Sendable {
         case .recoverOrDiscardUnsyncedChanges: "recoverOrDiscardUnsyncedChanges"
         case .discardUnsyncedChanges: "discardUnsyncedChanges"
         case .manual: "manual"
+        }
+    }
+}
+
+/// The client reset mode as a plain number, as Realm's Objective-C API has it
+/// (`RLMClientResetModeManual = 0` …). Build a ``ClientResetMode`` from it, with the blocks that mode
+/// takes, through ``ClientResetMode/init(_:beforeReset:afterReset:manualClientResetHandler:)``.
+public enum RLMClientResetMode: UInt, Sendable, Hashable, CaseIterable {
+    case manual = 0
+    /// Use `discardUnsyncedChanges` (the same value).
+    case discardLocal = 1
+    case recoverUnsyncedChanges = 2
+    case recoverOrDiscardUnsyncedChanges = 3
+
+    public static var discardUnsyncedChanges: RLMClientResetMode { .discardLocal }
+}
+
+extension ClientResetMode {
+    /// The mode `mode` with its blocks. Before and after blocks belong to the automatic modes and a
+    /// manual handler to `.manual`; any other combination is refused, with a message that says which
+    /// block goes where, rather than silently never calling a block.
+    ///
+    /// - Throws: `Realm.Error` with code `.invalidConfiguration`.
+    public init(_ mode: RLMClientResetMode, beforeReset: ((Realm) -> Void)? = nil, afterReset: ((Realm, Realm) -> Void)? = nil,
+                manualClientResetHandler: ((SyncError, SyncSession) -> Void)? = nil) throws {
+        switch mode {
+        case .manual:
+            guard beforeReset == nil, afterReset == nil else {
+                throw Realm.Error(.invalidConfiguration, "client reset before and after blocks run only in the automatic modes "
+                    + "(recoverUnsyncedChanges, recoverOrDiscardUnsyncedChanges, discardUnsyncedChanges); in manual mode handle "
+                    + "the reset in manualClientResetHandler or app.syncManager.errorHandler")
+            }
+            self = .manual(errorHandler: manualClientResetHandler)
+            return
+        case .discardLocal, .recoverUnsyncedChanges, .recoverOrDiscardUnsyncedChanges:
+            guard manualClientResetHandler == nil else {
+                throw Realm.Error(.invalidConfiguration, "a manual client reset handler is only used in manual mode; with \(mode) "
+                    + "the reset runs by itself: pass beforeReset/afterReset blocks, and app.syncManager.errorHandler hears of "
+                    + "an automatic reset that has to fall back to manual")
+            }
+        }
+        switch mode {
+        case .discardLocal: self = .discardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
+        case .recoverUnsyncedChanges: self = .recoverUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
+        default: self = .recoverOrDiscardUnsyncedChanges(beforeReset: beforeReset, afterReset: afterReset)
         }
     }
 }

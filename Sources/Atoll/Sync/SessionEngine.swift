@@ -17,6 +17,8 @@ actor SessionEngine {
     private var state = SyncState()
     /// The pending changesets as last written to the file (skipped when unchanged).
     private var savedPending: [Changeset] = []
+    /// The pending reset as last written to the file.
+    private var savedPendingReset: PendingReset?
     private var realm: Realm?
     private var waits: [ClientSession.WaitID: CheckedContinuation<Void, Swift.Error>] = [:]
     private var timers: [ClientSession.Timer: _Concurrency.Task<Void, Never>] = [:]
@@ -36,6 +38,10 @@ actor SessionEngine {
     private var uploadDeferred = false
     /// Attempts to refresh the access token since the last success, for the retry delay.
     private var tokenRefreshAttempts = 0
+    /// An automatic client reset applied to the file that the server has not acknowledged yet.
+    private var pendingReset: PendingReset?
+    /// What the last automatic client reset did (`SyncSession.lastClientReset`).
+    nonisolated let resetOutcome = Mutex<ClientResetOutcome?>(nil)
 
     init(id: SessionID, configuration: Realm.Configuration, sync: SyncConfiguration, connection: SyncConnection) {
         self.id = id
@@ -55,6 +61,8 @@ actor SessionEngine {
                 realm.autorefresh = false
                 self.realm = realm
                 state = try realm.loadSyncState()
+                pendingReset = try realm.loadPendingReset()
+                savedPendingReset = pendingReset
                 savedPending = state.pending
                 merger = ClientMerger(fileIdent: state.fileIdent.ident, serverVersion: state.serverVersion, pending: state.pending,
                                       isFlexible: sync.enableFlexibleSync)
@@ -284,6 +292,7 @@ actor SessionEngine {
                 await sendUpload()
             case .uploadAcknowledged(let clientVersion):
                 state.acknowledgedClientVersion = max(state.acknowledgedClientVersion, clientVersion)
+                if let recovered = pendingReset?.recoveredVersion, clientVersion >= recovered { pendingReset = nil }
                 save()
             case .reportProgress(let progress):
                 reportProgress(progress)
@@ -308,6 +317,11 @@ actor SessionEngine {
             case .failWait(let wait, let error):
                 waits.removeValue(forKey: wait)?.resume(throwing: SyncError(error))
             }
+        }
+        if let pending = pendingReset, pending.recoveredVersion == nil, session?.state == .active {
+            // Nothing was recovered: the server taking the new identity settles the reset.
+            pendingReset = nil
+            save()
         }
         publish()
     }
@@ -385,35 +399,60 @@ actor SessionEngine {
     // MARK: Client reset
 
     /// The server cannot sync with this file any more: reset it as the configuration's
-    /// `clientResetMode` says (docs/client-reset.md). Automatic modes are being built; until they
-    /// land every mode resets manually, and the error says so.
+    /// `clientResetMode` says (docs/client-reset.md), falling back as R-RESET-4 says, and to the
+    /// manual handler when the same automatic action was already applied and never acknowledged
+    /// (a reset that would loop).
     private func clientReset(_ request: ClientSession.ResetRequest) async {
         let why = "the server requires a client reset (\(request.reason)): \(request.message)"
-        if request.reason == .breakingSchemaChange, !sync.clientResetMode.isManual {
+        let mode = sync.clientResetMode
+        if let realm {
+            // Read from the file: a reset applied by an earlier run of the app counts too.
+            realm.refresh()
+            pendingReset = (try? realm.loadPendingReset()) ?? pendingReset
+            savedPendingReset = pendingReset
+        }
+        if request.reason == .breakingSchemaChange, !mode.isManual {
             // Neither recovery nor discarding can carry the local file over a schema it no longer matches.
             return await handleManualReset(message: why + "; after a breaking schema change no automatic mode can run, so "
-                + "\(sync.clientResetMode.name) falls back to the manual handler")
+                + "\(mode.name) falls back to the manual handler")
         }
-        switch sync.clientResetMode {
+        var recover: Bool
+        var note = ""
+        switch mode {
         case .manual:
-            await handleManualReset(message: why)
-        case .discardUnsyncedChanges(let before, let after):
-            await automaticReset(recover: false, before: before, after: after, why: why)
-        case .recoverUnsyncedChanges(let before, let after):
+            return await handleManualReset(message: why)
+        case .discardUnsyncedChanges:
+            recover = false
+        case .recoverUnsyncedChanges:
             guard request.recoveryAllowed else {
                 return await handleManualReset(message: why + "; the server has client recovery turned off, so recoverUnsyncedChanges falls back to the manual handler")
             }
-            await automaticReset(recover: true, before: before, after: after, why: why)
-        case .recoverOrDiscardUnsyncedChanges(let before, let after):
-            await automaticReset(recover: request.recoveryAllowed, before: before, after: after, why: why)
+            recover = true
+        case .recoverOrDiscardUnsyncedChanges:
+            recover = request.recoveryAllowed
+            if !recover { note = "the server has client recovery turned off, so the unsynced changes were discarded" }
         }
+        if let previous = pendingReset, previous.action == (recover ? "recover" : "discard") {
+            let cycle = "a previous \(previous.action) reset of this file (\(previous.date)) was never acknowledged by the server"
+            guard case .recoverOrDiscardUnsyncedChanges = mode, recover else {
+                return await handleManualReset(message: why + "; \(cycle), so \(mode.name) falls back to the manual handler instead of looping")
+            }
+            recover = false
+            note = cycle + ", so the unsynced changes were discarded this time"
+        }
+        await automaticReset(recover: recover, why: why, note: note)
     }
 
-    private func automaticReset(recover: Bool, before: ((Realm) -> Void)?, after: ((Realm, Realm) -> Void)?, why: String) async {
+    private func automaticReset(recover: Bool, why: String, note: String) async {
+        let mode = sync.clientResetMode
         do {
-            try await resetFromFreshCopy(recovering: recover, before: before, after: after)
+            try await resetFromFreshCopy(recovering: recover, reason: note.isEmpty ? why : why + "; " + note)
         } catch {
-            await handleManualReset(message: why + "; the automatic reset (\(sync.clientResetMode.name)) failed, so it falls back to the manual handler: \(error)")
+            if recover, case .recoverOrDiscardUnsyncedChanges = mode {
+                logger.warning("client reset: recovery failed (\(error)); discarding the unsynced changes instead")
+                return await automaticReset(recover: false, why: why, note: "recovery failed (\(error)), so the unsynced changes were discarded")
+            }
+            await handleManualReset(message: why + "; the automatic reset (\(mode.name)) failed, so it falls back to the manual handler: \(error)")
         }
     }
 
@@ -427,15 +466,26 @@ actor SessionEngine {
     /// Recovering, the local changes the server never acknowledged are replayed on top, in the
     /// same transaction, as new local changes (uploaded next) by the recovery rules of
     /// `ClientResetRecovery`.
-    private func resetFromFreshCopy(recovering: Bool, before: ((Realm) -> Void)?, after: ((Realm, Realm) -> Void)?) async throws {
+    private func resetFromFreshCopy(recovering: Bool, reason: String) async throws {
         guard let realm else { throw SyncError(.clientInternalError, "the session has no realm open") }
-        let unsynced = recovering ? try unsyncedChanges() : []
+        let (before, after) = sync.clientResetMode.blocks
+        let unsynced = try unsyncedChanges()
         let fresh = try await downloadFreshCopy()
         realm.refresh()
         let beforeReset = realm.freeze()
         before?(beforeReset)
         let changes = try realm.replicaState().instructions(becoming: fresh.state)
-        let recovered = ClientResetRecovery.recover(unsynced, onto: fresh.state)
+        let recovery = recovering ? ClientResetRecovery.recovery(of: unsynced, onto: fresh.state) : nil
+        let recovered = recovery?.kept ?? []
+        let discarded = recovery?.dropped.count ?? unsynced.reduce(0) { $0 + $1.instructions.count }
+        let now = Date()
+        var archive: URL?
+        if discarded > 0 {
+            // Written before the data changes: what is discarded is never lost unrecorded.
+            archive = try DiscardedChangesArchive.write(
+                realmPath: configuration.fileURL?.path ?? configuration.storageKey, appFolder: sync.user.core.folder,
+                mode: sync.clientResetMode.name, reason: reason, date: now, changes: unsynced, dropped: recovery?.dropped)
+        }
         var reset = SyncState()
         reset.fileIdent = fresh.sync.fileIdent
         reset.epoch = fresh.sync.epoch
@@ -451,13 +501,21 @@ actor SessionEngine {
                 realm.transaction?.instructions.append(contentsOf: recovered)
             }
             try realm.saveSyncState(reset, includingPending: true)
+            pendingReset = PendingReset(action: recovering ? "recover" : "discard", date: now,
+                                        recoveredVersion: recovered.isEmpty ? nil : reset.acknowledgedClientVersion + 1)
+            try realm.savePendingReset(pendingReset)
         }
+        savedPendingReset = pendingReset
         state = reset
         savedPending = []
         merger = ClientMerger(fileIdent: reset.fileIdent.ident, serverVersion: reset.serverVersion, isFlexible: sync.enableFlexibleSync)
         logger.notice("client reset", metadata: [
             "realm": "\(configuration.storageKey)", "changes": "\(changes.count)", "recovered": "\(recovered.count)",
         ])
+        resetOutcome.withLock {
+            $0 = ClientResetOutcome(mode: sync.clientResetMode.name, didRecover: recovering, discardedChangeCount: discarded,
+                                    discardedChangesArchive: archive, reason: reason, date: now)
+        }
         after?(beforeReset, realm)
         let checkpoint = ClientSession.Checkpoint(fileIdent: reset.fileIdent, serverVersion: reset.serverVersion, epoch: reset.epoch)
         await run { $0.resetCompleted(checkpoint, pending: []) }
@@ -538,8 +596,12 @@ actor SessionEngine {
         guard let realm else { return }
         state.pending = merger.pending
         do {
-            try realm.write { try realm.saveSyncState(state, includingPending: state.pending != savedPending) }
+            try realm.write {
+                try realm.saveSyncState(state, includingPending: state.pending != savedPending)
+                if pendingReset == nil, savedPendingReset != nil { try realm.savePendingReset(nil) }
+            }
             savedPending = state.pending
+            savedPendingReset = pendingReset
         } catch {
             report(SyncError(.clientInternalError, "the sync state could not be saved: \(error)", underlying: error as? any Swift.Error & Sendable))
         }

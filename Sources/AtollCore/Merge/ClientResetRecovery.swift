@@ -14,14 +14,29 @@
 /// ```
 public enum ClientResetRecovery {
     public static func recover(_ changesets: [Changeset], onto fresh: ReplicaState) -> [Instruction] {
+        recovery(of: changesets, onto: fresh).kept
+    }
+
+    /// What recovery keeps (adjusted as applied) and what it drops, each in the order made.
+    public struct Outcome: Hashable, Sendable {
+        public var kept: [Instruction] = []
+        /// The local changes that no longer apply to the fresh copy, as they were made.
+        public var dropped: [Instruction] = []
+    }
+
+    /// Replays `changesets` onto `fresh` by the recovery rules, keeping account of what was dropped.
+    public static func recovery(of changesets: [Changeset], onto fresh: ReplicaState) -> Outcome {
         var state = fresh
-        var out: [Instruction] = []
+        var outcome = Outcome()
         for instruction in changesets.flatMap(\.instructions) {
-            guard let kept = adjusted(instruction, in: state) else { continue }
+            guard let kept = adjusted(instruction, in: state) else {
+                outcome.dropped.append(instruction)
+                continue
+            }
             state.apply(kept)
-            out.append(kept)
+            outcome.kept.append(kept)
         }
-        return out
+        return outcome
     }
 
     /// The instruction as it applies to `state`, or nil when it no longer does.
