@@ -41,6 +41,14 @@ import Testing
         #expect(Self.keys(try Self.querySet(["flag == nil AND title == ''"]).matches(in: state)) == ["z"])
     }
 
+    /// The configuration's default rules, `true` and `false`, are the constant predicates.
+    @Test func trueAndFalseRulesAreConstants() throws {
+        let all = FlexibleSync.Rules(readRules: [(type: "Item", query: "true")], userID: "u")
+        #expect(try Self.querySet(["TRUEPREDICATE"], rules: all).matches(in: Self.items()).count == Self.items().primaryKeys(of: "Item").count)
+        let none = FlexibleSync.Rules(readRules: [(type: nil, query: " FALSE ")], userID: "u")
+        #expect(try Self.querySet(["TRUEPREDICATE"], rules: none).matches(in: Self.items()).isEmpty)
+    }
+
     @Test func readRulesNarrowWhatMatches() throws {
         let rules = FlexibleSync.Rules(readRules: [(type: "Item", query: "title == %user.id")], userID: "odd")
         #expect(Self.keys(try Self.querySet(["TRUEPREDICATE"], rules: rules).matches(in: Self.items())) == ["b", "d", "f"])

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Flexible sync, the pure part: which objects a client's subscriptions (and its read permissions)
 /// select in the server's state, and what a client must receive to go from the objects it holds to
 /// exactly those (docs/protocol.md §2.6).
@@ -65,9 +67,24 @@ public enum FlexibleSync {
                 ?? (try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema))
         }
 
+        /// Whether the user may write an object of `type` with `fields` (defaults filled in) by
+        /// the write rule `rule` (`nil`: no rule, everyone may). A rule that cannot be bound to the
+        /// type (an unknown property) lets no one write.
+        public static func allowsWrite(_ rule: String?, userID: String, type: String, fields: [String: Value],
+                                       in state: ReplicaState) -> Bool {
+            guard let rule, rule != "true" else { return true }
+            guard let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }),
+                  let query = bind(rule, userID: userID, objectType: type, schema: schema)
+            else { return false }
+            return query.evaluate(on: fields, resolver: ReplicaResolver(state: state))
+        }
+
         /// A permission rule bound for one user: `%user.id` stands for `userID`. Nil when the
         /// rule does not parse or does not fit the type.
         public static func bind(_ rule: String, userID: String, objectType: String, schema: Schema) -> BoundQuery? {
+            // `true` and `false` (the configuration's defaults) are the constant predicates.
+            let constant = ["true": "TRUEPREDICATE", "false": "FALSEPREDICATE"][rule.trimmingCharacters(in: .whitespaces).lowercased()]
+            if let constant { return try? BoundQuery(parsing: constant, objectType: objectType, schema: schema) }
             let text = rule.replacingOccurrences(of: "%user.id", with: "$0")
             return try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: objectType, schema: schema)
         }
@@ -210,6 +227,15 @@ public struct FlexibleQuerySet: Sendable {
     }
 
     /// The objects of `state` the set selects and the rules let the user read.
+    /// Whether the object `id` with `fields` (defaults filled in) is in the view: a query of its
+    /// type matches it and the read rule lets the user see it. `state` resolves links.
+    public func contains(_ id: ObjectID, fields: [String: Value], in state: ReplicaState) -> Bool {
+        guard let queries = queries[id.type] else { return false }
+        let resolver = ReplicaResolver(state: state)
+        guard queries.contains(where: { $0.evaluate(on: fields, resolver: resolver) }) else { return false }
+        return readRules[id.type].map { $0.evaluate(on: fields, resolver: resolver) } ?? true
+    }
+
     public func matches(in state: ReplicaState) -> Set<ObjectID> {
         var out = Set<ObjectID>()
         let resolver = ReplicaResolver(state: state)

@@ -127,7 +127,8 @@ extension SQLiteServerStore {
             var newestClientVersion = lastClientVersion
             var appended: [HistoryEntry] = []
             for var changeset in changesets {
-                changeset.fileIdent = fileIdent
+                let isServers = changeset.fileIdent == WriteCheck.serverFileIdent
+                if !isServers { changeset.fileIdent = fileIdent }
                 version += 1
                 try db.execute(
                     sql: """
@@ -135,8 +136,8 @@ extension SQLiteServerStore {
                                              origin_timestamp, changeset)
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [realmID, version, fileIdent, changeset.version, changeset.timestamp, changeset.encoded()])
-                newestClientVersion = max(newestClientVersion, changeset.version)
+                    arguments: [realmID, version, changeset.fileIdent, changeset.version, changeset.timestamp, changeset.encoded()])
+                if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
                 appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
             }
             if !appended.isEmpty {

@@ -58,4 +58,6 @@ public struct IntegrationResult: Sendable {
     public var latestServerVersion: Int64
     /// The newest client version of the uploading file in the history after the upload.
     public var lastIntegratedClientVersion: Int64
+    /// Objects whose changes the server refused (a compensating write follows them).
+    public var rejected: [CompensatingWrite] = []
 }

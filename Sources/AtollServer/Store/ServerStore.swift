@@ -93,8 +93,10 @@ public protocol ServerStore: Sendable {
     /// The newest client version of `fileIdent` integrated at or before `serverVersion` (0 for none).
     func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64
     /// Integrates one upload in a single transaction: reads what `integrate` needs, calls it, appends the
-    /// changesets it returns (stamped with `fileIdent` and the next server versions) and records the
-    /// file's newest integrated client version. Nothing is written when `integrate` throws.
+    /// changesets it returns (stamped with `fileIdent` and the next server versions; a changeset with
+    /// file ident ``WriteCheck/serverFileIdent`` is the server's own, a compensating write, and keeps
+    /// it) and records the file's newest integrated client version. Nothing is written when
+    /// `integrate` throws.
     func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]

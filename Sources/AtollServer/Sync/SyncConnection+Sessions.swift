@@ -149,7 +149,8 @@ extension SyncConnection {
         let result: IntegrationResult
         do {
             result = try await coordinator.integrate(
-                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets), into: session.realm)
+                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets), into: session.realm,
+                check: writeRule(for: session))
         } catch let error as MergeError {
             logger.info("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
             try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
@@ -159,6 +160,7 @@ extension SyncConnection {
         }
         try await send(.uploadAck(UploadAck(
             session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
+        try await reportCompensatingWrite(result.rejected, session: upload.session)
     }
 
     /// The error a refused upload gets.

@@ -1,6 +1,10 @@
 import AtollCore
 import Foundation
 import Logging
+import Synchronization
+
+/// Why a client may not make the change of one object (nil: it may); see ``WriteCheck/Rule``.
+public typealias WriteRule = @Sendable (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
 
 /// One identified sync session, as operators see it.
 public struct SessionInfo: Sendable, Hashable {
@@ -199,10 +203,16 @@ public actor SyncCoordinator {
     ///
     /// - Throws: `MergeError` (a base version outside the history, a missing own changeset, client
     ///   versions that do not increase) or the store's errors; nothing is written then.
-    public func integrate(_ batch: UploadBatch, into realm: StoredRealm) async throws -> IntegrationResult {
+    ///
+    /// With `check`, the rebased changesets go through ``WriteCheck`` against the realm's state:
+    /// what it refuses is left out, a compensating write (a changeset of the server's own, file
+    /// ident 0) follows them, and the result lists the refused objects.
+    public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil) async throws -> IntegrationResult {
         let clock = ContinuousClock()
         let start = clock.now
-        let result = try await store.integrate(
+        let snapshot = check == nil ? nil : try await snapshot(of: realm)
+        let refused = Mutex<[CompensatingWrite]>([])
+        var result = try await store.integrate(
             realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion
         ) { input in
             guard batch.baseServerVersion >= 0, batch.baseServerVersion <= input.latestServerVersion else {
@@ -210,10 +220,21 @@ public actor SyncCoordinator {
                     .badBaseVersion,
                     "base server version \(batch.baseServerVersion) is outside 0...\(input.latestServerVersion)")
             }
-            return try ServerIntegrator.integrate(
+            let rebased = try ServerIntegrator.integrate(
                 batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
                 lastIntegratedClientVersion: input.lastIntegratedClientVersion)
+            guard let check, let snapshot, !rebased.isEmpty else { return rebased }
+            // The state the changesets were rebased onto: the snapshot, plus what was integrated
+            // since it was taken (the snapshot is never older than the upload's base).
+            var state = snapshot.state
+            for entry in input.historyAfterBase where entry.serverVersion > snapshot.version { state.apply(entry.changeset) }
+            let outcome = WriteCheck.check(rebased, over: state, rule: check)
+            guard !outcome.rejected.isEmpty else { return rebased }
+            refused.withLock { $0 = outcome.rejected }
+            let compensation = Changeset(version: 0, timestamp: 0, fileIdent: WriteCheck.serverFileIdent, instructions: outcome.compensation)
+            return outcome.allowed + [compensation]
         }
+        result.rejected = refused.withLock { $0 }
         metrics.integrationLatency.record(clock.now - start)
         if !result.appended.isEmpty {
             materialized[realm.id]?.absorb(result.appended)

@@ -1,0 +1,55 @@
+import AtollCore
+import Synchronization
+
+/// Who may write what (R-ERR-4): the app's write rules, and in flexible sync the session's
+/// subscriptions. What an upload may not do is reverted with a compensating write
+/// (``SyncCoordinator/integrate(_:into:check:)``, docs/protocol.md §2.7).
+extension SyncConnection {
+    /// The check for uploads of `session`, or nil when it may write anything.
+    func writeRule(for session: Session) -> WriteRule? {
+        let userID = session.userID
+        let path = session.realm.path
+        guard let flexible = session.flexible else {
+            guard let partition = PartitionValue(path: path), !Permissions.canWrite(partition, user: userID, rules: app.permissions)
+            else { return nil }
+            let reason = "user \(userID) may not write partition \(path) of app \"\(appID)\" (the app's write rule says no)"
+            return { _, _, _, _ in reason }
+        }
+        let querySet = flexible.querySet
+        // A client sends its pending uploads before its query set when it binds (they may declare
+        // the types the set names): until the set arrived, only the write rules can be checked.
+        let checksView = flexible.hasQueryChange
+        guard checksView || app.permissions.contains(where: { $0.write != "true" }) else { return nil }
+        // "" for the rule of every type without its own; the first rule of a type counts.
+        let writeRules = Dictionary(app.permissions.map { ($0.type ?? "", $0.write) }, uniquingKeysWith: { first, _ in first })
+        return { id, before, after, state in
+            // In the view as it was (or, for a new object, as created): else it is not the
+            // session's to write. Types the set names before the schema has them can't be checked.
+            if checksView, querySet?.unknownTypes.contains(id.type) != true, let fields = before ?? after,
+               querySet?.contains(id, fields: fields, in: state) != true {
+                return "\(id.type) \(id.primaryKey) is outside the session's subscriptions (no subscription of the session matches it)"
+            }
+            guard let rule = writeRules[id.type] ?? writeRules[""], state.schema[id.type] != nil else { return nil }
+            for fields in [before, after].compactMap({ $0 })
+            where !FlexibleSync.Rules.allowsWrite(rule, userID: userID, type: id.type, fields: fields, in: state) {
+                return "user \(userID) may not write \(id.type) \(id.primaryKey) (the app's write rule \"\(rule)\" says no)"
+            }
+            return nil
+        }
+    }
+
+    /// Tells the client which objects the server reverted (SDK error `writeRejected`). In flexible
+    /// sync the session now holds them, so the compensating write reaches it.
+    func reportCompensatingWrite(_ rejected: [CompensatingWrite], session id: SessionID) async throws {
+        guard !rejected.isEmpty, let session = sessions[id] else { return }
+        if session.flexible?.held != nil {
+            sessions[id]?.flexible?.held?.formUnion(rejected.map { ObjectID(type: $0.objectType, primaryKey: $0.primaryKey) })
+        }
+        let list = rejected.prefix(5).map { "\($0.objectType) \($0.primaryKey): \($0.reason)" }.joined(separator: "; ")
+        let more = rejected.count > 5 ? " and \(rejected.count - 5) more" : ""
+        logger.info("compensating write", metadata: ["realm": "\(session.realm.path)", "objects": "\(rejected.count)"])
+        try await send(.error(ErrorMessage(
+            code: .compensatingWrite, message: "the server reverted writes to \(rejected.count) object(s): \(list)\(more)",
+            session: id, epoch: session.realm.epoch, compensatingWrites: rejected)))
+    }
+}

@@ -1,0 +1,142 @@
+@_spi(Testing) import Atoll
+import AtollCore
+import AtollServer
+import AtollTesting
+import Foundation
+import Testing
+
+/// Code 11, caused for real: the server refuses writes the user may not make (the app's write
+/// rules) or, in flexible sync, writes outside the session's subscriptions; the client's copy is
+/// brought back in line and the error lists the objects.
+@MainActor @Suite(.serialized) struct CompensatingWriteTests {
+    private func waitUntil(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<400 {
+            if condition() { return true }
+            try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
+        }
+        return condition()
+    }
+
+    private func names(_ realm: Realm) -> [String] {
+        realm.refresh()
+        return realm.objects(SyncedTask.self).map(\.name).sorted()
+    }
+
+    private func rejections(_ errors: Recorder<SyncError>) -> [SyncError] {
+        errors.all.filter { $0.code == .writeRejected }
+    }
+
+    @Test func aWriteToAPartitionTheUserMayNotWriteIsReverted() async throws {
+        try await withSyncTestServer({ configuration in
+            configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [
+                ServerConfiguration.PermissionRule(read: "true", write: "partition == %user.id"),
+            ])]
+        }) { server in
+            let app = server.app(device: "frodo")
+            let errors = Recorder<SyncError>()
+            app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
+            let frodo = try await app.login(credentials: .anonymous)
+
+            // His own partition: written and synced.
+            var own = frodo.configuration(partitionValue: frodo.id)
+            own.objectTypes = [SyncedTask.self]
+            let mine = try await Realm(configuration: own, downloadBeforeOpen: .always)
+            try mine.write { mine.add(SyncedTask(value: ["name": "mine"])) }
+            try await mine.syncSession!.wait(for: .upload)
+            #expect(rejections(errors).isEmpty)
+
+            // Someone else's partition: readable, not writable.
+            var shire = frodo.configuration(partitionValue: "shire")
+            shire.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: shire, downloadBeforeOpen: .always)
+            let task = SyncedTask(value: ["name": "not allowed"])
+            let taskID = task._id
+            try realm.write { realm.add(task) }
+            #expect(names(realm) == ["not allowed"])
+            #expect(try await waitUntil { !rejections(errors).isEmpty })
+            let error = try #require(rejections(errors).first)
+            #expect(error.code.rawValue == 11)
+            let info = try #require(error.compensatingWriteInfo)
+            #expect(info.count == 1)
+            #expect(info.first?.objectType == "SyncedTask")
+            #expect(info.first?.primaryKey == .objectId(taskID))
+            #expect(info.first?.reason.contains("write rule") == true)
+            // The client's copy is brought back in line.
+            #expect(try await waitUntil { names(realm).isEmpty })
+            // The realm keeps syncing: a device reading the partition never sees the write.
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            var samConfig = sam.configuration(partitionValue: "shire")
+            samConfig.objectTypes = [SyncedTask.self]
+            let samRealm = try await Realm(configuration: samConfig, downloadBeforeOpen: .always)
+            #expect(names(samRealm).isEmpty)
+        }
+    }
+
+    @Test func aFlexibleWriteOutsideTheSubscriptionsIsReverted() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let errors = Recorder<SyncError>()
+            app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
+            let frodo = try await app.login(credentials: .anonymous)
+            var configuration = frodo.flexibleSyncConfiguration()
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let subscriptions = realm.subscriptions
+            try await subscriptions.update {
+                subscriptions.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            }
+            try realm.write {
+                realm.add(SyncedTask(value: ["name": "inside", "owner": "Frodo"]))
+                realm.add(SyncedTask(value: ["name": "outside", "owner": "Sam"]))
+            }
+            #expect(try await waitUntil { !rejections(errors).isEmpty })
+            let info = try #require(rejections(errors).first?.compensatingWriteInfo)
+            #expect(info.count == 1)
+            #expect(info.first?.reason.contains("outside the session's subscriptions") == true)
+            #expect(try await waitUntil { names(realm) == ["inside"] })
+
+            // What was inside reached the server.
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            var samConfig = sam.flexibleSyncConfiguration()
+            samConfig.objectTypes = [SyncedTask.self]
+            let samRealm = try await Realm(configuration: samConfig, downloadBeforeOpen: .always)
+            let samSubscriptions = samRealm.subscriptions
+            try await samSubscriptions.update { samSubscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(names(samRealm) == ["inside"])
+        }
+    }
+
+    @Test func aFlexibleWriteRuleProtectsOtherUsersObjects() async throws {
+        try await withSyncTestServer({ configuration in
+            configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [
+                ServerConfiguration.PermissionRule(type: "SyncedTask", read: "true", write: "owner == %user.id"),
+            ])]
+        }) { server in
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            var samConfig = sam.flexibleSyncConfiguration()
+            samConfig.objectTypes = [SyncedTask.self]
+            let samRealm = try await Realm(configuration: samConfig, downloadBeforeOpen: .always)
+            let samSubscriptions = samRealm.subscriptions
+            try await samSubscriptions.update { samSubscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            try samRealm.write { samRealm.add(SyncedTask(value: ["name": "pans", "owner": sam.id])) }
+            try await samRealm.syncSession!.wait(for: .upload)
+
+            let app = server.app(device: "frodo")
+            let errors = Recorder<SyncError>()
+            app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
+            let frodo = try await app.login(credentials: .anonymous)
+            var configuration = frodo.flexibleSyncConfiguration()
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let subscriptions = realm.subscriptions
+            try await subscriptions.update { subscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(names(realm) == ["pans"])
+            try realm.write { realm.objects(SyncedTask.self).first!.name = "stolen pans" }
+            #expect(try await waitUntil { !rejections(errors).isEmpty })
+            #expect(rejections(errors).first?.compensatingWriteInfo?.first?.reason.contains("owner == %user.id") == true)
+            #expect(try await waitUntil { names(realm) == ["pans"] })
+            samRealm.refresh()
+            #expect(names(samRealm) == ["pans"])
+        }
+    }
+}
