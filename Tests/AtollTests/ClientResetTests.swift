@@ -57,6 +57,8 @@ import Testing
             realm.syncSession!.resume()
 
             #expect(try await waitUntil { names(realm) == ["on the server"] })
+            // The after block runs once the reset's transaction is committed.
+            #expect(try await waitUntil { calls.all.count == 2 })
             #expect(calls.all == ["before 2 frozen true", "after 2 -> 1"])
             // The object both copies hold is the same object: it stays valid.
             #expect(!kept.isInvalidated)

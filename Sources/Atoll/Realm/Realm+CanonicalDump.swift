@@ -1,7 +1,8 @@
 import AtollCore
 import Foundation
 
-/// The realm's data as the merge model sees it, to compare replicas.
+/// The realm's data as the merge model sees it, to compare replicas and to compute a client
+/// reset's difference.
 extension Realm {
     /// The realm's data in `ReplicaState`'s canonical byte form: a realm and a `ReplicaState`
     /// holding the same data give equal bytes. Unresolved links are part of the data.
@@ -16,51 +17,86 @@ extension Realm {
 
     /// The realm's schema and objects as a ``ReplicaState`` (built by applying `addTable`,
     /// `createObject` and whole-field `set` instructions, so it encodes exactly as the model does).
+    ///
+    /// Each table, collection table and the unresolved-link table is read in one scan (a client
+    /// reset reads every object of the file: one query per object made that the largest cost).
     @_spi(Testing)
     public func replicaState() throws -> ReplicaState {
         verifyThread()
         var state = ReplicaState()
         let tables = coordinator.allTables
         for table in tables { state.apply(.addTable(table.schema)) }
+        var reader = DumpReader(realm: self)
         for table in tables where !table.schema.isEmbedded {
-            for case .integer(let row) in try connection.fetchAll("SELECT _row FROM \(table.table)").map({ $0[0] }) {
-                let (id, _) = try address(table, row)
+            for (row, values) in try reader.rows(of: table) {
+                let id = ObjectID(type: table.name, primaryKey: reader.primaryKey(table, row: row, values: values))
                 state.apply(.createObject(id))
-                for (name, value) in try dumpFields(table, row) where name != table.schema.primaryKey {
+                for (name, value) in try reader.fields(table, row: row, values: values) where name != table.schema.primaryKey {
                     state.apply(.set(id, path: [.property(name)], value: value))
                 }
             }
         }
         return state
     }
+}
+
+/// Reads whole tables once and answers per-row questions from what it read.
+private struct DumpReader {
+    let realm: Realm
+    /// Rows of each table read so far, by row id, with the single-valued columns in `columns` order.
+    private var tableRows: [String: [Int64: [SQLValue]]] = [:]
+    /// Collection elements by collection table, then owner row, in order.
+    private var elements: [String: [Int64: [[SQLValue]]]] = [:]
+    /// Unresolved links by owner type, row and property.
+    private var unresolved: [String: ObjectLink]?
+
+    init(realm: Realm) { self.realm = realm }
+
+    /// Every row of `table` in row order.
+    mutating func rows(of table: TableInfo) throws -> [(Int64, [SQLValue])] {
+        try load(table)
+        return tableRows[table.name]!.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    private mutating func load(_ table: TableInfo) throws {
+        guard tableRows[table.name] == nil else { return }
+        let columns = table.columns.map { ", " + table.column($0) }.joined()
+        var rows: [Int64: [SQLValue]] = [:]
+        for values in try realm.connection.fetchAll("SELECT _row\(columns) FROM \(table.table)") {
+            guard case .integer(let row) = values[0] else { continue }
+            rows[row] = Array(values.dropFirst())
+        }
+        tableRows[table.name] = rows
+    }
+
+    func primaryKey(_ table: TableInfo, row: Int64, values: [SQLValue]) -> Value {
+        guard let pk = table.primaryKeyIndex, let position = table.columnPosition[pk] else { return .int(row) }
+        return Value(sql: values[position], type: table.property(pk).type) ?? .null
+    }
 
     /// Every property of a row, links by primary key (unresolved ones too), embedded objects inline.
-    private func dumpFields(_ table: TableInfo, _ row: Int64) throws -> [String: Value] {
-        guard let values = try connection.fetchOne(table.selectRow, [.integer(row)]) else { return [:] }
+    mutating func fields(_ table: TableInfo, row: Int64, values: [SQLValue]) throws -> [String: Value] {
         var fields: [String: Value] = [:]
         for (position, index) in table.columns.enumerated() {
             let property = table.property(index)
-            var value = try dumpElement(property, values[position], .null)
-            if property.type == .object, case .null = value, let link = unresolvedLink(table, row, property.name) {
+            var value = try element(property, values[position], .null)
+            if property.type == .object, case .null = value, let link = try unresolvedLink(table.name, row, property.name) {
                 value = .link(link)
             }
             fields[property.name] = value
         }
         for index in table.schema.properties.indices where !table.property(index).isSingle {
             let property = table.property(index)
-            let name = table.collectionTable(index)
-            let link = property.type == .object ? "link" : "NULL"
+            let items = try collection(table.collectionTable(index), property)[row] ?? []
             switch property.collection {
             case .list:
-                fields[property.name] = .list(try connection.fetchAll("SELECT value, \(link) FROM \(name) WHERE owner = ? ORDER BY pos", [.integer(row)])
-                    .map { try dumpElement(property, $0[0], $0[1]) })
+                fields[property.name] = .list(try items.map { try element(property, $0[0], $0[1]) })
             case .set:
-                fields[property.name] = .set(try connection.fetchAll("SELECT value, \(link) FROM \(name) WHERE owner = ? ORDER BY rowid", [.integer(row)])
-                    .map { try dumpElement(property, $0[0], $0[1]) })
+                fields[property.name] = .set(try items.map { try element(property, $0[0], $0[1]) })
             case .map:
                 var entries: [String: Value] = [:]
-                for entry in try connection.fetchAll("SELECT key, value, \(link) FROM \(name) WHERE owner = ?", [.integer(row)]) {
-                    if case .text(let key) = entry[0] { entries[key] = try dumpElement(property, entry[1], entry[2]) }
+                for item in items {
+                    if case .text(let key) = item[2] { entries[key] = try element(property, item[0], item[1]) }
                 }
                 fields[property.name] = .map(entries)
             case .single:
@@ -70,13 +106,49 @@ extension Realm {
         return fields
     }
 
-    private func dumpElement(_ property: Property, _ raw: SQLValue, _ link: SQLValue) throws -> Value {
-        guard property.type == .object else { return Value(sql: raw, type: property.type) ?? .null }
-        guard case .integer(let row) = raw, let target = coordinator.table(named: property.objectType ?? "") else {
-            return Self.decodeLinkTarget(link).map(Value.link) ?? .null
+    /// A collection table's elements by owner: (value, link) for lists and sets, (value, link,
+    /// key) for maps; lists in position order, sets in insertion order.
+    private mutating func collection(_ name: String, _ property: Property) throws -> [Int64: [[SQLValue]]] {
+        if let known = elements[name] { return known }
+        let link = property.type == .object ? "link" : "NULL"
+        let sql = switch property.collection {
+        case .list: "SELECT owner, value, \(link) FROM \(name) ORDER BY owner, pos"
+        case .map: "SELECT owner, value, \(link), key FROM \(name) ORDER BY owner"
+        default: "SELECT owner, value, \(link) FROM \(name) ORDER BY owner, rowid"
         }
-        if target.schema.isEmbedded { return .object(try dumpFields(target, row)) }
-        let (id, _) = try address(target, row)
-        return .link(ObjectLink(objectType: id.type, primaryKey: id.primaryKey))
+        var byOwner: [Int64: [[SQLValue]]] = [:]
+        for values in try realm.connection.fetchAll(sql) {
+            guard case .integer(let owner) = values[0] else { continue }
+            byOwner[owner, default: []].append(Array(values.dropFirst()))
+        }
+        elements[name] = byOwner
+        return byOwner
+    }
+
+    private mutating func element(_ property: Property, _ raw: SQLValue, _ link: SQLValue) throws -> Value {
+        guard property.type == .object else { return Value(sql: raw, type: property.type) ?? .null }
+        guard case .integer(let row) = raw, let target = realm.coordinator.table(named: property.objectType ?? "") else {
+            return Realm.decodeLinkTarget(link).map(Value.link) ?? .null
+        }
+        try load(target)
+        guard let values = tableRows[target.name]?[row] else {
+            // A row id that leads nowhere reads as an empty embedded object or a link to no key.
+            return target.schema.isEmbedded ? .object([:]) : .link(ObjectLink(objectType: target.name, primaryKey: .null))
+        }
+        if target.schema.isEmbedded { return .object(try fields(target, row: row, values: values)) }
+        return .link(ObjectLink(objectType: target.name, primaryKey: primaryKey(target, row: row, values: values)))
+    }
+
+    private mutating func unresolvedLink(_ type: String, _ row: Int64, _ property: String) throws -> ObjectLink? {
+        if unresolved == nil {
+            var links: [String: ObjectLink] = [:]
+            for values in (try? realm.connection.fetchAll("SELECT owner_type, owner_row, prop, target FROM _atoll_links")) ?? [] {
+                guard case .text(let owner) = values[0], case .integer(let ownerRow) = values[1], case .text(let prop) = values[2],
+                      let link = Realm.decodeLinkTarget(values[3]) else { continue }
+                links["\(owner)\u{0}\(ownerRow)\u{0}\(prop)"] = link
+            }
+            unresolved = links
+        }
+        return unresolved?["\(type)\u{0}\(row)\u{0}\(property)"]
     }
 }
