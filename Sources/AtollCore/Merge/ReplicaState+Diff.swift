@@ -27,6 +27,8 @@ extension ReplicaState {
                     out.append(contentsOf: FlexibleSync.instructions(creating: id, in: target))
                     continue
                 }
+                // Most objects are unchanged: equal stored fields need no look at each property.
+                if here[key] == there[key] { continue }
                 out.append(contentsOf: fieldChanges(id, becoming: target))
             }
         }

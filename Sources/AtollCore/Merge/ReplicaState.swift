@@ -28,7 +28,9 @@ public struct ReplicaState: Hashable, Sendable {
 
     /// Primary keys of the objects of `type`, in canonical order.
     public func primaryKeys(of type: String) -> [Value] {
-        (objects[type] ?? [:]).keys.sorted { $0.canonicalBytes.lexicographicallyPrecedes($1.canonicalBytes) }
+        // Each key encoded once, not at every comparison.
+        (objects[type] ?? [:]).keys.map { ($0, $0.canonicalBytes) }
+            .sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
     }
 
     /// The value at `path` in object `id` (defaults filled in), or `nil` when the path leads nowhere.
