@@ -138,6 +138,16 @@ import Testing
         #expect(uploads == (1...5).map { v in .upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(v), lastServerVersion: 0)])) })
     }
 
+    @Test func aFailedTLSHandshakeIsReportedAsCode13AndRetriedWithBackoff() {
+        var s = Self.session()
+        _ = s.start(connectionIsOpen: false)
+        let failed = s.connectionClosed(error: "certificate not trusted", code: .tlsHandshakeFailed)
+        #expect(errors(failed) == [SessionError(code: .tlsHandshakeFailed, message: "certificate not trusted", action: .retryLater, isFatal: false)])
+        #expect(s.state == .waitingForConnection)
+        guard case .scheduleTimer(.reconnect, let generation, _) = failed.last else { Issue.record("\(failed)"); return }
+        #expect(s.timerFired(.reconnect, generation: generation) == [.requestConnection])
+    }
+
     @Test func backoffDelaysGrowAndResetAfterSuccess() {
         var s = Self.session()
         _ = s.start(connectionIsOpen: false)

@@ -36,6 +36,8 @@ actor SessionEngine {
     private var uploadDeferred = false
     /// Attempts to refresh the access token since the last success, for the retry delay.
     private var tokenRefreshAttempts = 0
+    /// Why the connection closed last: the NIO error a connection error reports as `underlying`.
+    private var lastConnectionFailure: ConnectionFailure?
 
     init(id: SessionID, configuration: Realm.Configuration, sync: SyncConfiguration, connection: SyncConnection) {
         self.id = id
@@ -171,7 +173,10 @@ actor SessionEngine {
 
     func connectionOpened() async { await run { $0.connectionOpened() } }
 
-    func connectionClosed(error: String?) async { await run { $0.connectionClosed(error: error) } }
+    func connectionClosed(failure: ConnectionFailure?) async {
+        lastConnectionFailure = failure
+        await run { $0.connectionClosed(error: failure?.message, code: failure?.code ?? .connectionFailed) }
+    }
 
     func received(_ message: ServerMessage) async { await run { $0.received(message) } }
 
@@ -288,7 +293,8 @@ actor SessionEngine {
             case .reportProgress(let progress):
                 reportProgress(progress)
             case .reportError(let error):
-                report(SyncError(error))
+                let isConnectionError = error.code == .connectionFailed || error.code == .tlsHandshakeFailed
+                report(SyncError(error, underlying: isConnectionError && error.serverCode == nil ? lastConnectionFailure?.underlying : nil))
                 if error.serverCode == .userLoggedOut {
                     // Removed, disabled or its refresh token revoked on the server: log out here too.
                     let user = sync.user
@@ -551,6 +557,11 @@ actor SessionEngine {
             logger.info("\(error)")
             publicSession?.connectionFailed(error)
             return
+        }
+        if error.code == .tlsHandshakeFailed {
+            // Retried with backoff too, but reported (as Realm does): retrying will not make the
+            // certificate trusted. An asynchronous open that must not wait fails with it.
+            publicSession?.connectionFailed(error)
         }
         logger.warning("\(error)")
         sync.user.core.syncManager.report(error, session: publicSession)

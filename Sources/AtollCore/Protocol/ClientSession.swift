@@ -119,7 +119,9 @@ public struct ClientSession: Sendable {
     }
 
     /// The connection closed, or an attempt to open it failed (`error` says why; `nil` for a clean close).
-    public mutating func connectionClosed(error: String?) -> [Action] {
+    /// `code` is how the error is reported: ``SyncErrorCode/connectionFailed`` (only logged by the SDK)
+    /// or ``SyncErrorCode/tlsHandshakeFailed`` (shown to the app); either way the session retries with backoff.
+    public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed) -> [Action] {
         connectionIsOpen = false
         sentClientVersion = acknowledgedClientVersion
         partialBatch = []
@@ -128,7 +130,7 @@ public struct ClientSession: Sendable {
         case .binding, .active, .waitingForConnection:
             var actions: [Action] = []
             if let error {
-                actions.append(.reportError(SessionError(code: .connectionFailed, message: error, action: .retryLater, isFatal: false)))
+                actions.append(.reportError(SessionError(code: code, message: error, action: .retryLater, isFatal: false)))
             }
             return actions + scheduleReconnect()
         case .dying:
