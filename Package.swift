@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // TLS for the server (HummingbirdTLS) and the sync client's wss:// connections.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
@@ -41,6 +43,10 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // wss:// sync connections: trust roots and handshake errors (NIOPosix wraps
+                // those of a connection attempt).
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         // The sync server library: HTTP auth API, (later) WebSocket sync, the store behind `ServerStore`.
@@ -50,6 +56,10 @@ let package = Package(
                 "AtollCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                // HTTPS and wss:// when the configuration has `tls` (HTTPServerBuilder is in the core).
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -98,7 +108,13 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "AtollTests", dependencies: ["Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "AtollTests",
+            dependencies: [
+                "Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                // To check the NIO error under a tlsHandshakeFailed SyncError.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
     ],

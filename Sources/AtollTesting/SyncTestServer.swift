@@ -66,6 +66,29 @@ public final class SyncTestServer: Sendable {
         AppConfiguration(baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true))
     }
 
+    /// The server's port; it stays the same across `restart()`.
+    public var port: Int {
+        guard let port = URL(string: baseURL)?.port else { preconditionFailure("no port in \(baseURL)") }
+        return port
+    }
+
+    /// `https://localhost:<port>`: the server after `restart(tls: true)`. A host name, not
+    /// 127.0.0.1: the sync client's TLS sends the host as server name, which may not be an IP address.
+    public var httpsBaseURL: String { "https://localhost:\(port)" }
+
+    /// An app on `device` for the server restarted with `restart(tls: true)`, sharing the device's
+    /// folder (its logged-in users) with `app(device:)`. Log users in with `app(device:)` before the
+    /// restart: the HTTP requests (URLSession) trust only the system's roots. With
+    /// `trustingTestCertificate` its sync connection trusts ``TestCertificate``.
+    public func tlsApp(device: String = "device", trustingTestCertificate: Bool) -> App {
+        var configuration = appConfiguration(device: device)
+        configuration.baseURL = httpsBaseURL
+        if trustingTestCertificate { configuration.trustedRootCertificates = [TestCertificate.certificatePEM] }
+        let app = App(id: appId, configuration: configuration)
+        apps.withLock { $0.append(app) }
+        return app
+    }
+
     /// Stops the server; its data stays for `restart()`.
     public func stop() async throws {
         guard let server = running.withLock({ value -> RunningAtollServer? in defer { value = nil }; return value }) else { return }
@@ -73,11 +96,16 @@ public final class SyncTestServer: Sendable {
     }
 
     /// Starts the server again on the same data folder and the same port (also after `stop()`).
-    public func restart() async throws {
-        guard let port = URL(string: baseURL)?.port else { preconditionFailure("no port in \(baseURL)") }
+    /// With `tls` it serves HTTPS and `wss://` with ``TestCertificate``: reach it at ``httpsBaseURL``
+    /// with ``tlsApp(device:trustingTestCertificate:)``.
+    public func restart(tls: Bool = false) async throws {
         try await stop()
         var configuration = configuration
         configuration.port = port
+        if tls {
+            let files = try TestCertificate.write(to: folder.url.appendingPathComponent("tls", isDirectory: true))
+            configuration.tls = .init(certificateChainPath: files.certificatePath, privateKeyPath: files.privateKeyPath)
+        }
         let restarted = try await AtollServer(configuration: configuration, logger: Self.logger).start()
         running.withLock { $0 = restarted }
     }

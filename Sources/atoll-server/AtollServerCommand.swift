@@ -33,6 +33,12 @@ struct AtollServerCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Create unknown app ids on first use (overrides the config file).")
     var developmentMode: Bool?
 
+    @Option(help: "A PEM certificate chain: serve HTTPS and wss:// (needs --tls-key).")
+    var tlsCertificate: String?
+
+    @Option(help: "The PEM private key of --tls-certificate.")
+    var tlsKey: String?
+
     func run() async throws {
         var logger = Logger(label: "atoll-server")
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -52,11 +58,18 @@ struct AtollServerCommand: AsyncParsableCommand {
         if let port { configuration.port = port }
         if let data { configuration.dataDirectory = data }
         if let developmentMode { configuration.developmentMode = developmentMode }
+        switch (tlsCertificate, tlsKey) {
+        case (nil, nil): break
+        case (let certificate?, let key?):
+            configuration.tls = .init(certificateChainPath: certificate, privateKeyPath: key)
+        default:
+            throw ValidationError("--tls-certificate and --tls-key go together")
+        }
         do {
             try configuration.validate()
+            try await AtollServer(configuration: configuration, logger: logger).run()
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)
         }
-        try await AtollServer(configuration: configuration, logger: logger).run()
     }
 }

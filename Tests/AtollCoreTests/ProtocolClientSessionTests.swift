@@ -138,6 +138,16 @@ import Testing
         #expect(uploads == (1...5).map { v in .upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(v), lastServerVersion: 0)])) })
     }
 
+    @Test func aFailedTLSHandshakeIsReportedAsCode13AndRetriedWithBackoff() {
+        var s = Self.session()
+        _ = s.start(connectionIsOpen: false)
+        let failed = s.connectionClosed(error: "certificate not trusted", code: .tlsHandshakeFailed)
+        #expect(errors(failed) == [SessionError(code: .tlsHandshakeFailed, message: "certificate not trusted", action: .retryLater, isFatal: false)])
+        #expect(s.state == .waitingForConnection)
+        guard case .scheduleTimer(.reconnect, let generation, _) = failed.last else { Issue.record("\(failed)"); return }
+        #expect(s.timerFired(.reconnect, generation: generation) == [.requestConnection])
+    }
+
     @Test func backoffDelaysGrowAndResetAfterSuccess() {
         var s = Self.session()
         _ = s.start(connectionIsOpen: false)
@@ -267,6 +277,16 @@ import Testing
         #expect(refused.first == .querySetRejected(version: 1, message: "secret is not queryable"))
         #expect(errors(refused).map(\.code) == [.invalidFlexibleSyncSubscriptions])
         #expect(s.state == .active)
+    }
+
+    /// An older query set never follows a newer one: the server refuses versions that go back.
+    @Test func anOlderQuerySetDoesNotReplaceANewerOne() {
+        var s = Self.session(target: .flexible)
+        _ = s.start(connectionIsOpen: true)
+        _ = s.received(Self.answer())
+        #expect(sent(s.changeQuerySet(version: 2, queries: [])).count == 1)
+        #expect(s.changeQuerySet(version: 1, queries: []).isEmpty)
+        #expect(sent(s.changeQuerySet(version: 3, queries: [])).count == 1)
     }
 
     // MARK: Error actions

@@ -60,6 +60,40 @@ struct ConfigurationTests {
         #expect(app.maxOfflineTime == 2_592_000)
     }
 
+    @Test func tlsTakesTheCertificateAndKeyFiles() throws {
+        let configuration = try load(#"{"tls": {"certificateChainPath": "/etc/atoll/cert.pem", "privateKeyPath": "/etc/atoll/key.pem"}}"#)
+        #expect(configuration.tls == .init(certificateChainPath: "/etc/atoll/cert.pem", privateKeyPath: "/etc/atoll/key.pem"))
+        #expect(try load("{}").tls == nil, "plain HTTP by default")
+    }
+
+    @Test func tlsFilesThatCannotBeReadStopTheStartWithTheirField() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notPEM = folder.appendingPathComponent("not.pem")
+        try Data("not a certificate".utf8).write(to: notPEM)
+        let missing = folder.appendingPathComponent("missing.pem").path
+        let cases: [(ServerConfiguration.TLS, String, String)] = [
+            (.init(certificateChainPath: missing, privateKeyPath: missing), "tls.certificateChainPath", "cannot read"),
+            (.init(certificateChainPath: notPEM.path, privateKeyPath: notPEM.path), "tls.certificateChainPath", "not.pem"),
+        ]
+        for (tls, field, words) in cases {
+            var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: folder.appendingPathComponent("data").path)
+            configuration.tls = tls
+            do {
+                let running = try await AtollServer(configuration: configuration).start()
+                try await running.shutdown()
+                Issue.record("a server started with \(tls)")
+            } catch let error as ConfigurationError {
+                #expect(error.field == field)
+                #expect(error.message.contains(words), "\(error)")
+            }
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(tls: .init(certificateChainPath: "", privateKeyPath: "key.pem")).validate()
+        }
+    }
+
     @Test func unusableSettingsAreRefusedWithTheirField() throws {
         let cases: [(String, String)] = [
             (#"{"port": 70000}"#, "port"),

@@ -151,6 +151,38 @@ struct SyncUploadTests {
         }
     }
 
+    @Test func anUploadThatBreaksTheSchemaIsRefusedAndTheServerServesOthers() async throws {
+        try await withServer { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let good = try await SyncTestClient.connect(to: server)
+            let bad = try await SyncTestClient.connect(to: server)
+            for client in [good, bad] { _ = try await client.hello() }
+            _ = try #require(try await good.bind(1, partition: .string("home"), token: token).identAnswer)
+            _ = try #require(try await bad.bind(1, partition: .string("home"), token: token).identAnswer)
+            good.send(.upload(Upload(session: 1, changesets: [UploadChangeset(SyncFixtures.createTask("t1", title: "one"), lastServerVersion: 0)])))
+            _ = try await good.next { $0.uploadAck }
+
+            // A string property set to an int: the realm's schema (from its history) says no.
+            let wrongType = SyncFixtures.changeset(1, [.set(SyncFixtures.task("t1"), path: [.property("title")], value: .int(42))])
+            bad.send(.upload(Upload(session: 1, changesets: [UploadChangeset(wrongType, lastServerVersion: 1)])))
+            let error = try await bad.next { $0.errorMessage }
+            #expect(error.code == .badChangeset)
+            #expect(error.action == .protocolViolation)
+            #expect(error.message.contains("Task.title is string, the upload gives a int"))
+            let state = try await server.running.coordinator.store.latestServerVersion(
+                realmID: try await server.running.coordinator.realm(appID: "tasks", path: PartitionValue.string("home").path).id)
+            #expect(state == 1, "nothing of the refused upload was integrated")
+
+            // The other client goes on syncing.
+            let second = SyncFixtures.changeset(2, [.set(SyncFixtures.task("t1"), path: [.property("title")], value: .string("two"))])
+            good.send(.upload(Upload(session: 1, changesets: [UploadChangeset(second, lastServerVersion: 1)])))
+            let ack = try await good.next { $0.uploadAck }
+            #expect(ack.serverVersion == 2)
+            await good.close()
+            await bad.close()
+        }
+    }
+
     @Test func twoDevicesUploadingConcurrentlyConverge() async throws {
         try await withServer { server in
             let token = try await SyncFixtures.accessToken(server)

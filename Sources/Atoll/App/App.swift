@@ -83,7 +83,8 @@ final class AppCore: @unchecked Sendable {
     private static let cores = Mutex<[String: AppCore]>([:])
 
     static func shared(id: String, configuration: AppConfiguration, fresh: Bool = false) -> AppCore {
-        let key = "\(id)|\(configuration.resolvedBaseURL)|\(configuration.resolvedRoot.path)"
+        // The trusted roots are part of the sync connection, so they make another app.
+        let key = "\(id)|\(configuration.resolvedBaseURL)|\(configuration.resolvedRoot.path)|\(configuration.trustedRootCertificates.hashValue)"
         return cores.withLock { cores in
             if !fresh, let core = cores[key] { return core }
             let core = AppCore(id: id, configuration: configuration)
@@ -96,7 +97,8 @@ final class AppCore: @unchecked Sendable {
         self.id = id
         self.configuration = configuration
         http = HTTPClient(configuration: configuration)
-        syncClient = SyncClient(baseURL: configuration.resolvedBaseURL, appId: id)
+        syncClient = SyncClient(
+            baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates)
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))

@@ -6,7 +6,7 @@ import Foundation
 /// let app = App(id: "tasks", configuration: AppConfiguration(baseURL: "http://192.168.1.20:9090"))
 /// ```
 public struct AppConfiguration: Sendable, Equatable {
-    /// The server's address. `nil` means `http://localhost:9090`, where `swift run atoll-server`
+    /// The server's address (`http://` or `https://`; sync uses `ws://` or `wss://` to match). `nil` means `http://localhost:9090`, where `swift run atoll-server`
     /// listens, so the Realm samples run unchanged against a local server.
     public var baseURL: String?
     /// The time after which an HTTP request fails.
@@ -20,6 +20,15 @@ public struct AppConfiguration: Sendable, Equatable {
     /// How long an open that must download (`.always`, a first `.once`) waits for the server
     /// before failing with `POSIXError(.ETIMEDOUT)`, in seconds.
     public var syncConnectTimeout: TimeInterval = 30
+    /// PEM certificates the sync connection (`wss://`, for an `https://` base URL) trusts besides
+    /// the system's roots: a private CA, or a development server's self-signed certificate.
+    /// The HTTP requests (logins, token refresh) use the system's trust store only.
+    ///
+    /// ```swift
+    /// var configuration = AppConfiguration(baseURL: "https://sync.example.lan:9443")
+    /// configuration.trustedRootCertificates = [try String(contentsOfFile: "ca.pem", encoding: .utf8)]
+    /// ```
+    public var trustedRootCertificates: [String] = []
 
     public static let defaultBaseURL = "http://localhost:9090"
 

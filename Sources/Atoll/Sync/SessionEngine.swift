@@ -42,6 +42,8 @@ actor SessionEngine {
     private var pendingReset: PendingReset?
     /// What the last automatic client reset did (`SyncSession.lastClientReset`).
     nonisolated let resetOutcome = Mutex<ClientResetOutcome?>(nil)
+    /// Why the connection closed last: the NIO error a connection error reports as `underlying`.
+    private var lastConnectionFailure: ConnectionFailure?
 
     init(id: SessionID, configuration: Realm.Configuration, sync: SyncConfiguration, connection: SyncConnection) {
         self.id = id
@@ -85,6 +87,7 @@ actor SessionEngine {
                     checkpoint: ClientSession.Checkpoint(fileIdent: state.fileIdent, serverVersion: state.serverVersion, epoch: state.epoch),
                     pending: pending,
                     configuration: ClientSession.Configuration(backoff: ReconnectBackoff(seed: UInt64.random(in: 0...UInt64.max))))
+                realm?.refresh()  // the token was awaited: the app may have committed a newer set meanwhile
                 if sync.enableFlexibleSync, let set = try realm?.latestSubscriptionSet() {
                     _ = session?.changeQuerySet(version: set.version, queries: set.queries)
                 }
@@ -179,7 +182,10 @@ actor SessionEngine {
 
     func connectionOpened() async { await run { $0.connectionOpened() } }
 
-    func connectionClosed(error: String?) async { await run { $0.connectionClosed(error: error) } }
+    func connectionClosed(failure: ConnectionFailure?) async {
+        lastConnectionFailure = failure
+        await run { $0.connectionClosed(error: failure?.message, code: failure?.code ?? .connectionFailed) }
+    }
 
     func received(_ message: ServerMessage) async { await run { $0.received(message) } }
 
@@ -297,7 +303,8 @@ actor SessionEngine {
             case .reportProgress(let progress):
                 reportProgress(progress)
             case .reportError(let error):
-                report(SyncError(error))
+                let isConnectionError = error.code == .connectionFailed || error.code == .tlsHandshakeFailed
+                report(SyncError(error, underlying: isConnectionError && error.serverCode == nil ? lastConnectionFailure?.underlying : nil))
                 if error.serverCode == .userLoggedOut {
                     // Removed, disabled or its refresh token revoked on the server: log out here too.
                     let user = sync.user
@@ -613,6 +620,11 @@ actor SessionEngine {
             logger.info("\(error)")
             publicSession?.connectionFailed(error)
             return
+        }
+        if error.code == .tlsHandshakeFailed {
+            // Retried with backoff too, but reported (as Realm does): retrying will not make the
+            // certificate trusted. An asynchronous open that must not wait fails with it.
+            publicSession?.connectionFailed(error)
         }
         logger.warning("\(error)")
         sync.user.core.syncManager.report(error, session: publicSession)

@@ -9,8 +9,8 @@ final class SyncClient: @unchecked Sendable {
     private var sessionsByPath: [String: SyncSession] = [:]
     private var nextSessionID: UInt64 = 1
 
-    init(baseURL: String, appId: String) {
-        connection = SyncConnection(baseURL: baseURL, appId: appId)
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = []) {
+        connection = SyncConnection(baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates)
     }
 
     /// The session of a synced realm's file, made and started on first use.

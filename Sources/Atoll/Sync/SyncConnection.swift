@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOSSL
 
 /// The one WebSocket an app keeps to its server, shared by every sync session of the app
 /// (docs/protocol.md §2): frames are reassembled into messages and routed to sessions by id.
@@ -10,6 +11,8 @@ actor SyncConnection {
     enum Status: Sendable { case closed, opening, open }
 
     let url: String
+    /// PEM certificates trusted for `wss://` besides the system's roots.
+    private let trustedRootCertificates: [String]
     private let logger: Logging.Logger
     private(set) var status: Status = .closed
     private var writer: WebSocketOutboundWriter?
@@ -21,7 +24,8 @@ actor SyncConnection {
     private var isFlushing = false
     static let maxFrameBytes = 256 * 1024
 
-    init(baseURL: String, appId: String) {
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = []) {
+        self.trustedRootCertificates = trustedRootCertificates
         var ws = baseURL
         if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
         url = ws + "/api/client/v1/app/\(appId)/sync"
@@ -43,13 +47,24 @@ actor SyncConnection {
         status = .opening
         let url = url
         let logger = logger
+        let tlsConfiguration: TLSConfiguration?
+        do {
+            tlsConfiguration = try url.hasPrefix("wss://") ? Self.clientTLSConfiguration(trusting: trustedRootCertificates) : nil
+        } catch {
+            closed(failure: ConnectionFailure(code: .tlsHandshakeFailed, message: (error as? SyncError)?.message ?? "\(error)", underlying: error))
+            return
+        }
         task = _Concurrency.Task { [weak self] in
             var configuration = WebSocketClientConfiguration()
             configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
-            var failure: String?
+            var failure: ConnectionFailure?
+            let opened = OpenedFlag()
             do {
-                try await WebSocketClient.connect(url: url, configuration: configuration, logger: logger) { [weak self] inbound, outbound, _ in
+                try await WebSocketClient.connect(
+                    url: url, configuration: configuration, tlsConfiguration: tlsConfiguration, logger: logger
+                ) { [weak self] inbound, outbound, _ in
                     guard let self else { return }
+                    opened.set()
                     await self.opened(outbound)
                     var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
                     for try await frame in inbound {
@@ -64,10 +79,25 @@ actor SyncConnection {
                     }
                 }
             } catch {
-                failure = "\(error)"
+                failure = ConnectionFailure(error, url: url, opened: opened.isSet)
             }
-            await self?.closed(error: failure)
+            await self?.closed(failure: failure)
         }
+    }
+
+    /// The TLS settings of a `wss://` connection: the system's trust roots plus the app's own.
+    static func clientTLSConfiguration(trusting pemCertificates: [String]) throws -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        var roots: [NIOSSLCertificate] = []
+        for (index, pem) in pemCertificates.enumerated() {
+            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+            guard let certificates, !certificates.isEmpty else {
+                throw SyncError(.tlsHandshakeFailed, "AppConfiguration.trustedRootCertificates[\(index)] is not a PEM certificate")
+            }
+            roots += certificates
+        }
+        if !roots.isEmpty { configuration.additionalTrustRoots = [.certificates(roots)] }
+        return configuration
     }
 
     func close() {
@@ -89,11 +119,11 @@ actor SyncConnection {
         for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
     }
 
-    private func closed(error: String?) {
+    private func closed(failure: ConnectionFailure?) {
         status = .closed
         writer = nil
         task = nil
-        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(error: error) } }
+        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure) } }
     }
 
     private func protocolFailure(_ message: String) async {

@@ -60,10 +60,12 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
     public var localizedDescription: String { message }
     public var errorDescription: String? { message }
 
-    init(_ error: SessionError) {
+    /// The error a session reports; `underlying` is the session error unless a more precise one
+    /// (the NIO error of a failed connection) is given.
+    init(_ error: SessionError, underlying: (any Error & Sendable)? = nil) {
         let code = Code(rawValue: error.code.rawValue) ?? .clientSessionError
         let reverted = error.compensatingWrites.map(CompensatingWriteInfo.init)
-        self.init(code, error.message, underlying: error,
+        self.init(code, error.message, underlying: underlying ?? error,
                   compensatingWriteInfo: code == .writeRejected || !reverted.isEmpty ? reverted : nil, actionToken: nil)
     }
 

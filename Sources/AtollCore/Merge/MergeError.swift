@@ -14,6 +14,9 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// upload does not carry it: the client's context is unknown. The client must download
         /// (and so see its changeset come back) before it uploads again.
         case missingOwnChangeset
+        /// A changeset breaks the realm's schema: an unknown type or property, a value of the wrong
+        /// type, a property redefined with another type (``HistorySchema/validate(_:)``).
+        case schemaViolation
     }
 
     public let code: Code

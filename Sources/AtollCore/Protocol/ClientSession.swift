@@ -119,7 +119,9 @@ public struct ClientSession: Sendable {
     }
 
     /// The connection closed, or an attempt to open it failed (`error` says why; `nil` for a clean close).
-    public mutating func connectionClosed(error: String?) -> [Action] {
+    /// `code` is how the error is reported: ``SyncErrorCode/connectionFailed`` (only logged by the SDK)
+    /// or ``SyncErrorCode/tlsHandshakeFailed`` (shown to the app); either way the session retries with backoff.
+    public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed) -> [Action] {
         connectionIsOpen = false
         sentClientVersion = acknowledgedClientVersion
         partialBatch = []
@@ -128,7 +130,7 @@ public struct ClientSession: Sendable {
         case .binding, .active, .waitingForConnection:
             var actions: [Action] = []
             if let error {
-                actions.append(.reportError(SessionError(code: .connectionFailed, message: error, action: .retryLater, isFatal: false)))
+                actions.append(.reportError(SessionError(code: code, message: error, action: .retryLater, isFatal: false)))
             }
             return actions + scheduleReconnect()
         case .dying:
@@ -175,6 +177,9 @@ public struct ClientSession: Sendable {
 
     /// Replaces the flexible-sync query set; sent at once when active.
     public mutating func changeQuerySet(version: Int64, queries: [TypeQuery]) -> [Action] {
+        // Versions only grow: an older set read from a stale snapshot (a session starting while
+        // the app commits a new set) must not follow the newer one to the server.
+        if let current = querySet, current.querySetVersion > version { return [] }
         querySet = QueryChange(session: id, querySetVersion: version, queries: queries)
         querySetSent = false
         guard state == .active else { return [] }

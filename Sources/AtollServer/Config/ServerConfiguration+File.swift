@@ -44,6 +44,14 @@ extension ServerConfiguration {
         guard accessTokenLifetime > 0, refreshTokenLifetime > 0 else {
             throw ConfigurationError(field: "accessTokenLifetime", "token lifetimes must be positive")
         }
+        if let tls {
+            guard !tls.certificateChainPath.isEmpty else {
+                throw ConfigurationError(field: "tls.certificateChainPath", "must be the path of a PEM certificate file")
+            }
+            guard !tls.privateKeyPath.isEmpty else {
+                throw ConfigurationError(field: "tls.privateKeyPath", "must be the path of a PEM private key file")
+            }
+        }
         var seen = Set<String>()
         for (index, app) in apps.enumerated() {
             let field = "apps[\(index)]"
@@ -88,7 +96,7 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case adminKey, passwordHashRounds, apps
+        case adminKey, passwordHashRounds, apps, tls
     }
 
     public init(from decoder: any Decoder) throws {
@@ -108,7 +116,8 @@ extension ServerConfiguration {
             adminKey: try container.decodeIfPresent(String.self, forKey: .adminKey),
             passwordHashRounds: try container.decodeIfPresent(Int.self, forKey: .passwordHashRounds)
                 ?? defaults.passwordHashRounds,
-            apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [])
+            apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [],
+            tls: try container.decodeIfPresent(TLS.self, forKey: .tls))
     }
 }
 

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var passwordHashRounds: Int
     /// The apps declared up front. In development mode others are created on first use.
     public var apps: [App]
+    /// The certificate to serve HTTPS and `wss://` with; nil serves plain HTTP and `ws://`.
+    public var tls: TLS?
 
     public init(
         host: String = "127.0.0.1",
@@ -41,7 +43,8 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
         tokenSecret: String? = nil,
         adminKey: String? = nil,
         passwordHashRounds: Int = PasswordHasher.defaultRounds,
-        apps: [App] = []
+        apps: [App] = [],
+        tls: TLS? = nil
     ) {
         self.host = host
         self.port = port
@@ -53,6 +56,7 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
         self.adminKey = adminKey
         self.passwordHashRounds = passwordHashRounds
         self.apps = apps
+        self.tls = tls
     }
 
     /// The declared app with this id, or nil.
@@ -67,6 +71,23 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
 }
 
 extension ServerConfiguration {
+    /// The server's certificate and key, as PEM files (see README, "Running the server").
+    ///
+    /// ```swift
+    /// configuration.tls = .init(certificateChainPath: "/etc/atoll/cert.pem", privateKeyPath: "/etc/atoll/key.pem")
+    /// ```
+    public struct TLS: Sendable, Hashable, Codable {
+        /// A PEM file with the server's certificate first, then any intermediate certificates.
+        public var certificateChainPath: String
+        /// A PEM file with the certificate's private key (RSA or EC, unencrypted).
+        public var privateKeyPath: String
+
+        public init(certificateChainPath: String, privateKeyPath: String) {
+            self.certificateChainPath = certificateChainPath
+            self.privateKeyPath = privateKeyPath
+        }
+    }
+
     /// One app: which auth providers it accepts, how it syncs, who may read and write what.
     public struct App: Sendable, Hashable, Codable {
         public var id: String

@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -72,7 +74,7 @@ public struct AtollServer: Sendable {
             throw ConfigurationError(field: "port", "the server stopped before it listened")
         }
         return RunningAtollServer(
-            host: configuration.host, port: port, auth: parts.auth, metrics: parts.metrics, coordinator: parts.coordinator,
+            host: configuration.host, port: port, usesTLS: configuration.tls != nil, auth: parts.auth, metrics: parts.metrics, coordinator: parts.coordinator,
             adminKey: parts.adminKey, group: group, task: task)
     }
 
@@ -87,6 +89,8 @@ public struct AtollServer: Sendable {
 
     func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
         try configuration.validate()
+        // Read before anything is opened: a bad certificate or key stops the start, typed.
+        let tlsConfiguration = try configuration.tls?.makeServerTLSConfiguration()
         let dataDirectory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         let store = try SQLiteServerStore(path: dataDirectory.appendingPathComponent("atoll.sqlite").path)
@@ -102,10 +106,15 @@ public struct AtollServer: Sendable {
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
             let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
             sync.add(to: webSocketRouter)
+            var server: HTTPServerBuilder = .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter, configuration: .init(ws: sync.webSocketConfiguration))
+            if let tlsConfiguration {
+                // HTTPS and wss:// on the same port: TLS wraps the HTTP/1 + WebSocket upgrade server.
+                server = try .tls(server, tlsConfiguration: tlsConfiguration)
+            }
             let application = Application(
                 router: router,
-                server: .http1WebSocketUpgrade(
-                    webSocketRouter: webSocketRouter, configuration: .init(ws: sync.webSocketConfiguration)),
+                server: server,
                 configuration: .init(
                     address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
                 onServerRunning: onServerRunning,
@@ -139,6 +148,8 @@ public final class RunningAtollServer: Sendable {
     public let host: String
     /// The port the server listens on.
     public let port: Int
+    /// Whether the server serves HTTPS and `wss://` (the configuration has `tls`).
+    public let usesTLS: Bool
     /// The server's auth service, for operations the HTTP API does not offer yet (disabling users).
     public let auth: AuthService
     public let metrics: ServerMetrics
@@ -149,10 +160,11 @@ public final class RunningAtollServer: Sendable {
     let group: ServiceGroup
     let task: Task<Void, any Error>
 
-    init(host: String, port: Int, auth: AuthService, metrics: ServerMetrics, coordinator: SyncCoordinator, adminKey: String,
+    init(host: String, port: Int, usesTLS: Bool, auth: AuthService, metrics: ServerMetrics, coordinator: SyncCoordinator, adminKey: String,
          group: ServiceGroup, task: Task<Void, any Error>) {
         self.host = host
         self.port = port
+        self.usesTLS = usesTLS
         self.auth = auth
         self.metrics = metrics
         self.coordinator = coordinator
@@ -161,9 +173,9 @@ public final class RunningAtollServer: Sendable {
         self.task = task
     }
 
-    /// `http://<host>:<port>`.
+    /// `http://<host>:<port>`, or `https://<host>:<port>` with TLS.
     public var baseURL: URL {
-        URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
+        URL(string: "\(usesTLS ? "https" : "http")://\(host.contains(":") ? "[\(host)]" : host):\(port)")!
     }
 
     /// Stops accepting connections, finishes the requests under way and closes the store.

@@ -85,6 +85,14 @@ public actor SyncCoordinator {
         }
     }
     private var materialized: [Int64: MaterializedRealm] = [:]
+
+    /// The schema of a realm's history up to `version`, which uploads are checked against.
+    private struct TrackedSchema {
+        var epoch: SyncEpoch
+        var version: Int64 = 0
+        var schema = HistorySchema()
+    }
+    private var schemas: [Int64: TrackedSchema] = [:]
     private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
 
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger) {
@@ -155,6 +163,7 @@ public actor SyncCoordinator {
         for (key, realm) in realms where key.appID == appID {
             realms[key] = nil
             materialized[realm.id] = nil
+            schemas[realm.id] = nil
             subscribers[realm.id] = nil
         }
         for realm in try await store.realms(appID: appID) {
@@ -210,6 +219,10 @@ public actor SyncCoordinator {
     public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil) async throws -> IntegrationResult {
         let clock = ContinuousClock()
         let start = clock.now
+        // An upload that breaks the schema is refused before the store sees it. The schema only
+        // grows, so the newest one holds everything the client's changesets were made on.
+        var schema = try await currentSchema(of: realm)
+        for changeset in batch.changesets { try schema.validate(changeset) }
         let snapshot = check == nil ? nil : try await snapshot(of: realm)
         let refused = Mutex<[CompensatingWrite]>([])
         var result = try await store.integrate(
@@ -243,6 +256,24 @@ public actor SyncCoordinator {
             for deliver in (subscribers[realm.id] ?? [:]).values { deliver(advance) }
         }
         return result
+    }
+
+    /// The schema of the realm's history at its newest server version: read from the store on first
+    /// use, then only what other integrations (here or on another node) appended since.
+    private func currentSchema(of realm: StoredRealm) async throws -> HistorySchema {
+        while true {
+            if schemas[realm.id]?.epoch != realm.epoch { schemas[realm.id] = TrackedSchema(epoch: realm.epoch) }
+            let version = schemas[realm.id]!.version
+            let entries = try await store.history(realmID: realm.id, after: version, maxBytes: 4 << 20)
+            // Another call may have moved on meanwhile: take what follows its version, in order.
+            guard var tracked = schemas[realm.id], tracked.epoch == realm.epoch else { continue }
+            for entry in entries where entry.serverVersion == tracked.version + 1 {
+                tracked.schema.absorb(entry.changeset)
+                tracked.version = entry.serverVersion
+            }
+            schemas[realm.id] = tracked
+            if entries.isEmpty || tracked.version == version { return tracked.schema }
+        }
     }
 
     /// A flexible-sync realm's state at its newest server version, built from the store's history
