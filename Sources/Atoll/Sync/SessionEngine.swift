@@ -272,6 +272,12 @@ actor SessionEngine {
                 uploadDeferred = true
                 await sendUpload()
             case .send(let message):
+                // Actions run with suspensions between them: a newer query set may have gone out
+                // meanwhile (from subscriptionsChanged), and an older one must not follow it.
+                if case .queryChange(let change) = message, let current = session?.querySet,
+                   current.querySetVersion > change.querySetVersion {
+                    continue
+                }
                 if case .bind = message {
                     uploadedOnBind = 0
                     uploadDeferred = false

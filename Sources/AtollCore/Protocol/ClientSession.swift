@@ -37,7 +37,8 @@ public struct ClientSession: Sendable {
     var downloadedBytes: UInt64 = 0
     /// Messages of a download batch not yet complete (`isLastInBatch == false`).
     var partialBatch: [DownloadChangeset] = []
-    var querySet: QueryChange?
+    /// The newest query set (flexible sync), sent after ident and on every change.
+    public internal(set) var querySet: QueryChange?
     var querySetSent = false
 
     // Waits.
