@@ -158,25 +158,40 @@ final class RealmCoordinator: @unchecked Sendable {
 
     func setLatestVersion(_ version: Int64) { lock.withLock { _latestVersion = max(_latestVersion, version) } }
 
+    // Reading a weak reference makes a strong one for a moment; if that one is the last, the
+    // realm is freed right there, and its deinit unregisters it, taking `lock`. So code holding
+    // the lock first keeps every live realm in an array (`alive`) released after the lock.
+
     func register(_ realm: Realm) {
+        var alive: [Realm] = []
         lock.withLock {
+            alive = realms.compactMap(\.realm)
             realms.removeAll { $0.realm == nil }
             realms.append(WeakRealm(realm: realm))
         }
+        withExtendedLifetime(alive) {}
     }
 
     func unregister(_ realm: Realm) {
-        lock.withLock { realms.removeAll { $0.realm == nil || $0.realm === realm } }
+        var alive: [Realm] = []
+        lock.withLock {
+            alive = realms.compactMap(\.realm)
+            realms.removeAll { $0.realm == nil || $0.realm === realm }
+        }
+        withExtendedLifetime(alive) {}
     }
 
     /// Records what the transaction of `version` changed. Called before its SQLite commit, while
     /// the write lock is held, so a realm that can see the version can also find its changes.
     func willCommit(version: Int64, summary: ChangeSummary) {
+        var alive: [Realm] = []
         lock.withLock {
             log.removeAll { $0.version >= version }
             log.append((version, summary))
-            trimLog()
+            alive = realms.compactMap(\.realm)
+            trimLog(alive)
         }
+        withExtendedLifetime(alive) {}
     }
 
     /// Forgets the record of a transaction whose commit failed.
@@ -220,15 +235,18 @@ final class RealmCoordinator: @unchecked Sendable {
     }
 
     func keepFrozen(_ realm: Realm) {
+        var alive: [Realm] = []
         lock.withLock {
+            alive = frozen.values.compactMap(\.realm)
             frozen = frozen.filter { $0.value.realm != nil }
             frozen[realm.snapshotVersion] = WeakRealm(realm: realm)
         }
+        withExtendedLifetime(alive) {}
     }
 
-    private func trimLog() {
+    private func trimLog(_ alive: [Realm]) {
         // Keep what the slowest open realm still needs to compute its notifications.
-        let oldest = realms.compactMap { $0.realm?.notifiedVersion }.min() ?? _latestVersion
+        let oldest = alive.map(\.notifiedVersion).min() ?? _latestVersion
         log.removeAll { $0.version <= oldest }
         if log.count > 10_000 { log.removeFirst(log.count - 10_000) }
     }
