@@ -26,6 +26,23 @@ import Testing
         errors.all.filter { $0.code == .writeRejected }
     }
 
+    /// Device `device` logged in, its sync errors recorded, and its flexible realm open and
+    /// subscribed as `subscribe` says.
+    private func flexibleDevice(_ server: SyncTestServer, _ device: String,
+                                subscribe: @escaping (SyncSubscriptionSet) -> Void = { $0.append(QuerySubscription<SyncedTask>(name: "all")) }
+    ) async throws -> (user: User, realm: Realm, errors: Recorder<SyncError>) {
+        let app = server.app(device: device)
+        let errors = Recorder<SyncError>()
+        app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
+        let user = try await app.login(credentials: .anonymous)
+        var configuration = user.flexibleSyncConfiguration()
+        configuration.objectTypes = [SyncedTask.self]
+        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        let subscriptions = realm.subscriptions
+        try await subscriptions.update { subscribe(subscriptions) }
+        return (user, realm, errors)
+    }
+
     @Test func aWriteToAPartitionTheUserMayNotWriteIsReverted() async throws {
         try await withSyncTestServer({ configuration in
             configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [
@@ -74,16 +91,8 @@ import Testing
 
     @Test func aFlexibleWriteOutsideTheSubscriptionsIsReverted() async throws {
         try await withSyncTestServer { server in
-            let app = server.app(device: "frodo")
-            let errors = Recorder<SyncError>()
-            app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
-            let frodo = try await app.login(credentials: .anonymous)
-            var configuration = frodo.flexibleSyncConfiguration()
-            configuration.objectTypes = [SyncedTask.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
-            let subscriptions = realm.subscriptions
-            try await subscriptions.update {
-                subscriptions.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            let (_, realm, errors) = try await flexibleDevice(server, "frodo") {
+                $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
             }
             try realm.write {
                 realm.add(SyncedTask(value: ["name": "inside", "owner": "Frodo"]))
@@ -96,12 +105,7 @@ import Testing
             #expect(try await waitUntil { names(realm) == ["inside"] })
 
             // What was inside reached the server.
-            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
-            var samConfig = sam.flexibleSyncConfiguration()
-            samConfig.objectTypes = [SyncedTask.self]
-            let samRealm = try await Realm(configuration: samConfig, downloadBeforeOpen: .always)
-            let samSubscriptions = samRealm.subscriptions
-            try await samSubscriptions.update { samSubscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            let samRealm = try await flexibleDevice(server, "sam").realm
             #expect(names(samRealm) == ["inside"])
         }
     }
@@ -112,24 +116,11 @@ import Testing
                 ServerConfiguration.PermissionRule(type: "SyncedTask", read: "true", write: "owner == %user.id"),
             ])]
         }) { server in
-            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
-            var samConfig = sam.flexibleSyncConfiguration()
-            samConfig.objectTypes = [SyncedTask.self]
-            let samRealm = try await Realm(configuration: samConfig, downloadBeforeOpen: .always)
-            let samSubscriptions = samRealm.subscriptions
-            try await samSubscriptions.update { samSubscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            let (sam, samRealm, _) = try await flexibleDevice(server, "sam")
             try samRealm.write { samRealm.add(SyncedTask(value: ["name": "pans", "owner": sam.id])) }
             try await samRealm.syncSession!.wait(for: .upload)
 
-            let app = server.app(device: "frodo")
-            let errors = Recorder<SyncError>()
-            app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
-            let frodo = try await app.login(credentials: .anonymous)
-            var configuration = frodo.flexibleSyncConfiguration()
-            configuration.objectTypes = [SyncedTask.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
-            let subscriptions = realm.subscriptions
-            try await subscriptions.update { subscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            let (_, realm, errors) = try await flexibleDevice(server, "frodo")
             #expect(names(realm) == ["pans"])
             try realm.write { realm.objects(SyncedTask.self).first!.name = "stolen pans" }
             #expect(try await waitUntil { !rejections(errors).isEmpty })
