@@ -79,6 +79,34 @@ import Testing
         }
     }
 
+    @Test func restoringAFlexibleSyncRealmResetsItsClientsAndServesTheRestoredData() async throws {
+        try await withSyncTestServer { server in
+            let (frodo, errors) = try await device("frodo", of: server)
+            var configuration = frodo.flexibleSyncConfiguration(clientResetMode: .manual())
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let subscriptions = realm.subscriptions
+            try await subscriptions.update { subscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            try realm.write { realm.add(SyncedTask(value: ["name": "before"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            let backup = try await server.admin.backup(app: server.appId, realm: "flx")
+            try realm.write { realm.add(SyncedTask(value: ["name": "after"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            #expect(try await server.admin.restore(app: server.appId, backup: backup.id) == ["flx"])
+            #expect(await waitUntil { resetErrors(errors).count == 1 })
+            #expect(resetErrors(errors).first?.localizedDescription.contains("historyRestored") == true)
+            // A new device gets the data as it was at the backup: the server's materialized state went.
+            let (sam, _) = try await device("sam", of: server)
+            var samConfiguration = sam.flexibleSyncConfiguration()
+            samConfiguration.objectTypes = [SyncedTask.self]
+            let samRealm = try await Realm(configuration: samConfiguration, downloadBeforeOpen: .always)
+            let samSubscriptions = samRealm.subscriptions
+            try await samSubscriptions.update { samSubscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(names(samRealm) == ["before"])
+        }
+    }
+
     @Test func badAdminRequestsGetTypedErrorsAndTheServerStaysUp() async throws {
         try await withSyncTestServer { server in
             _ = try await device("frodo", of: server)
