@@ -28,6 +28,15 @@ public final class SyncTestServer: Sendable {
     /// The server's address; it stays the same across `restart()` (same port).
     public let baseURL: String
 
+    /// A client of the running server's admin API (terminate sync, backups, settings, schema changes).
+    ///
+    /// ```swift
+    /// try await server.admin.terminateSync(app: server.appId)
+    /// ```
+    public var admin: AdminClient {
+        AdminClient(server: server.baseURL, key: server.adminKey)
+    }
+
     static let logger: Logging.Logger = {
         var logger = Logging.Logger(label: "atoll-test-server")
         logger.logLevel = .error

@@ -76,6 +76,20 @@ import Testing
         #expect { try history.integrate(unordered) } throws: { ($0 as? MergeError)?.code == .nonIncreasingClientVersions }
     }
 
+    @Test func aNewFileStartsFromTheSnapshotOfACompactedHistory() {
+        var client = ClientMerger(fileIdent: 1)
+        let snapshot = HistoryEntry(serverVersion: 40, changeset: MergeFixture.changeset(MergeFixture.schemaInstructions + [.createObject(a)], version: 0, file: 0))
+        let next = HistoryEntry(serverVersion: 41, changeset: setCount(2, version: 7, at: 5).withFile(9))
+        #expect(client.receive([snapshot, next]).count == 2)
+        #expect(client.serverVersion == 41)
+        // Only a file that has nothing yet, and only a server-made snapshot, may jump.
+        var behind = ClientMerger(fileIdent: 1, serverVersion: 3)
+        #expect(behind.receive([snapshot]).isEmpty)
+        #expect(behind.serverVersion == 3)
+        var fresh = ClientMerger(fileIdent: 1)
+        #expect(fresh.receive([next]).isEmpty)
+    }
+
     @Test func aDownloadWithAGapStopsAtTheGap() throws {
         var history = ServerHistory()
         for v in 1...3 {
@@ -98,5 +112,13 @@ import Testing
         #expect(toApply.map(\.instructions) == [[.listInsert(a, path: [.property("names")], index: 0, value: .string("r"))]])
         #expect(rebased.map(\.instructions) == [[.listInsert(a, path: [.property("names")], index: 1, value: .string("l"))]],
                 "the earlier insert goes first; the later one shifts")
+    }
+}
+
+private extension Changeset {
+    func withFile(_ ident: Int64) -> Changeset {
+        var changeset = self
+        changeset.fileIdent = ident
+        return changeset
     }
 }

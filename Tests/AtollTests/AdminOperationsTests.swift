@@ -6,10 +6,6 @@ import Testing
 
 /// The operators' API against a real server, and what clients see of it.
 @MainActor @Suite(.serialized) struct AdminOperationsTests {
-    private func admin(_ server: SyncTestServer) -> AdminClient {
-        AdminClient(server: server.server.baseURL, key: server.server.adminKey)
-    }
-
     /// A realm whose client resets reach the sync manager's error handler (`.manual()`).
     private func open(_ user: User) async throws -> Realm {
         var configuration = user.configuration(partitionValue: "shire", clientResetMode: .manual())
@@ -33,8 +29,8 @@ import Testing
                 (error as? AdminClientError)?.status == 401
             }
             _ = try await server.app(device: "frodo").login(credentials: .anonymous)
-            #expect(try await admin(server).apps().map(\.id) == [server.appId])
-            await #expect { _ = try await admin(server).users(app: "nope") } throws: { error in
+            #expect(try await server.admin.apps().map(\.id) == [server.appId])
+            await #expect { _ = try await server.admin.users(app: "nope") } throws: { error in
                 (error as? AdminClientError)?.status == 404
             }
         }
@@ -44,10 +40,10 @@ import Testing
         try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let realm = try await open(frodo)
-            let users = try await admin(server).users(app: server.appId)
+            let users = try await server.admin.users(app: server.appId)
             #expect(users.map(\.id) == [frodo.id])
             #expect(users.first?.providers == ["anon-user"])
-            let sessions = try await admin(server).sessions(app: server.appId)
+            let sessions = try await server.admin.sessions(app: server.appId)
             #expect(sessions.count == 1)
             #expect(sessions.first?.user == frodo.id)
             #expect(sessions.first?.realm == "s:shire")
@@ -65,14 +61,14 @@ import Testing
             try realm.write { realm.add(SyncedTask(value: ["name": "before"])) }
             try await realm.syncSession!.wait(for: .upload)
 
-            try await admin(server).terminateSync(app: server.appId)
-            #expect(try await admin(server).apps().first?.syncEnabled == false)
+            try await server.admin.terminateSync(app: server.appId)
+            #expect(try await server.admin.apps().first?.syncEnabled == false)
             let warning = try await waitFor(.serverWarning, in: errors)
             #expect(warning?.localizedDescription.contains("terminated") == true)
-            #expect(try await admin(server).sessions(app: server.appId).isEmpty)
+            #expect(try await server.admin.sessions(app: server.appId).isEmpty)
 
             // The client retries; once sync is on again its epoch is unknown: a client reset.
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.reconnect()
             let reset = try await waitFor(.clientResetError, in: errors)
             #expect(reset != nil)
@@ -86,9 +82,9 @@ import Testing
             app.syncManager.errorHandler = { error, _ in errors.append(error) }
             let frodo = try await app.login(credentials: .anonymous)
             let realm = try await open(frodo)
-            try await admin(server).setUserDisabled(app: server.appId, user: frodo.id, true)
+            try await server.admin.setUserDisabled(app: server.appId, user: frodo.id, true)
             #expect(try await waitFor(.clientUserError, in: errors) != nil)
-            #expect(try await admin(server).users(app: server.appId).first?.disabled == true)
+            #expect(try await server.admin.users(app: server.appId).first?.disabled == true)
             for _ in 0..<200 where frodo.state == .loggedIn { try await _Concurrency.Task.sleep(nanoseconds: 25_000_000) }
             #expect(frodo.state != .loggedIn)
             _ = realm

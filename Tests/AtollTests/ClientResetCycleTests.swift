@@ -26,8 +26,8 @@ extension ClientResetTests {
         try await realm.syncSession!.wait(for: .upload)
         realm.syncSession!.suspend()
         try realm.write { realm.add(SyncedTask(value: ["name": "offline"])) }
-        try await admin(server).terminateSync(app: server.appId)
-        try await admin(server).enableSync(app: server.appId)
+        try await server.admin.terminateSync(app: server.appId)
+        try await server.admin.enableSync(app: server.appId)
         try beforeRestart()
         realm.syncSession!.resume()
     }
@@ -52,12 +52,12 @@ extension ClientResetTests {
             try await resetAfterAnOfflineWrite(server, realm)
 
             if name == "manual" {
-                #expect(try await waitUntil { errors.all.contains { $0.code == .clientResetError } })
+                #expect(await waitUntil { errors.all.contains { $0.code == .clientResetError } })
                 let error = try #require(errors.all.first { $0.code == .clientResetError })
                 #expect(error.clientResetInfo() != nil)
                 return
             }
-            #expect(try await waitUntil { afters.all.count == 1 })
+            #expect(await waitUntil { afters.all.count == 1 })
             let outcome = try #require(afters.all.first ?? nil)
             #expect(outcome.mode == name)
             let recovers = name != "discardUnsyncedChanges"
@@ -73,7 +73,7 @@ extension ClientResetTests {
             let config = try await configuration(server, device: "frodo", mode: .discardUnsyncedChanges())
             let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
             try await resetAfterAnOfflineWrite(server, realm)
-            #expect(try await waitUntil { realm.syncSession?.lastClientReset != nil })
+            #expect(await waitUntil { realm.syncSession?.lastClientReset != nil })
             let outcome = try #require(realm.clientResetOutcome)
             #expect(!outcome.didRecover)
             #expect(outcome.discardedChangeCount >= 2)  // create + set name
@@ -103,11 +103,11 @@ extension ClientResetTests {
                                       downloadBeforeOpen: .always)
             try sam.write { sam.delete(sam.objects(SyncedTask.self)) }
             try await sam.syncSession!.wait(for: .upload)
-            try await admin(server).terminateSync(app: server.appId)
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.resume()
 
-            #expect(try await waitUntil { realm.clientResetOutcome != nil })
+            #expect(await waitUntil { realm.clientResetOutcome != nil })
             let outcome = try #require(realm.clientResetOutcome)
             #expect(outcome.didRecover)
             #expect(outcome.discardedChangeCount == 1)
@@ -124,17 +124,17 @@ extension ClientResetTests {
             let config = try await configuration(server, device: "frodo", mode: .recoverUnsyncedChanges(), errors: errors)
             let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
             try await resetAfterAnOfflineWrite(server, realm)
-            #expect(try await waitUntil { realm.clientResetOutcome != nil })
+            #expect(await waitUntil { realm.clientResetOutcome != nil })
             try await realm.syncSession!.wait(for: .upload)
             let first = try #require(realm.clientResetOutcome)
-            #expect(try await waitUntil { (try? pendingResetRows(config)) == 0 })
+            #expect(await waitUntil { (try? pendingResetRows(config)) == 0 })
 
             realm.syncSession!.suspend()
             try realm.write { realm.add(SyncedTask(value: ["name": "offline again"])) }
-            try await admin(server).terminateSync(app: server.appId)
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.resume()
-            #expect(try await waitUntil { realm.clientResetOutcome != first })
+            #expect(await waitUntil { realm.clientResetOutcome != first })
             #expect(realm.clientResetOutcome?.didRecover == true)
             #expect(names(realm) == ["offline", "offline again", "synced"])
             #expect(errors.all.filter { $0.code == .clientResetError }.isEmpty)
@@ -150,7 +150,7 @@ extension ClientResetTests {
             let config = try await configuration(server, device: "frodo", mode: .recoverUnsyncedChanges(), errors: errors)
             let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
             try await resetAfterAnOfflineWrite(server, realm) { try recordUnacknowledgedReset(config, action: "recover") }
-            #expect(try await waitUntil { errors.all.contains { $0.code == .clientResetError } })
+            #expect(await waitUntil { errors.all.contains { $0.code == .clientResetError } })
             let error = try #require(errors.all.first { $0.code == .clientResetError })
             #expect(error.localizedDescription.contains("never acknowledged"))
             #expect(error.clientResetInfo() != nil)
@@ -164,7 +164,7 @@ extension ClientResetTests {
             let config = try await configuration(server, device: "frodo", mode: .recoverOrDiscardUnsyncedChanges())
             let realm = try await Realm(configuration: config, downloadBeforeOpen: .always)
             try await resetAfterAnOfflineWrite(server, realm) { try recordUnacknowledgedReset(config, action: "recover") }
-            #expect(try await waitUntil { realm.clientResetOutcome != nil })
+            #expect(await waitUntil { realm.clientResetOutcome != nil })
             let outcome = try #require(realm.clientResetOutcome)
             #expect(!outcome.didRecover)
             #expect(outcome.reason.contains("never acknowledged"))

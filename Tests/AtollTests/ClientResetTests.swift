@@ -7,23 +7,6 @@ import Testing
 
 /// Client resets caused for real: sync terminated and enabled again through the admin API.
 @MainActor @Suite(.serialized) struct ClientResetTests {
-    func admin(_ server: SyncTestServer) -> AdminClient {
-        AdminClient(server: server.server.baseURL, key: server.server.adminKey)
-    }
-
-    func names(_ realm: Realm) -> [String] {
-        realm.refresh()
-        return realm.objects(SyncedTask.self).map(\.name).sorted()
-    }
-
-    func waitUntil(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<400 {
-            if condition() { return true }
-            try await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
-        }
-        return condition()
-    }
-
     @Test func discardUnsyncedChangesTakesTheServersDataAndKeepsTheRealmOpen() async throws {
         try await withSyncTestServer { server in
             let writer = try await server.app(device: "writer").login(credentials: .anonymous)
@@ -52,17 +35,17 @@ import Testing
 
             realm.syncSession!.suspend()
             try realm.write { realm.add(SyncedTask(value: ["name": "never synced"])) }
-            try await admin(server).terminateSync(app: server.appId)
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.resume()
 
-            #expect(try await waitUntil { names(realm) == ["on the server"] })
+            #expect(await waitUntil { names(realm) == ["on the server"] })
             // The after block runs once the reset's transaction is committed.
-            #expect(try await waitUntil { calls.all.count == 2 })
+            #expect(await waitUntil { calls.all.count == 2 })
             #expect(calls.all == ["before 2 frozen true", "after 2 -> 1"])
             // The object both copies hold is the same object: it stays valid.
             #expect(!kept.isInvalidated)
-            #expect(try await waitUntil { changes.all.contains("-1 +0") })
+            #expect(await waitUntil { changes.all.contains("-1 +0") })
 
             // The realm syncs on from the fresh copy.
             try realm.write { realm.add(SyncedTask(value: ["name": "after the reset"])) }
@@ -97,11 +80,11 @@ extension ClientResetTests {
                 realm.objects(SyncedTask.self).where { $0.name == "synced" }.first!.owner = "offline"
                 realm.delete(realm.objects(SyncedTask.self).where { $0.name == "deleted offline" })
             }
-            try await admin(server).terminateSync(app: server.appId)
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.resume()
 
-            #expect(try await waitUntil { recovered.all.count == 1 })
+            #expect(await waitUntil { recovered.all.count == 1 })
             #expect(recovered.all == ["created offline,synced"])
             #expect(names(realm) == ["created offline", "synced"])
             #expect(realm.objects(SyncedTask.self).where { $0.name == "synced" }.first?.owner == "offline")
@@ -127,11 +110,11 @@ extension ClientResetTests {
             var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .manual())
             configuration.objectTypes = [SyncedTask.self]
             let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
-            try await admin(server).terminateSync(app: server.appId)
-            try await admin(server).enableSync(app: server.appId)
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
             realm.syncSession!.reconnect()
             let resets = { errors.all.compactMap { $0 as? SyncError }.filter { $0.code == .clientResetError } }
-            #expect(try await waitUntil { resets().count == 1 })
+            #expect(await waitUntil { resets().count == 1 })
             // Asking for the session again (opening the realm again) must not sync the old copy,
             // which would only get the reset again.
             let again = try Realm(configuration: configuration)

@@ -42,7 +42,9 @@ public struct ClientMerger: Hashable, Sendable {
     /// Integrates downloaded history entries and returns the changesets to apply locally, in order.
     ///
     /// Entries at or before ``serverVersion`` are skipped (duplicates); integration stops at a gap
-    /// (an entry after `serverVersion + 1`), so ``serverVersion`` tells where to resume. In
+    /// (an entry after `serverVersion + 1`), so ``serverVersion`` tells where to resume. A file
+    /// that has integrated nothing takes a server-made snapshot (origin file 0) at any version: a
+    /// compacted history starts with one (docs/protocol.md §3). In
     /// flexible sync versions may jump, and a view change (stamped with
     /// ``FlexibleSync/viewChangeFileIdent``) at or after ``serverVersion`` is applied like a
     /// remote changeset without being a history entry.
@@ -58,7 +60,8 @@ public struct ClientMerger: Hashable, Sendable {
                 continue
             }
             if entry.serverVersion <= serverVersion { continue }
-            guard isFlexible || entry.serverVersion == serverVersion + 1 else { break }
+            let startsCompactedHistory = serverVersion == 0 && entry.changeset.fileIdent == 0
+            guard isFlexible || entry.serverVersion == serverVersion + 1 || startsCompactedHistory else { break }
             serverVersion = entry.serverVersion
             if entry.changeset.fileIdent == fileIdent {
                 // Our own changeset back from the server: the acknowledgement.

@@ -107,6 +107,8 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable {
         case invalidName, duplicateType, duplicateProperty, multiplePrimaryKeys, primaryKeyOnEmbedded
         case invalidPrimaryKey, invalidIndex, unknownLinkTarget, nonOptionalLink, unsupportedType
+        /// A breaking schema change names a type or property the schema does not have.
+        case unknownType, unknownProperty
     }
 
     public let code: Code

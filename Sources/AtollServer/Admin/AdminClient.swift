@@ -59,20 +59,114 @@ public struct AdminClient: Sendable {
     public func terminateSync(app: String) async throws { try await request("POST", "apps/\(app)/sync/terminate") }
     public func enableSync(app: String) async throws { try await request("POST", "apps/\(app)/sync/enable") }
 
-    private func request<T: Decodable>(_ method: String, _ path: String, as type: T.Type) async throws -> T {
-        let data = try await request(method, path)
+    // MARK: Operations that make clients reset
+
+    /// A backup of one realm or of a whole app, kept by the server in `<data>/backups/<id>.json`.
+    public struct Backup: Codable, Sendable, Hashable {
+        public var id: String
+        public var app: String
+        /// The realm backed up, or nil for every realm of the app.
+        public var realm: String?
+        public var createdAt: Date
+        /// The paths of the realms the backup holds.
+        public var realms: [String]
+    }
+
+    /// An app's client recovery and maximum offline time: in effect, and what operators set.
+    public struct Settings: Codable, Sendable, Hashable {
+        public struct Overrides: Codable, Sendable, Hashable {
+            public var clientRecovery: Bool?
+            public var maxOfflineTime: Double?
+        }
+        public var clientRecovery: Bool
+        /// Seconds; nil when all history is kept.
+        public var maxOfflineTime: Double?
+        public var overrides: Overrides
+    }
+
+    /// What compaction did to one realm.
+    public struct Compaction: Codable, Sendable, Hashable {
+        public var realm: String
+        public var compactedThrough: Int64
+        public var removedEntries: Int
+    }
+
+    private struct Realms: Codable { var realms: [String] }
+
+    /// A JSON value of a request body.
+    enum JSONValue: Encodable {
+        case string(String), number(Double), bool(Bool), null
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .number(let value): try container.encode(value)
+            case .bool(let value): try container.encode(value)
+            case .null: try container.encodeNil()
+            }
+        }
+    }
+
+    /// Backs up one realm (`realm`, a partition's path such as `s:tasks`, or `flx`) or, when nil,
+    /// every realm of the app.
+    public func backup(app: String, realm: String? = nil) async throws -> Backup {
+        try await request("POST", "apps/\(app)/backups", body: ["realm": realm.map(JSONValue.string) ?? .null], as: Backup.self)
+    }
+    /// The app's backups, oldest first.
+    public func backups(app: String) async throws -> [Backup] { try await request("GET", "apps/\(app)/backups", as: [Backup].self) }
+    /// Puts a backup back; every client of the restored realms resets (`historyRestored`). Returns the realms restored.
+    @discardableResult
+    public func restore(app: String, backup id: String) async throws -> [String] {
+        try await request("POST", "apps/\(app)/backups/\(id)/restore", as: Realms.self).realms
+    }
+    public func settings(app: String) async throws -> Settings { try await request("GET", "apps/\(app)/settings", as: Settings.self) }
+    /// Turns client recovery on or off for the app (persisted; overrides the configuration).
+    @discardableResult
+    public func setClientRecovery(app: String, _ allowed: Bool) async throws -> Settings {
+        try await request("PATCH", "apps/\(app)/settings", body: ["clientRecovery": .bool(allowed)], as: Settings.self)
+    }
+    /// Sets the app's maximum offline time in seconds (0 keeps all history; persisted).
+    @discardableResult
+    public func setMaxOfflineTime(app: String, seconds: Double) async throws -> Settings {
+        try await request("PATCH", "apps/\(app)/settings", body: ["maxOfflineTime": .number(seconds)], as: Settings.self)
+    }
+    /// Compacts the app's history now (only with a maximum offline time).
+    @discardableResult
+    public func compact(app: String) async throws -> [Compaction] { try await request("POST", "apps/\(app)/compact", as: [Compaction].self) }
+    /// Removes a property from an object type: every client of the realms holding it resets (manual handler).
+    @discardableResult
+    public func removeProperty(app: String, type: String, property: String) async throws -> [String] {
+        try await request("POST", "apps/\(app)/schema/remove-property", body: ["type": .string(type), "property": .string(property)], as: Realms.self).realms
+    }
+    /// Changes a property's type (`int`, `string` …); values that do not convert become the default.
+    @discardableResult
+    public func changePropertyType(app: String, type: String, property: String, to newType: String) async throws -> [String] {
+        try await request("POST", "apps/\(app)/schema/change-property-type",
+                          body: ["type": .string(type), "property": .string(property), "newType": .string(newType)], as: Realms.self).realms
+    }
+
+    private func request<T: Decodable>(_ method: String, _ path: String, body: [String: JSONValue]? = nil,
+                                       as type: T.Type) async throws -> T {
+        let data = try await request(method, path, body: body)
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .deferredToDate
+            return try decoder.decode(T.self, from: data)
         } catch {
             throw AdminClientError(status: 200, message: "the server's answer to \(method) \(path) is not what was expected: \(error)")
         }
     }
 
     @discardableResult
-    private func request(_ method: String, _ path: String) async throws -> Data {
+    private func request(_ method: String, _ path: String, body: [String: JSONValue]? = nil) async throws -> Data {
         var request = URLRequest(url: server.appendingPathComponent("api/admin/v1/\(path)"))
         request.httpMethod = method
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONEncoder().encode(body)
+        }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {

@@ -9,6 +9,7 @@ struct AdminRoutes: Sendable {
     let key: String
     let coordinator: SyncCoordinator
     let auth: AuthService
+    let backups: BackupDirectory
 
     var store: any ServerStore { coordinator.store }
 
@@ -54,11 +55,12 @@ struct AdminRoutes: Sendable {
             try await coordinator.enableSync(appID: app.id)
             return JSONBody.empty()
         }
+        addOperations(to: admin)
     }
 
     /// The app the path names; `creating` records one the store does not know (an app declared in
     /// the configuration, or a new one in development mode).
-    private func requireApp(_ context: BasicRequestContext, creating: Bool = false) async throws -> StoredApp {
+    func requireApp(_ context: BasicRequestContext, creating: Bool = false) async throws -> StoredApp {
         let id = try context.parameters.require("app")
         if let app = try await store.app(id: id) { return app }
         guard creating else { throw ServerError(.appNotFound, "there is no app \(id)") }

@@ -46,7 +46,7 @@ public struct AtollServer: Sendable {
         defer { try? parts.store.close() }
         let group = ServiceGroup(
             configuration: .init(
-                services: [parts.application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [parts.application, parts.compaction], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.info("atoll-server stopped")
     }
@@ -60,7 +60,7 @@ public struct AtollServer: Sendable {
             portContinuation.finish()
         })
         let group = ServiceGroup(
-            configuration: .init(services: [parts.application], gracefulShutdownSignals: [], logger: logger))
+            configuration: .init(services: [parts.application, parts.compaction], gracefulShutdownSignals: [], logger: logger))
         let task = Task {
             defer {
                 portContinuation.finish()
@@ -80,6 +80,7 @@ public struct AtollServer: Sendable {
 
     struct Parts {
         var application: Application<RouterResponder<BasicRequestContext>>
+        var compaction: CompactionService
         var store: SQLiteServerStore
         var auth: AuthService
         var metrics: ServerMetrics
@@ -100,9 +101,11 @@ public struct AtollServer: Sendable {
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger)
             let router = Self.makeRouter(auth: auth, metrics: metrics)
-            let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger)
+            let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
+                                              appSettings: { [configuration] in configuration.settings(forApp: $0) })
             let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
-            AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth).add(to: router)
+            AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
+                        backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
             let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
             sync.add(to: webSocketRouter)
@@ -119,7 +122,8 @@ public struct AtollServer: Sendable {
                     address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
                 onServerRunning: onServerRunning,
                 logger: logger)
-            return Parts(application: application, store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey)
+            return Parts(application: application, compaction: CompactionService(coordinator: coordinator, logger: logger),
+                         store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey)
         } catch {
             try? store.close()
             throw error

@@ -89,6 +89,18 @@ extension SQLiteServerStore {
         migrator.registerMigration("v3: sync on or off per app") { db in
             try db.execute(sql: "ALTER TABLE apps ADD COLUMN sync_enabled BOOLEAN NOT NULL DEFAULT 1")
         }
+        migrator.registerMigration("v4: runtime settings, epoch reasons, client files last seen, compaction") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE apps ADD COLUMN client_recovery BOOLEAN;
+                    ALTER TABLE apps ADD COLUMN max_offline_time DOUBLE;
+                    ALTER TABLE realms ADD COLUMN epoch_reason INTEGER NOT NULL DEFAULT 1;
+                    ALTER TABLE realms ADD COLUMN compacted_through INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE client_files ADD COLUMN last_seen DOUBLE;
+                    ALTER TABLE client_files ADD COLUMN last_server_version INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE client_files ADD COLUMN compacted_client_version INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 }

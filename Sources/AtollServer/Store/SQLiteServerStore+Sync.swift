@@ -19,13 +19,14 @@ extension SQLiteServerStore {
     }
 
     static func fetchRealm(_ db: Database, appID: String, path: String) throws -> StoredRealm? {
-        try Row.fetchOne(
-            db, sql: "SELECT id, epoch, created_at FROM realms WHERE app_id = ? AND path = ?", arguments: [appID, path]
-        ).map {
-            StoredRealm(
-                id: $0["id"], appID: appID, path: path, epoch: SyncEpoch(rawValue: UInt64(bitPattern: $0["epoch"])),
-                createdAt: Date(timeIntervalSince1970: $0["created_at"]))
-        }
+        try Row.fetchOne(db, sql: "SELECT * FROM realms WHERE app_id = ? AND path = ?", arguments: [appID, path]).map(realm)
+    }
+
+    static func realm(_ row: Row) -> StoredRealm {
+        StoredRealm(
+            id: row["id"], appID: row["app_id"], path: row["path"], epoch: SyncEpoch(rawValue: UInt64(bitPattern: row["epoch"])),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            epochReason: ResetReason(rawValue: row["epoch_reason"]) ?? .epochChanged, compactedThrough: row["compacted_through"])
     }
 
     public func latestServerVersion(realmID: Int64) async throws -> Int64 {
@@ -46,8 +47,8 @@ extension SQLiteServerStore {
             else { throw ServerStoreError(.notFound, "no realm \(realmID)") }
             try db.execute(sql: "UPDATE realms SET next_file_ident = ? WHERE id = ?", arguments: [ident + 1, realmID])
             try db.execute(
-                sql: "INSERT INTO client_files (realm_id, ident, salt, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [realmID, ident, salt, now.timeIntervalSince1970])
+                sql: "INSERT INTO client_files (realm_id, ident, salt, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
+                arguments: [realmID, ident, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
             return StoredClientFile(
                 realmID: realmID, ident: FileIdent(ident: ident, salt: salt), lastIntegratedClientVersion: 0, createdAt: now)
         }
@@ -56,13 +57,14 @@ extension SQLiteServerStore {
     public func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
         try await pool.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT salt, last_client_version, created_at FROM client_files WHERE realm_id = ? AND ident = ?",
-                arguments: [realmID, ident]
+                db, sql: "SELECT * FROM client_files WHERE realm_id = ? AND ident = ?", arguments: [realmID, ident]
             ).map {
                 StoredClientFile(
                     realmID: realmID, ident: FileIdent(ident: ident, salt: $0["salt"]),
                     lastIntegratedClientVersion: $0["last_client_version"],
-                    createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+                    createdAt: Date(timeIntervalSince1970: $0["created_at"]),
+                    lastSeen: ($0["last_seen"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                    lastServerVersion: $0["last_server_version"])
             }
         }
     }
@@ -88,14 +90,23 @@ extension SQLiteServerStore {
     }
 
     public func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
+        // Changesets a compaction folded into its snapshot count through `compacted_client_version`.
         try await pool.read { db in
-            try Int64.fetchOne(
+            let inHistory = try Int64.fetchOne(
                 db,
                 sql: """
                     SELECT MAX(origin_client_version) FROM history
                     WHERE realm_id = ? AND origin_file_ident = ? AND server_version <= ?
                     """,
                 arguments: [realmID, fileIdent, serverVersion]) ?? 0
+            let compacted = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT f.compacted_client_version FROM client_files f JOIN realms r ON r.id = f.realm_id
+                    WHERE f.realm_id = ? AND f.ident = ? AND r.compacted_through <= ?
+                    """,
+                arguments: [realmID, fileIdent, serverVersion]) ?? 0
+            return max(inHistory, compacted)
         }
     }
 
@@ -120,15 +131,17 @@ extension SQLiteServerStore {
                     after.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"]))
                 }
             }
+            let realm = try Row.fetchOne(db, sql: "SELECT epoch, compacted_through FROM realms WHERE id = ?", arguments: [realmID])
             let input = IntegrationInput(
-                historyAfterBase: after, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest)
+                historyAfterBase: after, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest,
+                epoch: SyncEpoch(rawValue: UInt64(bitPattern: realm?["epoch"] ?? 0)), compactedThrough: realm?["compacted_through"] ?? 0)
             let changesets = try integrate(input)
             var version = latest
             var newestClientVersion = lastClientVersion
             var appended: [HistoryEntry] = []
             for var changeset in changesets {
-                let isServers = changeset.fileIdent == WriteCheck.serverFileIdent
-                if !isServers { changeset.fileIdent = fileIdent }
+                let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
+                changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
                 version += 1
                 try db.execute(
                     sql: """

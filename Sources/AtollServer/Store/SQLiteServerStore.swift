@@ -32,18 +32,19 @@ public final class SQLiteServerStore: ServerStore {
 
     public func app(id: String) async throws -> StoredApp? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, created_at, sync_enabled FROM apps WHERE id = ?", arguments: [id]).map(Self.app)
+            try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [id]).map(Self.app)
         }
     }
 
     public func apps() async throws -> [StoredApp] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, created_at, sync_enabled FROM apps ORDER BY id").map(Self.app)
+            try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY id").map(Self.app)
         }
     }
 
     private static func app(_ row: Row) -> StoredApp {
-        StoredApp(id: row["id"], createdAt: Date(timeIntervalSince1970: row["created_at"]), syncEnabled: row["sync_enabled"])
+        StoredApp(id: row["id"], createdAt: Date(timeIntervalSince1970: row["created_at"]), syncEnabled: row["sync_enabled"],
+                  clientRecovery: row["client_recovery"], maxOfflineTime: row["max_offline_time"])
     }
 
     public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
@@ -55,29 +56,41 @@ public final class SQLiteServerStore: ServerStore {
 
     public func realms(appID: String) async throws -> [StoredRealm] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, path, epoch, created_at FROM realms WHERE app_id = ? ORDER BY id", arguments: [appID]).map {
-                StoredRealm(id: $0["id"], appID: appID, path: $0["path"], epoch: SyncEpoch(rawValue: UInt64(bitPattern: $0["epoch"])),
-                            createdAt: Date(timeIntervalSince1970: $0["created_at"]))
-            }
+            try Row.fetchAll(db, sql: "SELECT * FROM realms WHERE app_id = ? ORDER BY id", arguments: [appID]).map(Self.realm)
         }
     }
 
-    public func restartHistory(realmID: Int64, epoch: SyncEpoch, snapshot: Changeset) async throws {
+    public func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
+        try await pool.write { db in try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot) }
+    }
+
+    public func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
+                               _ rewrite: @Sendable ([HistoryEntry]) throws -> Changeset?) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM history WHERE realm_id = ?", arguments: [realmID])
-            try db.execute(sql: "DELETE FROM client_files WHERE realm_id = ?", arguments: [realmID])
-            let hasData = !snapshot.instructions.isEmpty
-            if hasData {
-                try db.execute(
-                    sql: """
-                        INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
-                        VALUES (?, 1, 0, 0, ?, ?)
-                        """,
-                    arguments: [realmID, snapshot.timestamp, snapshot.encoded()])
-            }
-            try db.execute(sql: "UPDATE realms SET epoch = ?, latest_version = ? WHERE id = ?",
-                           arguments: [Int64(bitPattern: epoch.rawValue), hasData ? 1 : 0, realmID])
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? ORDER BY server_version", arguments: [realmID])
+            var entries: [HistoryEntry] = []
+            while let row = try rows.next() { entries.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"])) }
+            guard let snapshot = try rewrite(entries) else { return false }
+            try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot)
+            return true
         }
+    }
+
+    static func restartHistory(_ db: Database, realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) throws {
+        try db.execute(sql: "DELETE FROM history WHERE realm_id = ?", arguments: [realmID])
+        try db.execute(sql: "DELETE FROM client_files WHERE realm_id = ?", arguments: [realmID])
+        let hasData = !snapshot.instructions.isEmpty
+        if hasData {
+            try db.execute(
+                sql: """
+                    INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
+                    VALUES (?, 1, 0, 0, ?, ?)
+                    """,
+                arguments: [realmID, snapshot.timestamp, snapshot.encoded()])
+        }
+        try db.execute(sql: "UPDATE realms SET epoch = ?, epoch_reason = ?, latest_version = ?, compacted_through = 0 WHERE id = ?",
+                       arguments: [Int64(bitPattern: epoch.rawValue), reason.rawValue, hasData ? 1 : 0, realmID])
     }
 
     public func createApp(_ app: StoredApp) async throws {

@@ -6,11 +6,19 @@ public struct StoredApp: Sendable, Hashable {
     public var createdAt: Date
     /// Off between an operator's "terminate sync" and "enable sync".
     public var syncEnabled: Bool
+    /// An operator's override of the configuration's `clientRecovery`; nil follows the configuration.
+    public var clientRecovery: Bool?
+    /// An operator's override of the configuration's `maxOfflineTime`, in seconds; 0 keeps all
+    /// history, nil follows the configuration.
+    public var maxOfflineTime: TimeInterval?
 
-    public init(id: String, createdAt: Date, syncEnabled: Bool = true) {
+    public init(id: String, createdAt: Date, syncEnabled: Bool = true, clientRecovery: Bool? = nil,
+                maxOfflineTime: TimeInterval? = nil) {
         self.id = id
         self.createdAt = createdAt
         self.syncEnabled = syncEnabled
+        self.clientRecovery = clientRecovery
+        self.maxOfflineTime = maxOfflineTime
     }
 }
 

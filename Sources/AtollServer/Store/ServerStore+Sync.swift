@@ -12,13 +12,22 @@ public struct StoredRealm: Sendable, Hashable {
     /// Made at random when the realm is created; changes when its history is terminated or restored.
     public var epoch: SyncEpoch
     public var createdAt: Date
+    /// Why the epoch last changed: the reason a client holding an older epoch is told when it must
+    /// reset (`epochChanged` after terminate and enable, `historyRestored`, `breakingSchemaChange`).
+    public var epochReason: ResetReason
+    /// The server version the history is compacted through: entries up to it are one snapshot at
+    /// this version (0 when nothing is compacted). A client that had integrated less must reset.
+    public var compactedThrough: Int64
 
-    public init(id: Int64, appID: String, path: String, epoch: SyncEpoch, createdAt: Date) {
+    public init(id: Int64, appID: String, path: String, epoch: SyncEpoch, createdAt: Date,
+                epochReason: ResetReason = .epochChanged, compactedThrough: Int64 = 0) {
         self.id = id
         self.appID = appID
         self.path = path
         self.epoch = epoch
         self.createdAt = createdAt
+        self.epochReason = epochReason
+        self.compactedThrough = compactedThrough
     }
 }
 
@@ -30,24 +39,42 @@ public struct StoredClientFile: Sendable, Hashable {
     /// The newest client version of this file in the realm's history (0 for none).
     public var lastIntegratedClientVersion: Int64
     public var createdAt: Date
+    /// When the client last identified, uploaded, downloaded or left (its creation until then).
+    public var lastSeen: Date
+    /// The newest server version the client is known to have integrated (from its ident and uploads).
+    public var lastServerVersion: Int64
 
-    public init(realmID: Int64, ident: FileIdent, lastIntegratedClientVersion: Int64, createdAt: Date) {
+    public init(realmID: Int64, ident: FileIdent, lastIntegratedClientVersion: Int64, createdAt: Date,
+                lastSeen: Date? = nil, lastServerVersion: Int64 = 0) {
         self.realmID = realmID
         self.ident = ident
         self.lastIntegratedClientVersion = lastIntegratedClientVersion
         self.createdAt = createdAt
+        self.lastSeen = lastSeen ?? createdAt
+        self.lastServerVersion = lastServerVersion
     }
 }
 
 /// What ``ServerStore/integrate(realmID:fileIdent:baseServerVersion:_:)`` reads, inside its transaction,
 /// for the pure integration step (`ServerIntegrator.integrate`).
 public struct IntegrationInput: Sendable {
+    /// The file ident an integration returns a changeset of the server's own with (a compensating
+    /// write): the store records it under ``WriteCheck/serverFileIdent`` and does not count it as
+    /// the uploader's.
+    public static let serverAuthored: Int64 = -1
+
     /// Every history entry after the upload's base version, in order.
     public var historyAfterBase: [HistoryEntry]
     /// The newest client version of the uploading file already in the history (0 for none).
     public var lastIntegratedClientVersion: Int64
     /// The newest server version before this upload.
     public var latestServerVersion: Int64
+    /// The realm's epoch now: an upload meant for an older epoch (a restore or schema change ran
+    /// since the session bound) must not be integrated.
+    public var epoch: SyncEpoch = .none
+    /// The realm's ``StoredRealm/compactedThrough``: an upload based on an older version cannot be
+    /// transformed against history that is gone.
+    public var compactedThrough: Int64 = 0
 }
 
 /// What one integrated upload changed.

@@ -26,8 +26,44 @@ public protocol ServerStore: Sendable {
     func realms(appID: String) async throws -> [StoredRealm]
     /// Starts a realm's history over under a new epoch: every client file and history entry is
     /// forgotten and `snapshot` (the realm's data, made by the server) becomes server version 1.
-    /// Clients that come back hold the old epoch and must reset; the data stays.
-    func restartHistory(realmID: Int64, epoch: SyncEpoch, snapshot: Changeset) async throws
+    /// Clients that come back hold the old epoch and must reset with `reason` (recorded as the
+    /// realm's ``StoredRealm/epochReason``); the data stays.
+    func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws
+
+    /// Like ``restartHistory(realmID:epoch:reason:snapshot:)`` but in one transaction with reading the
+    /// history: `rewrite` gets every entry and makes the snapshot (nil leaves the realm untouched), so
+    /// no upload integrated meanwhile is lost. Returns whether the history was restarted.
+    func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
+                        _ rewrite: @Sendable ([HistoryEntry]) throws -> Changeset?) async throws -> Bool
+
+    // MARK: Operations: runtime settings, backup and restore, retention (see ServerStore+Archive.swift)
+
+    /// Overrides the configuration's `clientRecovery` for an app (nil follows the configuration
+    /// again); persisted, so it survives a restart. False when there is no such app.
+    func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool
+    /// Overrides the configuration's `maxOfflineTime` for an app, in seconds (0 keeps all history,
+    /// nil follows the configuration again); persisted. False when there is no such app.
+    func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool
+    /// One realm's whole sync state (history, client files, epoch, counters), read in one transaction.
+    /// - Throws: `ServerStoreError.notFound` when there is no such realm.
+    func archive(realmID: Int64) async throws -> RealmArchive
+    /// Replaces the history and client files of the realm of `appID` at `archive.path` (created when
+    /// missing) with the archive's, in one transaction, under `epoch` with `reason`. The next file
+    /// ident never goes down, so no ident handed out since the backup is handed out again.
+    /// - Throws: `ServerStoreError.missingOwner` when there is no such app.
+    func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm
+    /// Records that client files of a realm were seen at `now` (an ident, upload, download or the
+    /// end of a session), and that they integrated `serverVersion` when it is given and newer than
+    /// what was recorded. Unknown idents are ignored.
+    func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws
+    /// Compacts a realm's history in one transaction: the prefix no live client file (seen at or
+    /// after `liveSince`) still needs, up to the oldest server version such a file is known to have
+    /// integrated (everything when none is live), is replaced by the one changeset `snapshot` makes
+    /// of it, stored at the prefix's last server version. Each file's newest client version in the
+    /// removed prefix is kept, so ``lastClientVersion(realmID:fileIdent:atOrBefore:)`` stays right.
+    /// Does nothing when the prefix holds fewer than two entries beyond what is compacted already.
+    func compact(realmID: Int64, liveSince: Date,
+                 _ snapshot: @Sendable ([HistoryEntry]) throws -> Changeset) async throws -> CompactionResult
 
     // MARK: Users
 
@@ -85,7 +121,7 @@ public protocol ServerStore: Sendable {
     func latestServerVersion(realmID: Int64) async throws -> Int64
     /// Allocates the realm's next client file ident with `salt`.
     func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile
-    /// The client file `ident` of a realm, or nil.
+    /// The client file `ident` of a realm, or nil (also when a restore or a restart forgot it).
     func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile?
     /// History entries after `serverVersion`, in order, until their encoded changesets reach `maxBytes`
     /// (at least one entry when there is any).
@@ -93,9 +129,9 @@ public protocol ServerStore: Sendable {
     /// The newest client version of `fileIdent` integrated at or before `serverVersion` (0 for none).
     func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64
     /// Integrates one upload in a single transaction: reads what `integrate` needs, calls it, appends the
-    /// changesets it returns (stamped with `fileIdent` and the next server versions; a changeset with
-    /// file ident ``WriteCheck/serverFileIdent`` is the server's own, a compensating write, and keeps
-    /// it) and records the file's newest integrated client version. Nothing is written when
+    /// changesets it returns (stamped with `fileIdent` and the next server versions; one returned with
+    /// file ident ``IntegrationInput/serverAuthored`` is the server's own, a compensating write,
+    /// recorded under ``WriteCheck/serverFileIdent``) and records the file's newest integrated client version. Nothing is written when
     /// `integrate` throws.
     func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,

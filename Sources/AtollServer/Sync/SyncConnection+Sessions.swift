@@ -78,16 +78,28 @@ extension SyncConnection {
 
     func ident(_ ident: Ident) async throws {
         guard var session = sessions[ident.session] else { return }
-        let realm = session.realm
+        let realm: StoredRealm
+        let recoveryAllowed: Bool
+        let maxOfflineTime: TimeInterval?
+        do {
+            // The realm as it is now: an operator may have replaced its history since the bind.
+            realm = try await coordinator.realm(appID: appID, path: session.realm.path)
+            recoveryAllowed = try await coordinator.clientRecoveryAllowed(appID: appID)
+            maxOfflineTime = try await coordinator.maxOfflineTime(appID: appID)
+        } catch {
+            try await storeFailed(error)
+        }
+        session.realm = realm
+        sessions[ident.session] = session
         func reset(_ reason: ResetReason, _ message: String) async throws {
             logger.info("client reset required", metadata: ["realm": "\(realm.path)", "reason": "\(reason)"])
             try await endSession(ident.session, answer: .resetRequired(ResetRequired(
-                session: ident.session, epoch: realm.epoch, reason: reason, recoveryAllowed: app.clientRecovery,
+                session: ident.session, epoch: realm.epoch, reason: reason, recoveryAllowed: recoveryAllowed,
                 message: message)))
         }
         let hasHistory = ident.fileIdent.isAssigned || ident.lastServerVersion > 0
         if ident.epoch != realm.epoch && (ident.epoch != .none || hasHistory) {
-            return try await reset(.epochChanged, "the realm's history has \(realm.epoch); the client's copy has \(ident.epoch)")
+            return try await reset(realm.epochReason, Self.epochMessage(realm, client: ident.epoch))
         }
         let latest: Int64
         var file = ident.fileIdent
@@ -95,6 +107,19 @@ extension SyncConnection {
             if file.isAssigned {
                 guard let known = try await store.clientFile(realmID: realm.id, ident: file.ident), known.ident.salt == file.salt
                 else { return try await reset(.unknownFileIdent, "the server does not know \(file) in this realm") }
+                let away = Date().timeIntervalSince(known.lastSeen)
+                if let maxOfflineTime, away > maxOfflineTime {
+                    return try await reset(.historyCompacted, """
+                        the client was last seen \(Int(away)) s ago, longer than the app's maximum offline time \
+                        (\(maxOfflineTime) s): the server no longer keeps the history it would need
+                        """)
+                }
+            }
+            if hasHistory && ident.lastServerVersion < realm.compactedThrough {
+                return try await reset(.historyCompacted, """
+                    the client integrated server version \(ident.lastServerVersion); the history up to \
+                    \(realm.compactedThrough) is compacted
+                    """)
             }
             latest = try await store.latestServerVersion(realmID: realm.id)
             if ident.lastServerVersion > latest {
@@ -106,6 +131,8 @@ extension SyncConnection {
             }
             session.lastOwnClientVersion = try await store.lastClientVersion(
                 realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
+            try await store.touchClientFiles(realmID: realm.id, idents: [file.ident], serverVersion: ident.lastServerVersion, now: Date())
+            session.lastSeenRecorded = Date()
         } catch {
             try await storeFailed(error)
         }
@@ -119,12 +146,22 @@ extension SyncConnection {
         let info = SessionInfo(appID: appID, userID: session.userID, path: realm.path, fileIdent: file.ident,
                                connection: id, session: ident.session, epoch: realm.epoch)
         await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session,
-                                    bound: BoundSession(info: info, end: { events.yield(.end($0)) })) { advance in
+                                    bound: BoundSession(info: info, end: { events.yield(.end($0)) }, reset: { events.yield(.reset($0)) })) { advance in
             events.yield(.history(ident.session, advance))
         }
         // A flexible session catches up once it said what it holds and subscribes to.
         guard session.flexible == nil else { return }
         try await catchUp(ident.session, through: latest)
+    }
+
+    /// Why a client's epoch is not the realm's, as the realm's last epoch change says.
+    static func epochMessage(_ realm: StoredRealm, client: SyncEpoch) -> String {
+        let why = switch realm.epochReason {
+        case .historyRestored: "the server's history was restored from a backup"
+        case .breakingSchemaChange: "an operator made a breaking schema change"
+        default: "sync was terminated and enabled again"
+        }
+        return "\(why): the realm's history has \(realm.epoch); the client's copy has \(client)"
     }
 
     // MARK: Upload
@@ -155,9 +192,13 @@ extension SyncConnection {
             logger.info("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
             try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
             return
+        } catch is StaleEpoch {
+            return  // the realm's history was replaced: the session's reset is on its way
         } catch {
             try await storeFailed(error)
         }
+        await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident, integrated: base)
+        sessions[upload.session]?.lastSeenRecorded = Date()
         try await send(.uploadAck(UploadAck(
             session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
         try await reportCompensatingWrite(result.rejected, session: upload.session)
@@ -267,6 +308,10 @@ extension SyncConnection {
         try await flush()
         sessions[id]?.cursor = session.cursor
         sessions[id]?.lastOwnClientVersion = session.lastOwnClientVersion
+        if Date().timeIntervalSince(session.lastSeenRecorded) > 60 {
+            sessions[id]?.lastSeenRecorded = Date()
+            await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident)
+        }
     }
 
     /// The store failed: the client retries later on a new connection.

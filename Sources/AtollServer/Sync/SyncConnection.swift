@@ -18,6 +18,8 @@ final class SyncConnection {
         case history(SessionID, HistoryAdvance)
         /// An operator ended the session (sync terminated, user disabled).
         case end(ErrorMessage)
+        /// An operator replaced the history of the session's realm (restore, breaking schema change).
+        case reset(ResetRequired)
     }
 
     /// What the server keeps about one bound session.
@@ -32,6 +34,8 @@ final class SyncConnection {
         var lastOwnClientVersion: Int64 = 0
         /// Flexible sync: what the client holds and subscribes to; nil for partition sync.
         var flexible: FlexibleView?
+        /// When the client file was last recorded as seen (downloads record it at most once a minute).
+        var lastSeenRecorded = Date.distantPast
     }
 
     /// What stops a connection: a connection-level error sent, or the socket gone.
@@ -90,6 +94,7 @@ final class SyncConnection {
         }
         for (id, session) in sessions {
             await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+            if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
         }
         metrics.activeSessions.decrement(by: Double(sessions.count))
         sessions = [:]
@@ -111,6 +116,10 @@ final class SyncConnection {
         case .end(let error):
             guard let id = error.session, sessions[id] != nil else { return }
             try await endSession(error)
+        case .reset(let reset):
+            guard sessions[reset.session] != nil else { return }
+            logger.info("client reset required", metadata: ["reason": "\(reset.reason)"])
+            try await endSession(reset.session, answer: .resetRequired(reset))
         }
     }
 
@@ -152,6 +161,7 @@ final class SyncConnection {
             if let session {
                 metrics.activeSessions.decrement()
                 await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+                if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
             }
             try await send(.unbound(Unbound(session: id, epoch: session?.realm.epoch ?? .none)))
         case .heldObjects(let held):
@@ -189,6 +199,7 @@ final class SyncConnection {
         if let session = sessions.removeValue(forKey: id) {
             metrics.activeSessions.decrement()
             await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+            if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
             epoch = session.realm.epoch
         } else {
             epoch = .none

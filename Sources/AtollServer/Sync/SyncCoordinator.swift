@@ -22,6 +22,8 @@ public struct SessionInfo: Sendable, Hashable {
 struct BoundSession: Sendable {
     var info: SessionInfo
     var end: @Sendable (ErrorMessage) -> Void
+    /// Ends the session with "reset required" (its realm's history was restored or rewritten).
+    var reset: @Sendable (ResetRequired) -> Void
 }
 
 /// New entries of a realm's history, as fanned out to the sessions bound to it.
@@ -48,8 +50,11 @@ public actor SyncCoordinator {
     public let store: any ServerStore
     let metrics: ServerMetrics
     let logger: Logger
+    /// The configured settings of an app (client recovery, maximum offline time), which the store's
+    /// operator overrides take precedence over.
+    let appSettings: @Sendable (String) -> ServerConfiguration.App
 
-    private struct RealmKey: Hashable {
+    struct RealmKey: Hashable {
         var appID: String
         var path: String
     }
@@ -59,17 +64,19 @@ public actor SyncCoordinator {
         var session: SessionID
     }
 
-    private var realms: [RealmKey: StoredRealm] = [:]
-    private var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
+    var realms: [RealmKey: StoredRealm] = [:]
+    var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
     /// Identified sessions, for operators (listing, ending them).
-    private var bound: [SubscriberKey: BoundSession] = [:]
+    var bound: [SubscriberKey: BoundSession] = [:]
     /// Whether sync is on, per app (read from the store once).
     private var syncEnabled: [String: Bool] = [:]
+    /// Apps as the store has them (operator overrides), read once and kept up to date.
+    var storedApps: [String: StoredApp] = [:]
     private var nextConnectionID: UInt64 = 1
 
     /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
     /// flexible-sync queries run against it.
-    private struct MaterializedRealm {
+    struct MaterializedRealm {
         var version: Int64 = 0
         var state = ReplicaState()
         /// Entries that arrived ahead of `version` (integrations finish in any order).
@@ -84,7 +91,7 @@ public actor SyncCoordinator {
             }
         }
     }
-    private var materialized: [Int64: MaterializedRealm] = [:]
+    var materialized: [Int64: MaterializedRealm] = [:]
 
     /// The schema of a realm's history up to `version`, which uploads are checked against.
     private struct TrackedSchema {
@@ -95,10 +102,12 @@ public actor SyncCoordinator {
     private var schemas: [Int64: TrackedSchema] = [:]
     private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
 
-    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger) {
+    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger,
+                appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) }) {
         self.store = store
         self.metrics = metrics
         self.logger = logger
+        self.appSettings = appSettings
     }
 
     /// A number that tells one connection's subscriptions from another's.
@@ -167,17 +176,9 @@ public actor SyncCoordinator {
             subscribers[realm.id] = nil
         }
         for realm in try await store.realms(appID: appID) {
-            var state = ReplicaState()
-            var version: Int64 = 0
-            while true {
-                let entries = try await store.history(realmID: realm.id, after: version, maxBytes: 4 << 20)
-                guard let last = entries.last else { break }
-                for entry in entries { state.apply(entry.changeset) }
-                version = last.serverVersion
-            }
-            let snapshot = Changeset(version: 0, timestamp: Int64(Date().timeIntervalSince1970 * 1000), fileIdent: 0,
-                                     instructions: ReplicaState().instructions(becoming: state))
-            try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), snapshot: snapshot)
+            let state = try await currentState(of: realm.id)
+            try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
+                                           snapshot: Self.snapshot(of: state, timestamp: Self.now()))
         }
         logger.notice("sync terminated", metadata: ["app": "\(appID)"])
     }
@@ -196,7 +197,7 @@ public actor SyncCoordinator {
         }
     }
 
-    private func end(sessionsWhere match: (SessionInfo) -> Bool, _ error: (SessionInfo) -> ErrorMessage) {
+    func end(sessionsWhere match: (SessionInfo) -> Bool, _ error: (SessionInfo) -> ErrorMessage) {
         for (key, session) in bound where match(session.info) {
             session.end(error(session.info))
             bound[key] = nil
@@ -228,10 +229,14 @@ public actor SyncCoordinator {
         var result = try await store.integrate(
             realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion
         ) { input in
-            guard batch.baseServerVersion >= 0, batch.baseServerVersion <= input.latestServerVersion else {
+            guard input.epoch == realm.epoch else { throw StaleEpoch() }
+            // A compacted prefix is gone: only a client that has nothing of the history (base 0, a new
+            // file) may upload on a base before its end; it merges against the snapshot as a whole.
+            guard batch.baseServerVersion == 0 || batch.baseServerVersion >= input.compactedThrough,
+                  batch.baseServerVersion >= 0, batch.baseServerVersion <= input.latestServerVersion else {
                 throw MergeError(
                     .badBaseVersion,
-                    "base server version \(batch.baseServerVersion) is outside 0...\(input.latestServerVersion)")
+                    "base server version \(batch.baseServerVersion) is outside \(input.compactedThrough)...\(input.latestServerVersion)")
             }
             let rebased = try ServerIntegrator.integrate(
                 batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
@@ -244,7 +249,7 @@ public actor SyncCoordinator {
             let outcome = WriteCheck.check(rebased, over: state, rule: check)
             guard !outcome.rejected.isEmpty else { return rebased }
             refused.withLock { $0 = outcome.rejected }
-            let compensation = Changeset(version: 0, timestamp: 0, fileIdent: WriteCheck.serverFileIdent, instructions: outcome.compensation)
+            let compensation = Changeset(version: 0, timestamp: 0, fileIdent: IntegrationInput.serverAuthored, instructions: outcome.compensation)
             return outcome.allowed + [compensation]
         }
         result.rejected = refused.withLock { $0 }
@@ -303,6 +308,8 @@ public actor SyncCoordinator {
         while true {
             let after = materialized[realmID]?.version ?? 0
             let entries = try await store.history(realmID: realmID, after: after, maxBytes: 4 << 20)
+            // A compacted history starts with its snapshot: nothing comes before it.
+            if after == 0, let first = entries.first, first.serverVersion > 1 { materialized[realmID]?.version = first.serverVersion - 1 }
             materialized[realmID]?.absorb(entries)
             if entries.isEmpty {
                 materialized[realmID]?.isLoaded = true

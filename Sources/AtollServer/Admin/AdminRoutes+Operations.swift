@@ -1,0 +1,144 @@
+import AtollCore
+import Foundation
+import Hummingbird
+
+/// The operations that make clients reset (docs/protocol.md §3): backup and restore, client recovery
+/// on or off, the maximum offline time and compaction, breaking schema changes.
+extension AdminRoutes {
+    func addOperations(to admin: RouterGroup<BasicRequestContext>) {
+        admin.get("apps/:app/backups") { _, context in
+            let app = try await requireApp(context)
+            return try JSONBody.response(try backups.list(appID: app.id).map(BackupBody.init))
+        }
+        admin.post("apps/:app/backups") { request, context in
+            let app = try await requireApp(context)
+            let body = try await JSONBody.decode(BackupRequest.self, from: request)
+            let backup = try await translating { try await coordinator.backup(appID: app.id, path: body.realm, id: backups.newID(appID: app.id)) }
+            try backups.write(backup)
+            return try JSONBody.response(BackupBody(backup), status: .created)
+        }
+        admin.post("apps/:app/backups/:backup/restore") { _, context in
+            let app = try await requireApp(context)
+            let id = try context.parameters.require("backup")
+            guard let backup = try backups.read(id), backup.appID == app.id else {
+                throw ServerError(.notFound, "app \(app.id) has no backup \(id)")
+            }
+            let restored = try await translating { try await coordinator.restore(backup) }
+            return try JSONBody.response(["realms": restored])
+        }
+        admin.get("apps/:app/settings") { _, context in
+            let app = try await requireApp(context)
+            return try JSONBody.response(try await settings(app.id))
+        }
+        admin.patch("apps/:app/settings") { request, context in
+            let app = try await requireApp(context)
+            let body = try await JSONBody.decode(SettingsRequest.self, from: request)
+            if let seconds = body.maxOfflineTime, seconds < 0 || !seconds.isFinite {
+                throw ServerError(.badRequest, "maxOfflineTime must be a number of seconds, 0 or more (0 keeps all history)")
+            }
+            if let allowed = body.clientRecovery { try await translating { try await coordinator.setClientRecovery(appID: app.id, allowed) } }
+            if let seconds = body.maxOfflineTime { try await translating { try await coordinator.setMaxOfflineTime(appID: app.id, seconds) } }
+            return try JSONBody.response(try await settings(app.id))
+        }
+        admin.post("apps/:app/compact") { _, context in
+            let app = try await requireApp(context)
+            let results = try await translating { try await coordinator.compact(appID: app.id) }
+            return try JSONBody.response(results.map {
+                CompactionBody(realm: $0.path, compactedThrough: $0.result.compactedThrough, removedEntries: $0.result.removedEntries)
+            })
+        }
+        admin.post("apps/:app/schema/remove-property") { request, context in
+            let app = try await requireApp(context)
+            let body = try await JSONBody.decode(PropertyRequest.self, from: request)
+            let realms = try await translating {
+                try await coordinator.applyBreakingChange(.removeProperty(type: body.type, name: body.property), appID: app.id)
+            }
+            return try JSONBody.response(["realms": realms])
+        }
+        admin.post("apps/:app/schema/change-property-type") { request, context in
+            let app = try await requireApp(context)
+            let body = try await JSONBody.decode(PropertyRequest.self, from: request)
+            guard let name = body.newType else { throw ServerError(.badRequest, "newType is missing (bool, int, double, string …)") }
+            guard let newType = PropertyType(rawValue: name), newType != .object else {
+                throw ServerError(.badRequest, "newType \"\(name)\" is not a scalar type: use one of "
+                    + PropertyType.allCases.filter { $0 != .object }.map(\.rawValue).joined(separator: ", "))
+            }
+            let realms = try await translating {
+                try await coordinator.applyBreakingChange(
+                    .changePropertyType(type: body.type, name: body.property, to: newType, isOptional: body.optional), appID: app.id)
+            }
+            return try JSONBody.response(["realms": realms])
+        }
+    }
+
+    /// Runs an operation, turning the store's and the schema's errors into the API's.
+    private func translating<T>(_ operation: () async throws -> T) async throws -> T {
+        do {
+            return try await operation()
+        } catch let error as ServerStoreError {
+            throw ServerError(error.code == .notFound || error.code == .missingOwner ? .notFound : .badRequest, error.message)
+        } catch let error as SchemaError {
+            throw ServerError(error.code == .unknownType || error.code == .unknownProperty ? .notFound : .badRequest, error.message)
+        }
+    }
+
+    private func settings(_ appID: String) async throws -> SettingsBody {
+        let stored = try await store.app(id: appID)
+        return SettingsBody(
+            clientRecovery: try await coordinator.clientRecoveryAllowed(appID: appID),
+            maxOfflineTime: try await coordinator.maxOfflineTime(appID: appID),
+            overrides: .init(clientRecovery: stored?.clientRecovery, maxOfflineTime: stored?.maxOfflineTime))
+    }
+
+    struct BackupRequest: Decodable {
+        /// The realm's path (`s:tasks`, `flx`); nil backs up every realm of the app.
+        var realm: String?
+    }
+
+    struct BackupBody: Codable {
+        var id: String
+        var app: String
+        var realm: String?
+        var createdAt: Date
+        var realms: [String]
+
+        init(_ backup: ServerBackup) {
+            id = backup.id
+            app = backup.appID
+            realm = backup.path
+            createdAt = backup.createdAt
+            realms = backup.realms.map(\.path)
+        }
+    }
+
+    struct SettingsRequest: Decodable {
+        var clientRecovery: Bool?
+        var maxOfflineTime: Double?
+    }
+
+    struct SettingsBody: Codable {
+        struct Overrides: Codable {
+            var clientRecovery: Bool?
+            var maxOfflineTime: Double?
+        }
+        /// In effect: the operator's setting, else the configuration's.
+        var clientRecovery: Bool
+        /// In effect, in seconds; absent when all history is kept.
+        var maxOfflineTime: Double?
+        /// What operators set (absent: the configuration decides).
+        var overrides: Overrides
+    }
+
+    struct CompactionBody: Codable {
+        var realm: String
+        var compactedThrough: Int64
+        var removedEntries: Int
+    }
+
+    struct PropertyRequest: Decodable {
+        var type: String
+        var property: String
+        var newType: String?
+        var optional: Bool?
+    }
+}

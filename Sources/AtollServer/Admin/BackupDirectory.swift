@@ -1,0 +1,65 @@
+import Foundation
+
+/// Where backups live: `<dataDirectory>/backups/<id>.json`, one ``ServerBackup`` per file.
+///
+/// ```swift
+/// let backups = BackupDirectory(dataDirectory: "atoll-data")
+/// let id = backups.newID(appID: "tasks")
+/// try backups.write(try await coordinator.backup(appID: "tasks", path: nil, id: id))
+/// ```
+public struct BackupDirectory: Sendable {
+    public let url: URL
+
+    public init(dataDirectory: String) {
+        url = URL(fileURLWithPath: dataDirectory, isDirectory: true).appendingPathComponent("backups", isDirectory: true)
+    }
+
+    /// A new backup id: the app, the time (UTC) and a random suffix, e.g. `tasks-20260101T120000Z-3fa2c1`.
+    public func newID(appID: String, now: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let safeApp = String(appID.unicodeScalars.map { Self.allowed($0) ? Character($0) : "_" })
+        return "\(safeApp)-\(formatter.string(from: now))-\(String(UInt32.random(in: 0...0xFFFFFF), radix: 16))"
+    }
+
+    /// Writes a backup (creating the folder), readable by the server's user only.
+    public func write(_ backup: ServerBackup) throws {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let file = try self.file(backup.id)
+        try encoder.encode(backup).write(to: file, options: .atomic)
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+    }
+
+    /// The backup with this id, or nil when there is none (or the id could not name one).
+    public func read(_ id: String) throws -> ServerBackup? {
+        guard let file = try? self.file(id), FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(ServerBackup.self, from: Data(contentsOf: file))
+    }
+
+    /// The backups of an app, oldest first.
+    public func list(appID: String) throws -> [ServerBackup] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return try names.filter { $0.hasSuffix(".json") }
+            .compactMap { try read(String($0.dropLast(".json".count))) }
+            .filter { $0.appID == appID }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// The file of a backup id; ids are letters, digits, `-`, `_` and `.` only (never a path).
+    private func file(_ id: String) throws -> URL {
+        guard !id.isEmpty, !id.hasPrefix("."), id.unicodeScalars.allSatisfy(Self.allowed) else {
+            throw ServerError(.notFound, "there is no backup \(id)")
+        }
+        return url.appendingPathComponent("\(id).json")
+    }
+
+    private static func allowed(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" || scalar == ".")
+    }
+}
