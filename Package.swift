@@ -117,6 +117,12 @@ let package = Package(
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
+        // The `atoll` tool, parsed and run as typed, against an in-process server.
+        .testTarget(
+            name: "AtollCommandTests",
+            dependencies: ["atoll", "Atoll", "AtollServer", "AtollTesting",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

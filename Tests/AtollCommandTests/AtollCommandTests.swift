@@ -1,0 +1,104 @@
+import ArgumentParser
+import Atoll
+import AtollServer
+import AtollTesting
+import Foundation
+import Testing
+@testable import atoll
+
+final class Note: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var text = ""
+}
+
+/// The `atoll` tool itself, parsed and run as an operator types it, against an in-process server.
+@MainActor @Suite(.serialized) struct AtollCommandTests {
+    /// Runs `atoll <arguments>` against `server`.
+    private func atoll(_ server: SyncTestServer, _ arguments: [String]) async throws {
+        let options = ["--server", server.server.baseURL.absoluteString, "--admin-key", server.server.adminKey]
+        var command = try AtollCommand.parseAsRoot(arguments + options)
+        guard var runnable = command as? AsyncParsableCommand else { return try command.run() }
+        try await runnable.run()
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<400 {
+            if condition() { return true }
+            try? await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
+        }
+        return condition()
+    }
+
+    /// The seeds' procedure with the tool: terminate and enable sync, and the client resets.
+    @Test func terminateAndEnableFromTheToolResetTheClient() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let resets = Recorder()
+            let user = try await app.login(credentials: .anonymous)
+            var configuration = user.configuration(partitionValue: "notes", clientResetMode: .discardUnsyncedChanges(
+                afterReset: { _, _ in resets.count += 1 }))
+            configuration.objectTypes = [Note.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write { realm.add(Note(value: ["text": "synced"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            realm.syncSession!.suspend()
+            try await atoll(server, ["sync", "terminate", "--app", server.appId])
+            #expect(try await server.admin.apps().first { $0.id == server.appId }?.syncEnabled == false)
+            try await atoll(server, ["sync", "enable", "--app", server.appId])
+            realm.syncSession!.resume()
+            #expect(await waitUntil { resets.count == 1 })
+        }
+    }
+
+    /// Back up, change, restore: the history rolls back and the client resets onto the backup.
+    @Test func backupAndRestoreFromTheTool() async throws {
+        try await withSyncTestServer { server in
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let resets = Recorder()
+            var configuration = user.configuration(partitionValue: "notes", clientResetMode: .discardUnsyncedChanges(
+                afterReset: { _, _ in resets.count += 1 }))
+            configuration.objectTypes = [Note.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write { realm.add(Note(value: ["text": "before the backup"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            try await atoll(server, ["backup", "create", "--app", server.appId, "--realm", "s:notes"])
+            let backup = try #require(try await server.admin.backups(app: server.appId).first)
+            try realm.write { realm.add(Note(value: ["text": "after the backup"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            try await atoll(server, ["backup", "restore", "--app", server.appId, backup.id])
+            #expect(await waitUntil { resets.count == 1 })
+            realm.refresh()
+            #expect(realm.objects(Note.self).map(\.text) == ["before the backup"])
+        }
+    }
+
+    /// A backup that does not exist: a typed error the operator can read; the server stays up.
+    @Test func anUnknownBackupIsAnErrorThatSaysSo() async throws {
+        try await withSyncTestServer { server in
+            try await atoll(server, ["apps", "create", server.appId])
+            let error = await #expect(throws: AdminClientError.self) {
+                try await atoll(server, ["backup", "restore", "--app", server.appId, "no-such-backup"])
+            }
+            #expect(error?.status == 404)
+            #expect(error?.message.contains("no-such-backup") == true)
+            #expect(try await server.admin.apps().contains { $0.id == server.appId })
+        }
+    }
+
+    @Test func missingArgumentsAreRefusedBeforeAnythingRuns() {
+        #expect(throws: (any Error).self) { _ = try AtollCommand.parseAsRoot(["backup", "restore"]) }
+        #expect(throws: (any Error).self) { _ = try AtollCommand.parseAsRoot(["schema", "change-type", "--app", "a"]) }
+    }
+}
+
+/// A counter the reset blocks bump from the session's actor.
+final class Recorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    var count: Int {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
