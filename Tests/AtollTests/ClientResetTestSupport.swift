@@ -21,3 +21,17 @@ extension User {
         return try await Realm(configuration: configuration, downloadBeforeOpen: .always)
     }
 }
+
+extension SyncTestServer {
+    /// Device `device` logged in, every sync error it reports recorded, and its realm of
+    /// partition "shire" (holding `SyncedTask`) open after downloading.
+    @MainActor func shireDevice(_ device: String, mode: ClientResetMode = .recoverUnsyncedChanges())
+        async throws -> (realm: Realm, errors: Recorder<any Error>)
+    {
+        let app = app(device: device)
+        let errors = Recorder<any Error>()
+        app.syncManager.errorHandler = { error, _ in errors.append(error) }
+        let realm = try await app.login(credentials: .anonymous).openShire(mode)
+        return (realm, errors)
+    }
+}

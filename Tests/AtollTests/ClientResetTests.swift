@@ -129,13 +129,8 @@ extension ClientResetTests {
 @MainActor @Suite(.serialized) struct ClientInternalErrorTests {
     @Test func aDamagedLocalHistoryIsReportedAsAClientInternalError() async throws {
         try await withSyncTestServer { server in
-            let app = server.app(device: "frodo")
-            let errors = Recorder<any Error>()
-            app.syncManager.errorHandler = { error, _ in errors.append(error) }
-            let frodo = try await app.login(credentials: .anonymous)
-            var configuration = frodo.configuration(partitionValue: "shire")
-            configuration.objectTypes = [SyncedTask.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let (realm, errors) = try await server.shireDevice("frodo")
+            let configuration = realm.configuration
             try realm.write { realm.add(SyncedTask(value: ["name": "first"])) }
             try await realm.syncSession!.wait(for: .upload)
             // A damaged history record, as a failing disk or a foreign writer would leave it...

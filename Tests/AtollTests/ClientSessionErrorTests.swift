@@ -9,13 +9,8 @@ import Testing
 @MainActor @Suite(.serialized) struct ClientSessionErrorTests {
     @Test func aChangesetThatBreaksTheSchemaIsRefusedByTheServerAsAClientSessionError() async throws {
         try await withSyncTestServer { server in
-            let app = server.app(device: "frodo")
-            let errors = Recorder<any Error>()
-            app.syncManager.errorHandler = { error, _ in errors.append(error) }
-            let frodo = try await app.login(credentials: .anonymous)
-            var configuration = frodo.configuration(partitionValue: "shire")
-            configuration.objectTypes = [SyncedTask.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let (realm, errors) = try await server.shireDevice("frodo")
+            let configuration = realm.configuration
             let ring = SyncedTask(value: ["name": "carry the ring"])
             try realm.write { realm.add(ring) }
             try await realm.syncSession!.wait(for: .upload)
