@@ -20,19 +20,7 @@ public struct HistorySchema: Hashable, Sendable {
     }
 
     mutating func absorb(_ instruction: Instruction) {
-        switch instruction {
-        case .addTable(let table):
-            var merged = types[table.name] ?? ObjectSchema(name: table.name, properties: [], isEmbedded: table.isEmbedded)
-            for property in table.properties where merged[property: property.name] == nil {
-                merged.properties.append(property)
-            }
-            types[table.name] = merged
-        case .addColumn(let type, let property):
-            guard types[type] != nil, types[type]![property: property.name] == nil else { return }
-            types[type]!.properties.append(property)
-        default:
-            break
-        }
+        types.mergeSchema(instruction)
     }
 
     /// Checks that every instruction of `changeset` fits the schema (types and properties exist,

@@ -14,8 +14,7 @@ extension ReplicaState {
     /// Applies one instruction; see docs/merge.md for what each one does to a missing target.
     public mutating func apply(_ instruction: Instruction) {
         switch instruction {
-        case .addTable(let s): addTable(s)
-        case .addColumn(let type, let p): addColumn(type, p)
+        case .addTable, .addColumn: schema.mergeSchema(instruction)
         case .createObject(let id):
             guard let s = schema[id.type], !s.isEmbedded, objects[id.type]?[id.primaryKey] == nil else { return }
             var fields: [String: Value] = [:]
@@ -89,19 +88,6 @@ extension ReplicaState {
     }
 
     // MARK: - Schema
-
-    private mutating func addTable(_ s: ObjectSchema) {
-        var merged = schema[s.name] ?? ObjectSchema(name: s.name, properties: [], isEmbedded: s.isEmbedded)
-        for p in s.properties where merged[property: p.name] == nil {
-            merged.properties.append(p)
-        }
-        schema[s.name] = merged
-    }
-
-    private mutating func addColumn(_ type: String, _ p: Property) {
-        guard schema[type] != nil, schema[type]![property: p.name] == nil else { return }
-        schema[type]!.properties.append(p)
-    }
 
     // MARK: - Navigation
 

@@ -20,3 +20,24 @@ public struct ObjectSchema: Sendable, Hashable, Codable {
         properties.first { $0.name == name }
     }
 }
+
+extension Dictionary where Key == String, Value == ObjectSchema {
+    /// Takes in a schema instruction additively, as every replica does: `addTable` adds the type
+    /// or the properties it lacks, `addColumn` a property its type lacks; nothing is ever
+    /// redefined or removed. Other instructions change nothing.
+    mutating func mergeSchema(_ instruction: Instruction) {
+        switch instruction {
+        case .addTable(let table):
+            var merged = self[table.name] ?? ObjectSchema(name: table.name, properties: [], isEmbedded: table.isEmbedded)
+            for property in table.properties where merged[property: property.name] == nil {
+                merged.properties.append(property)
+            }
+            self[table.name] = merged
+        case .addColumn(let type, let property):
+            guard self[type] != nil, self[type]![property: property.name] == nil else { return }
+            self[type]!.properties.append(property)
+        default:
+            break
+        }
+    }
+}

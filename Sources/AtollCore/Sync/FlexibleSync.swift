@@ -67,16 +67,12 @@ public enum FlexibleSync {
                 ?? (try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema))
         }
 
-        /// Whether the user may write an object of `type` with `fields` (defaults filled in) by
-        /// the write rule `rule` (`nil`: no rule, everyone may). A rule that cannot be bound to the
-        /// type (an unknown property) lets no one write.
-        public static func allowsWrite(_ rule: String?, userID: String, type: String, fields: [String: Value],
-                                       in state: ReplicaState) -> Bool {
-            guard let rule, rule != "true" else { return true }
-            guard let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }),
-                  let query = bind(rule, userID: userID, objectType: type, schema: schema)
-            else { return false }
-            return query.evaluate(on: fields, resolver: ReplicaResolver(state: state))
+        /// The write rule `rule` bound to `type` of `state`'s schema for `userID`; nil when it does
+        /// not fit the type (an unknown property): then no one may write the type. Bind once per
+        /// upload and evaluate with ``BoundQuery/evaluate(on:in:)``: binding builds a schema.
+        public static func bindWrite(_ rule: String, userID: String, type: String, in state: ReplicaState) -> BoundQuery? {
+            guard let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }) else { return nil }
+            return bind(rule, userID: userID, objectType: type, schema: schema)
         }
 
         /// A permission rule bound for one user: `%user.id` stands for `userID`. Nil when the
@@ -281,5 +277,12 @@ struct ReplicaResolver: ObjectResolver {
         var full = fields
         for p in schema.properties where full[p.name] == nil { full[p.name] = state.defaultValue(p) }
         return full
+    }
+}
+
+extension BoundQuery {
+    /// Whether the query holds for an object's `fields` (defaults filled in), links resolved in `state`.
+    public func evaluate(on fields: [String: Value], in state: ReplicaState) -> Bool {
+        evaluate(on: fields, resolver: ReplicaResolver(state: state))
     }
 }

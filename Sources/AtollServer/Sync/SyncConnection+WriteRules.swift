@@ -22,6 +22,8 @@ extension SyncConnection {
         guard checksView || app.permissions.contains(where: { $0.write != "true" }) else { return nil }
         // "" for the rule of every type without its own; the first rule of a type counts.
         let writeRules = Dictionary(app.permissions.map { ($0.type ?? "", $0.write) }, uniquingKeysWith: { first, _ in first })
+        // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
+        let bound = Mutex<[String: BoundQuery?]>([:])
         return { id, before, after, state in
             // In the view as it was (or, for a new object, as created): else it is not the
             // session's to write. Types the set names before the schema has them can't be checked.
@@ -30,8 +32,13 @@ extension SyncConnection {
                 return "\(id.type) \(id.primaryKey) is outside the session's subscriptions (no subscription of the session matches it)"
             }
             guard let rule = writeRules[id.type] ?? writeRules[""], state.schema[id.type] != nil else { return nil }
-            for fields in [before, after].compactMap({ $0 })
-            where !FlexibleSync.Rules.allowsWrite(rule, userID: userID, type: id.type, fields: fields, in: state) {
+            let query = bound.withLock { cache in
+                if let known = cache[id.type] { return known }
+                let made = FlexibleSync.Rules.bindWrite(rule, userID: userID, type: id.type, in: state)
+                cache[id.type] = made
+                return made
+            }
+            for fields in [before, after].compactMap({ $0 }) where query?.evaluate(on: fields, in: state) != true {
                 return "user \(userID) may not write \(id.type) \(id.primaryKey) (the app's write rule \"\(rule)\" says no)"
             }
             return nil
