@@ -222,4 +222,29 @@ extension ServerOperationsTests {
             try await samRealm.syncSession!.wait(for: .upload)
         }
     }
+
+    /// A server started on a compacted history reads its schema from the snapshot the history now
+    /// starts with (versions jump there), so uploads fit it.
+    @Test func afterCompactionARestartedServerStillKnowsTheSchema() async throws {
+        try await withSyncTestServer { server in
+            let (frodo, errors) = try await device("frodo", of: server)
+            let realm = try await frodo.openShire(.manual())
+            for name in ["one", "two", "three"] {
+                try realm.write { realm.add(SyncedTask(value: ["name": name])) }
+                try await realm.syncSession!.wait(for: .upload)
+            }
+            _ = try await server.admin.setMaxOfflineTime(app: server.appId, seconds: 1)
+            realm.syncSession!.suspend()
+            try await _Concurrency.Task.sleep(nanoseconds: 1_500_000_000)
+            #expect(try await server.admin.compact(app: server.appId).first?.removedEntries ?? 0 >= 2)
+            try await server.restart()
+
+            let (sam, samErrors) = try await device("sam", of: server)
+            let samRealm = try await sam.openShire(.manual())
+            try samRealm.write { samRealm.add(SyncedTask(value: ["name": "four"])) }
+            try await samRealm.syncSession!.wait(for: .upload)
+            #expect(samErrors.all.isEmpty)
+            #expect(resetErrors(errors).count <= 1)
+        }
+    }
 }

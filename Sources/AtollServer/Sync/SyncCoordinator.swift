@@ -83,8 +83,19 @@ public actor SyncCoordinator {
         var ahead: [Int64: HistoryEntry] = [:]
         var isLoaded = false
 
-        mutating func absorb(_ entries: some Sequence<HistoryEntry>) {
-            for entry in entries where entry.serverVersion > version { ahead[entry.serverVersion] = entry }
+        /// Takes in entries after ``version``. Entries read from the store are the whole history
+        /// after it, in order (a compacted prefix is one snapshot entry, so versions may jump) and
+        /// apply at once; appended ones wait in ``ahead`` until the versions before them arrived.
+        mutating func absorb(_ entries: some Sequence<HistoryEntry>, readFromStore: Bool = false) {
+            for entry in entries where entry.serverVersion > version {
+                if readFromStore {
+                    state.apply(entry.changeset)
+                    version = entry.serverVersion
+                } else {
+                    ahead[entry.serverVersion] = entry
+                }
+            }
+            ahead = ahead.filter { $0.key > version }
             while let next = ahead.removeValue(forKey: version + 1) {
                 state.apply(next.changeset)
                 version = next.serverVersion
@@ -98,6 +109,16 @@ public actor SyncCoordinator {
         var epoch: SyncEpoch
         var version: Int64 = 0
         var schema = HistorySchema()
+
+        /// Takes in entries after ``version``, in order. Entries read from the store are the whole
+        /// history after it (where a compacted prefix is one snapshot entry, versions jump);
+        /// appended ones are taken only when they directly follow, the rest is read later.
+        mutating func absorb(_ entries: [HistoryEntry], readFromStore: Bool) {
+            for entry in entries where readFromStore ? entry.serverVersion > version : entry.serverVersion == version + 1 {
+                schema.absorb(entry.changeset)
+                version = entry.serverVersion
+            }
+        }
     }
     private var schemas: [Int64: TrackedSchema] = [:]
     private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
@@ -256,6 +277,8 @@ public actor SyncCoordinator {
         metrics.integrationLatency.record(clock.now - start)
         if !result.appended.isEmpty {
             materialized[realm.id]?.absorb(result.appended)
+            // So the next upload's schema check need not read this upload back from the store.
+            if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
             let advance = HistoryAdvance(
                 realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
             for deliver in (subscribers[realm.id] ?? [:]).values { deliver(advance) }
@@ -271,12 +294,9 @@ public actor SyncCoordinator {
             let version = schemas[realm.id]!.version
             let entries = try await store.history(realmID: realm.id, after: version, maxBytes: 4 << 20)
             // Another call may have moved on meanwhile: take what follows its version, in order.
-            guard var tracked = schemas[realm.id], tracked.epoch == realm.epoch else { continue }
-            for entry in entries where entry.serverVersion == tracked.version + 1 {
-                tracked.schema.absorb(entry.changeset)
-                tracked.version = entry.serverVersion
-            }
-            schemas[realm.id] = tracked
+            guard schemas[realm.id]?.epoch == realm.epoch else { continue }
+            schemas[realm.id]!.absorb(entries, readFromStore: true)
+            let tracked = schemas[realm.id]!
             if entries.isEmpty || tracked.version == version { return tracked.schema }
         }
     }
@@ -308,9 +328,7 @@ public actor SyncCoordinator {
         while true {
             let after = materialized[realmID]?.version ?? 0
             let entries = try await store.history(realmID: realmID, after: after, maxBytes: 4 << 20)
-            // A compacted history starts with its snapshot: nothing comes before it.
-            if after == 0, let first = entries.first, first.serverVersion > 1 { materialized[realmID]?.version = first.serverVersion - 1 }
-            materialized[realmID]?.absorb(entries)
+            materialized[realmID]?.absorb(entries, readFromStore: true)
             if entries.isEmpty {
                 materialized[realmID]?.isLoaded = true
                 return
