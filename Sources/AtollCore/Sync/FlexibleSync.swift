@@ -128,13 +128,6 @@ public enum FlexibleSync {
         return out
     }
 
-    /// The view a client holds after catching up: what matches, plus what it held that the server
-    /// does not have (its own creations not yet integrated, or objects erased on the way, which
-    /// the history entries it received erase).
-    public static func viewAfterCatchUp(held: Set<ObjectID>, matching: Set<ObjectID>, in state: ReplicaState) -> Set<ObjectID> {
-        matching.union(held.filter { state.object($0) == nil })
-    }
-
     /// `changeset` with only what a client holding `view` receives: schema instructions and
     /// instructions on objects of the view.
     public static func filter(_ changeset: Changeset, to view: Set<ObjectID>) -> Changeset {
@@ -284,5 +277,126 @@ extension BoundQuery {
     /// Whether the query holds for an object's `fields` (defaults filled in), links resolved in `state`.
     public func evaluate(on fields: [String: Value], in state: ReplicaState) -> Bool {
         evaluate(on: fields, resolver: ReplicaResolver(state: state))
+    }
+}
+
+// MARK: - Catching a session up without trusting what it claims
+
+extension FlexibleSync {
+    /// What one catch-up sends a session, and what the session holds afterwards.
+    public struct CatchUp: Sendable {
+        /// The history entries to send, each restricted to what the session may receive (the
+        /// session's own entries whole); entries of others with nothing left are dropped.
+        public var entries: [HistoryEntry]
+        /// The view change at the newest version: erasures, then creations.
+        public var viewChange: [Instruction]
+        /// The objects the session holds afterwards.
+        public var held: Set<ObjectID>
+        /// Those of ``held`` the server has only the client's word for (absent from the server).
+        public var unconfirmed: Set<ObjectID>
+    }
+
+    /// Plans the catch-up of a session from its cursor *c* to the state `state` at *S*, sending it
+    /// nothing its user may not read (docs/protocol.md §2.6, "What a session is sent").
+    ///
+    /// `held` is what the session holds; of it, `unconfirmed` is the client's word only (all of
+    /// its `heldObjects` message at first, then what the server has not seen since), believed only
+    /// as far as the server can check it:
+    /// - an object that exists at *S* and the user may read counts as held, unless the history after
+    ///   *c* starts with another client creating it (so it did not exist at *c* and the client cannot
+    ///   have it from the server): then it is erased and, if it matches, sent whole;
+    /// - an object that exists but the user may not read gets an `eraseObject` only if the history
+    ///   after *c* changed it other than by another's creation (the user may have held it before
+    ///   it was taken away), and otherwise nothing at all;
+    /// - an object absent at *S* stays unconfirmed (the client's own creation not yet integrated,
+    ///   or an object erased since); of its history only erasures are sent.
+    /// A confirmed held object the user can no longer read is erased; one that is gone is
+    /// forgotten (its erasure is among the entries).
+    ///
+    /// - Parameters:
+    ///   - entries: the history after *c* up to *S*, in order; only instructions on `held`
+    ///     objects (and schema instructions) matter, so the caller may leave out the rest.
+    ///   - ownFile: the session's client file: its entries are its acknowledgements, sent whole.
+    ///   - querySet: the session's accepted query set; nil keeps what it holds (and may read).
+    ///   - mayRead: whether the user may read an object that exists in `state` (the app's read rules).
+    /// - Complexity: O(*i* + *h*) in the instructions of `entries` and the held objects, plus the
+    ///   query set's evaluation over `state`.
+    public static func catchUp(
+        held: Set<ObjectID>, unconfirmed: Set<ObjectID>, entries: [HistoryEntry], ownFile: Int64,
+        state: ReplicaState, querySet: FlexibleQuerySet?, mayRead: (ObjectID) -> Bool
+    ) -> CatchUp {
+        // First instruction on each unconfirmed object in the history after c: another's creation?
+        var createdByOthers: [ObjectID: Bool] = [:]
+        if !unconfirmed.isEmpty {
+            for entry in entries {
+                for instruction in entry.changeset.instructions {
+                    guard let id = instruction.object, unconfirmed.contains(id), createdByOthers[id] == nil else { continue }
+                    var isCreate = false
+                    if case .createObject = instruction { isCreate = true }
+                    createdByOthers[id] = isCreate && entry.changeset.fileIdent != ownFile
+                }
+            }
+        }
+        var trusted = Set<ObjectID>()  // held and readable at S: sent every change
+        var absent = Set<ObjectID>()  // unconfirmed, absent at S: sent erasures only
+        var erased = Set<ObjectID>()  // held, but no longer readable or not the server's to confirm: erased
+        for id in held {
+            let isConfirmed = !unconfirmed.contains(id)
+            guard state.object(id) != nil else {
+                if !isConfirmed { absent.insert(id) }
+                continue
+            }
+            let createdSince = createdByOthers[id]
+            if mayRead(id) {
+                // Readable, yet created by another after c: the client's copy (if it has one) is
+                // not the server's; it is replaced whole if it matches.
+                if createdSince == true { erased.insert(id) } else { trusted.insert(id) }
+            } else if isConfirmed || createdSince == false {
+                erased.insert(id)
+            }
+        }
+        var sent: [HistoryEntry] = []
+        for entry in entries {
+            if entry.changeset.fileIdent == ownFile {
+                sent.append(entry)
+                continue
+            }
+            var filtered = entry
+            filtered.changeset.instructions = entry.changeset.instructions.filter { instruction in
+                guard let id = instruction.object else { return true }
+                if trusted.contains(id) { return true }
+                // An erasure of a confirmed object that is gone, or of an unconfirmed one.
+                if case .eraseObject = instruction, state.object(id) == nil, held.contains(id) { return true }
+                return false
+            }
+            if !filtered.changeset.instructions.isEmpty { sent.append(filtered) }
+        }
+        let matching = querySet?.matches(in: state) ?? trusted
+        var change: [Instruction] = trusted.subtracting(matching).union(erased).sorted(by: ObjectID.canonicalOrder).map { .eraseObject($0) }
+        for id in matching.subtracting(trusted).sorted(by: ObjectID.canonicalOrder) {
+            change.append(contentsOf: instructions(creating: id, in: state))
+        }
+        return CatchUp(entries: sent, viewChange: change, held: matching.union(absent), unconfirmed: absent)
+    }
+}
+
+extension FlexibleSync.Rules {
+    /// Whether the user may read an object of `state` by the app's read rules: a type without a
+    /// rule is readable, one whose rule does not fit the type is not, nor is an absent object.
+    /// The returned function binds each type's rule once.
+    public func readAccess(in state: ReplicaState) -> (ObjectID) -> Bool {
+        var bound: [String: BoundQuery?] = [:]
+        var schema: Schema?
+        let resolver = ReplicaResolver(state: state)
+        return { id in
+            guard let fields = state.object(id), let objectSchema = state.schema[id.type] else { return false }
+            if bound[id.type] == nil {
+                if schema == nil { schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }) }
+                guard let schema else { return false }
+                bound[id.type] = .some(readRule(for: id.type, in: schema))
+            }
+            guard let rule = bound[id.type]! else { return true }
+            return rule.evaluate(on: resolver.filled(fields, objectSchema), resolver: resolver)
+        }
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 struct FlexibleView {
     /// The objects the client holds as of the session's cursor; nil until `heldObjects`.
     var held: Set<ObjectID>?
+    /// The objects of ``held`` the server has only the client's word for (`FlexibleSync.catchUp`).
+    var unconfirmed: Set<ObjectID> = []
     /// The accepted query set; nil while none is (the client keeps what it holds, gets nothing new).
     var querySet: FlexibleQuerySet?
     /// The queries of ``querySet``, to check them again once the schema has their unknown types.
@@ -28,7 +30,9 @@ extension SyncConnection {
 
     func heldObjects(_ message: HeldObjects) async throws {
         guard var session = sessions[message.session], session.flexible != nil else { return }
+        // The client's word only: `FlexibleSync.catchUp` checks it against what its user may read.
         session.flexible!.held = Set(message.objects)
+        session.flexible!.unconfirmed = session.flexible!.held!
         sessions[message.session] = session
     }
 
@@ -115,9 +119,14 @@ extension SyncConnection {
             flexible.querySet = try? FlexibleQuerySet(version: set.version, queries: flexible.queries, schema: snapshot.state.schema,
                                                       rules: rules(for: session.userID), allowingUnknownTypes: true)
         }
-        let matching = flexible.querySet?.matches(in: snapshot.state) ?? held.filter { snapshot.state.object($0) != nil }
-        let change = FlexibleSync.viewChange(from: held, to: matching, in: snapshot.state)
-        flexible.held = FlexibleSync.viewAfterCatchUp(held: held, matching: matching, in: snapshot.state)
+        // What the client says it holds is checked against what its user may read (docs/protocol.md §2.6).
+        let plan = FlexibleSync.catchUp(
+            held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: start.file.ident,
+            state: snapshot.state, querySet: flexible.querySet, mayRead: rules(for: session.userID).readAccess(in: snapshot.state))
+        entries = plan.entries
+        let change = plan.viewChange
+        flexible.held = plan.held
+        flexible.unconfirmed = plan.unconfirmed
         let announce = flexible.unannouncedVersion
         if let announce { flexible.querySetVersion = announce }
         flexible.unannouncedVersion = nil

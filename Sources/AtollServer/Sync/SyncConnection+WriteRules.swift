@@ -46,11 +46,19 @@ extension SyncConnection {
     }
 
     /// Tells the client which objects the server reverted (SDK error `writeRejected`). In flexible
-    /// sync the session now holds them, so the compensating write reaches it.
+    /// sync the compensating write reaches the session for the reverted objects it may read (they
+    /// join what it holds; those outside its subscriptions leave again at the next catch-up) and
+    /// for those the server does not have (it erases the client's copy); an object the user may
+    /// not read is simply not there for it: nothing of it is sent.
     func reportCompensatingWrite(_ rejected: [CompensatingWrite], session id: SessionID) async throws {
         guard !rejected.isEmpty, let session = sessions[id] else { return }
         if session.flexible?.held != nil {
-            sessions[id]?.flexible?.held?.formUnion(rejected.map { ObjectID(type: $0.objectType, primaryKey: $0.primaryKey) })
+            let state: ReplicaState
+            do { state = try await coordinator.snapshot(of: session.realm).state } catch { try await storeFailed(error) }
+            let mayRead = rules(for: session.userID).readAccess(in: state)
+            let visible = rejected.map { ObjectID(type: $0.objectType, primaryKey: $0.primaryKey) }
+                .filter { state.object($0) == nil || mayRead($0) }
+            sessions[id]?.flexible?.held?.formUnion(visible)
         }
         let list = rejected.prefix(5).map { "\($0.objectType) \($0.primaryKey): \($0.reason)" }.joined(separator: "; ")
         let more = rejected.count > 5 ? " and \(rejected.count - 5) more" : ""
