@@ -30,8 +30,8 @@ struct AdminRoutes: Sendable {
         for (action, disabled) in [("enable", false), ("disable", true)] {
             admin.post("apps/:app/users/:user/\(action)") { _, context in
                 let user = try await requireUser(context)
+                // Disabling ends the user's sync sessions too.
                 try await auth.setUserDisabled(user.id, disabled: disabled)
-                if disabled { await coordinator.endSessions(userID: user.id, reason: "user \(user.id) was disabled by an operator") }
                 return JSONBody.empty()
             }
         }

@@ -12,14 +12,17 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// A random id, so two tokens issued in the same second differ (a refresh always gives a
     /// new token).
     public var jti: IDClaim?
+    /// The device (login) the token was issued to: logging out there ends its sync sessions.
+    public var dev: String?
 
-    public init(userID: String, appID: String, issuedAt: Date, expiresAt: Date) {
+    public init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date) {
         sub = SubjectClaim(value: userID)
         app = appID
         iat = IssuedAtClaim(value: issuedAt)
         exp = ExpirationClaim(value: expiresAt)
         typ = "access"
         jti = IDClaim(value: UUID().uuidString)
+        dev = deviceID
     }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws {
@@ -50,13 +53,13 @@ public struct AccessTokens: Sendable {
         self.lifetime = lifetime
     }
 
-    /// A new signed token for `userID` of `appID`.
-    public func issue(userID: String, appID: String, now: Date) async throws -> String {
+    /// A new signed token for `userID` of `appID`, on the device (login) `deviceID`.
+    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date) async throws -> String {
         // JWT times are whole seconds; rounding down keeps `iat` from lying about the future.
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try await keys.sign(
             AccessTokenClaims(
-                userID: userID, appID: appID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime)))
+                userID: userID, appID: appID, deviceID: deviceID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime)))
     }
 
     /// The claims of a token this server signed and that has not expired.

@@ -15,11 +15,15 @@ public struct AuthService: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Ends the sync sessions of a user (of one device, or all) whose tokens were revoked.
+    let endSyncSessions: @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void
 
     init(
         store: any ServerStore, configuration: ServerConfiguration, secret: String, metrics: ServerMetrics,
-        logger: Logger, now: @escaping @Sendable () -> Date = { Date() }
+        logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+        endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in }
     ) async throws {
+        self.endSyncSessions = endSyncSessions
         self.store = store
         self.configuration = configuration
         self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
@@ -69,18 +73,23 @@ public struct AuthService: Sendable {
             StoredRefreshToken(
                 digest: Secrets.digest(refreshToken), userID: user.id, appID: user.appID, deviceID: deviceID,
                 createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime)))
-        let accessToken = try await accessTokens.issue(userID: user.id, appID: user.appID, now: issued)
+        let accessToken = try await accessTokens.issue(userID: user.id, appID: user.appID, deviceID: deviceID, now: issued)
         return Session(accessToken: accessToken, refreshToken: refreshToken, userID: user.id, deviceID: deviceID)
     }
 
     /// The user a refresh token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for an unknown, revoked or expired token, `.userDisabled`.
     public func user(forRefreshToken token: String) async throws -> StoredUser {
+        try await login(forRefreshToken: token).user
+    }
+
+    /// The user and the stored login of a refresh token.
+    func login(forRefreshToken token: String) async throws -> (user: StoredUser, token: StoredRefreshToken) {
         guard let stored = try await store.refreshToken(digest: Secrets.digest(token)), !stored.revoked,
             stored.expiresAt > now(), let user = try await store.user(id: stored.userID)
         else { throw ServerError(.invalidToken, "the refresh token is invalid, expired or revoked") }
         guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
-        return user
+        return (user, stored)
     }
 
     /// The user an access token belongs to.
@@ -96,21 +105,24 @@ public struct AuthService: Sendable {
 
     /// A new access token for the holder of a refresh token.
     public func refreshAccessToken(refreshToken: String) async throws -> String {
-        let user = try await user(forRefreshToken: refreshToken)
-        return try await accessTokens.issue(userID: user.id, appID: user.appID, now: now())
+        let (user, stored) = try await login(forRefreshToken: refreshToken)
+        return try await accessTokens.issue(userID: user.id, appID: user.appID, deviceID: stored.deviceID, now: now())
     }
 
-    /// Revokes a refresh token (log out).
+    /// Revokes a refresh token (log out) and ends the sync sessions of its device.
     public func logOut(refreshToken: String) async throws {
-        guard try await store.revokeRefreshToken(digest: Secrets.digest(refreshToken)) else {
+        let digest = Secrets.digest(refreshToken)
+        guard let stored = try await store.refreshToken(digest: digest), try await store.revokeRefreshToken(digest: digest) else {
             throw ServerError(.invalidToken, "the refresh token is invalid or already revoked")
         }
+        await endSyncSessions(stored.userID, stored.deviceID, "user \(stored.userID) logged out on this device")
     }
 
     /// Deletes the user an access token belongs to, with its tokens and API keys.
     public func deleteUser(accessToken: String) async throws {
         let user = try await user(forAccessToken: accessToken)
         try await store.deleteUser(id: user.id)
+        await endSyncSessions(user.id, nil, "user \(user.id) was deleted")
         logger.info("deleted user", metadata: ["app": "\(user.appID)", "user": "\(user.id)"])
     }
 
@@ -120,6 +132,9 @@ public struct AuthService: Sendable {
         guard try await store.setUserDisabled(id: userID, disabled: disabled) else {
             throw ServerError(.userNotFound, "there is no user \(userID)")
         }
-        if disabled { try await store.revokeRefreshTokens(userID: userID) }
+        if disabled {
+            try await store.revokeRefreshTokens(userID: userID)
+            await endSyncSessions(userID, nil, "user \(userID) was disabled by an operator")
+        }
     }
 }

@@ -98,11 +98,14 @@ public struct AtollServer: Sendable {
         do {
             let secret = try TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory)
             let metrics = ServerMetrics()
-            let auth = try await AuthService(
-                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger)
-            let router = Self.makeRouter(auth: auth, metrics: metrics)
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               appSettings: { [configuration] in configuration.settings(forApp: $0) })
+            let auth = try await AuthService(
+                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger,
+                endSyncSessions: { userID, deviceID, reason in
+                    await coordinator.endSessions(userID: userID, deviceID: deviceID, reason: reason)
+                })
+            let router = Self.makeRouter(auth: auth, metrics: metrics)
             let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)

@@ -19,7 +19,8 @@ struct SignedAccessTokenClaims: JWTPayload {
 
 /// The outcome of ``AuthService/syncUser(accessToken:appID:session:)``.
 enum SyncUserCheck: Sendable {
-    case user(StoredUser)
+    /// The user, with the device its token was issued to and when the token expires.
+    case user(StoredUser, deviceID: String?, expiresAt: Date)
     /// The error to answer the session with.
     case refused(ErrorMessage)
 }
@@ -61,6 +62,6 @@ extension AuthService {
         }
         guard let user, user.appID == appID else { return refusal(.userLoggedOut, "the user no longer exists") }
         guard !user.disabled else { return refusal(.userLoggedOut, "the user is disabled") }
-        return .user(user)
+        return .user(user, deviceID: claims.dev, expiresAt: claims.exp.value)
     }
 }

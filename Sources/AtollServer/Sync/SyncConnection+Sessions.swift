@@ -34,8 +34,10 @@ extension SyncConnection {
             try await storeFailed(error)
         }
         let user: StoredUser
+        let deviceID: String?
+        let tokenExpires: Date
         switch await auth.syncUser(accessToken: bind.accessToken, appID: appID, session: bind.session) {
-        case .user(let found): user = found
+        case .user(let found, let device, let expires): (user, deviceID, tokenExpires) = (found, device, expires)
         case .refused(let refusal):
             try await endSession(refusal)
             return
@@ -53,17 +55,22 @@ extension SyncConnection {
         } catch {
             try await storeFailed(error)
         }
-        var session = Session(realm: realm, userID: user.id)
+        var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires)
         if bind.target == .flexible { session.flexible = FlexibleView() }
         sessions[bind.session] = session
         metrics.activeSessions.increment()
+        scheduleTokenExpiry(bind.session)
     }
 
     func refreshAccessToken(_ refresh: RefreshAccessToken) async throws {
         guard let session = sessions[refresh.session] else { return }
         switch await auth.syncUser(accessToken: refresh.accessToken, appID: appID, session: refresh.session) {
-        case .user(let user) where user.id == session.userID:
-            return
+        case .user(let user, let deviceID, let expires) where user.id == session.userID:
+            sessions[refresh.session]?.deviceID = deviceID
+            sessions[refresh.session]?.tokenExpires = expires
+            scheduleTokenExpiry(refresh.session)
+            // The coordinator ends sessions by device: tell it the new one.
+            if session.identified { await coordinator.rebound(connection: id, session: refresh.session, deviceID: deviceID) }
         case .user:
             try await endSession(ErrorMessage(
                 code: .invalidAccessToken, message: "the new access token is another user's", action: .protocolViolation,
@@ -146,7 +153,7 @@ extension SyncConnection {
         let info = SessionInfo(appID: appID, userID: session.userID, path: realm.path, fileIdent: file.ident,
                                connection: id, session: ident.session, epoch: realm.epoch)
         await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session,
-                                    bound: BoundSession(info: info, end: { events.yield(.end($0)) }, reset: { events.yield(.reset($0)) })) { advance in
+                                    bound: BoundSession(info: info, deviceID: session.deviceID, end: { events.yield(.end($0)) }, reset: { events.yield(.reset($0)) })) { advance in
             events.yield(.history(ident.session, advance))
         }
         // A flexible session catches up once it said what it holds and subscribes to.

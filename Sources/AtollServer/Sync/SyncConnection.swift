@@ -20,12 +20,20 @@ final class SyncConnection {
         case end(ErrorMessage)
         /// An operator replaced the history of the session's realm (restore, breaking schema change).
         case reset(ResetRequired)
+        /// The access token a session was bound (or last refreshed) with may have expired.
+        case tokenExpiry(SessionID)
     }
 
     /// What the server keeps about one bound session.
     struct Session {
         var realm: StoredRealm
         var userID: String
+        /// The device (login) of the access token: logging out there ends the session.
+        var deviceID: String?
+        /// When the session's access token expires; the session ends then unless it was refreshed.
+        var tokenExpires: Date
+        /// Wakes the connection at ``tokenExpires``.
+        var expiryTimer: _Concurrency.Task<Void, Never>?
         var file: FileIdent = .unassigned
         var identified = false
         /// The newest server version sent to the client (or that it had at ident).
@@ -92,12 +100,32 @@ final class SyncConnection {
         } catch {
             logger.debug("sync connection closed", metadata: ["reason": "\(error)"])
         }
-        for (id, session) in sessions {
-            await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
-            if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
+        for id in Array(sessions.keys) { await removeSession(id) }
+    }
+
+    /// Forgets a session: no more history for it, its client file seen now. Returns what it was.
+    @discardableResult
+    func removeSession(_ id: SessionID) async -> Session? {
+        guard let session = sessions.removeValue(forKey: id) else { return nil }
+        session.expiryTimer?.cancel()
+        metrics.activeSessions.decrement()
+        await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
+        if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
+        return session
+    }
+
+    /// Ends session `id` with "access token expired" when its token expired (at `expires`) and
+    /// was not refreshed: the client refreshes it and binds again (docs/protocol.md §2.6).
+    func scheduleTokenExpiry(_ id: SessionID) {
+        guard let expires = sessions[id]?.tokenExpires else { return }
+        sessions[id]?.expiryTimer?.cancel()
+        let events = self.events
+        let delay = max(0, expires.timeIntervalSince(auth.now()))
+        sessions[id]?.expiryTimer = _Concurrency.Task {
+            try? await _Concurrency.Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1))
+            guard !_Concurrency.Task.isCancelled else { return }
+            events.yield(.tokenExpiry(id))
         }
-        metrics.activeSessions.decrement(by: Double(sessions.count))
-        sessions = [:]
     }
 
     func handle(_ event: Event) async throws {
@@ -116,6 +144,13 @@ final class SyncConnection {
         case .end(let error):
             guard let id = error.session, sessions[id] != nil else { return }
             try await endSession(error)
+        case .tokenExpiry(let id):
+            guard let session = sessions[id] else { return }
+            guard session.tokenExpires <= auth.now() else { return scheduleTokenExpiry(id) }
+            logger.info("sync session's access token expired", metadata: ["user": "\(session.userID)"])
+            try await endSession(ErrorMessage(
+                code: .accessTokenExpired, message: "the access token expired and was not refreshed", session: id,
+                epoch: session.realm.epoch))
         case .reset(let reset):
             guard sessions[reset.session] != nil else { return }
             logger.info("client reset required", metadata: ["reason": "\(reset.reason)"])
@@ -157,12 +192,7 @@ final class SyncConnection {
         case .refreshAccessToken(let refresh):
             try await refreshAccessToken(refresh)
         case .unbind(let id):
-            let session = sessions.removeValue(forKey: id)
-            if let session {
-                metrics.activeSessions.decrement()
-                await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
-                if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
-            }
+            let session = await removeSession(id)
             try await send(.unbound(Unbound(session: id, epoch: session?.realm.epoch ?? .none)))
         case .heldObjects(let held):
             try await heldObjects(held)
@@ -195,15 +225,7 @@ final class SyncConnection {
     func endSession(_ id: SessionID, answer: ServerMessage) async throws {
         let wasBound = logic.sessions[id] != nil
         logic.endSession(id)
-        let epoch: SyncEpoch
-        if let session = sessions.removeValue(forKey: id) {
-            metrics.activeSessions.decrement()
-            await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
-            if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
-            epoch = session.realm.epoch
-        } else {
-            epoch = .none
-        }
+        let epoch = await removeSession(id)?.realm.epoch ?? .none
         // Only ids the client bound: an error about an unknown id leaves nothing behind.
         if wasBound { ended[id] = epoch }
         try await send(answer)

@@ -21,6 +21,8 @@ public struct SessionInfo: Sendable, Hashable {
 /// A session the coordinator can end from outside its connection.
 struct BoundSession: Sendable {
     var info: SessionInfo
+    /// The device (login) whose access token bound the session; nil for tokens without one.
+    var deviceID: String?
     var end: @Sendable (ErrorMessage) -> Void
     /// Ends the session with "reset required" (its realm's history was restored or rewritten).
     var reset: @Sendable (ResetRequired) -> Void
@@ -155,6 +157,11 @@ public actor SyncCoordinator {
         if let info { bound[key] = info }
     }
 
+    /// A bound session's token was refreshed, possibly for another device of the same user.
+    func rebound(connection: UInt64, session: SessionID, deviceID: String?) {
+        bound[SubscriberKey(connection: connection, session: session)]?.deviceID = deviceID
+    }
+
     func unsubscribe(realmID: Int64, connection: UInt64, session: SessionID) {
         let key = SubscriberKey(connection: connection, session: session)
         subscribers[realmID]?[key] = nil
@@ -186,7 +193,7 @@ public actor SyncCoordinator {
     public func terminateSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, false) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = false
-        end(sessionsWhere: { $0.appID == appID }) { info in
+        end(sessionsWhere: { $0.info.appID == appID }) { info in
             ErrorMessage(code: .syncDisabled, message: "sync was terminated for app \"\(appID)\"", action: .retryLater,
                          tryAgainAfterMilliseconds: 5_000, session: info.session, epoch: info.epoch)
         }
@@ -211,15 +218,16 @@ public actor SyncCoordinator {
         logger.notice("sync enabled", metadata: ["app": "\(appID)"])
     }
 
-    /// Ends the sessions of a user who was disabled or deleted: the client logs the user out.
-    public func endSessions(userID: String, reason: String) {
-        end(sessionsWhere: { $0.userID == userID }) { info in
+    /// Ends the sessions of a user who was disabled or deleted, or logged out on `deviceID` (nil:
+    /// on every device): the client logs the user out.
+    public func endSessions(userID: String, deviceID: String? = nil, reason: String) {
+        end(sessionsWhere: { $0.info.userID == userID && (deviceID == nil || $0.deviceID == deviceID) }) { info in
             ErrorMessage(code: .userLoggedOut, message: reason, session: info.session, epoch: info.epoch)
         }
     }
 
-    func end(sessionsWhere match: (SessionInfo) -> Bool, _ error: (SessionInfo) -> ErrorMessage) {
-        for (key, session) in bound where match(session.info) {
+    func end(sessionsWhere match: (BoundSession) -> Bool, _ error: (SessionInfo) -> ErrorMessage) {
+        for (key, session) in bound where match(session) {
             session.end(error(session.info))
             bound[key] = nil
         }
