@@ -18,32 +18,36 @@ import Testing
     }
 
     /// Runs one schedule; returns a description of the divergence, or `nil` when all converge.
-    static func check(seed: UInt64, logging: Bool) throws -> (failure: String?, log: [String]) {
+    static func check(seed: UInt64, logging: Bool) throws -> (failure: String?, log: [String], hostile: (refused: Int, integrated: Int)) {
         var sim = MergeFuzzSimulation(seed: seed, logging: logging)
         do {
             try sim.run(steps: 30 + Int(seed % 90))
             try sim.quiesce()
         } catch {
-            return ("\(error)", sim.log)
+            return ("\(error)", sim.log, (0, 0))
         }
-        guard sim.isQuiescent else { return ("clients still have pending changes after quiescence", sim.log) }
+        let hostile = (sim.hostileRefused, sim.hostileIntegrated)
+        guard sim.isQuiescent else { return ("clients still have pending changes after quiescence", sim.log, hostile) }
         let server = sim.serverState.canonicalDump()
         for (i, client) in sim.clients.enumerated() where client.state.canonicalDump() != server {
-            return ("client \(i) differs from the server\n--- server\n\(sim.serverState.canonicalDescription())\n--- client \(i)\n\(client.state.canonicalDescription())", sim.log)
+            return ("client \(i) differs from the server\n--- server\n\(sim.serverState.canonicalDescription())\n--- client \(i)\n\(client.state.canonicalDescription())", sim.log, hostile)
         }
-        return (nil, sim.log)
+        return (nil, sim.log, hostile)
     }
 
     @Test func everyReplicaConvergesAfterQuiescence() throws {
         let seeds = Self.seeds
         let start = Date()
         var failures: [UInt64] = []
+        var hostileRefused = 0, hostileIntegrated = 0
         for seed in seeds {
-            let (failure, _) = try Self.check(seed: seed, logging: seeds.count == 1)
+            let (failure, _, hostile) = try Self.check(seed: seed, logging: seeds.count == 1)
+            hostileRefused += hostile.refused
+            hostileIntegrated += hostile.integrated
             guard let failure else { continue }
             failures.append(seed)
             if failures.count == 1 {
-                let (_, log) = try Self.check(seed: seed, logging: true)
+                let (_, log, _) = try Self.check(seed: seed, logging: true)
                 Issue.record("""
                     Schedule \(seed) diverged: \(failure)
                     Events:
@@ -52,7 +56,9 @@ import Testing
                     """)
             }
         }
+        // The hostile client's uploads reached the server's validation, and most were refused.
+        if seeds.count > 50 { #expect(hostileRefused > hostileIntegrated) }
         let elapsed = Date().timeIntervalSince(start)
-        print("convergence fuzzer: \(seeds.count) schedules in \(String(format: "%.2f", elapsed)) s (\(String(format: "%.0f", Double(seeds.count) / max(elapsed, 0.001))) schedules/s), \(failures.count) failed\(failures.isEmpty ? "" : ": \(failures.prefix(20))")")
+        print("convergence fuzzer: \(seeds.count) schedules in \(String(format: "%.2f", elapsed)) s (\(String(format: "%.0f", Double(seeds.count) / max(elapsed, 0.001))) schedules/s), \(failures.count) failed\(failures.isEmpty ? "" : ": \(failures.prefix(20))"); hostile uploads: \(hostileRefused) refused, \(hostileIntegrated) integrated")
     }
 }

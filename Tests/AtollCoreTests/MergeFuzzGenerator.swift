@@ -112,4 +112,49 @@ struct MergeFuzzGenerator {
         default: return [.clear(o, path: path)]
         }
     }
+
+    // MARK: - Hostile writes
+
+    /// Positions no list can have, or only a list of another length.
+    static let hostileIndices = [Int.max, Int.min, -1, Int.max - 1, Int.min + 1, 1 << 40]
+
+    /// A transaction a hostile client could send: instructions that are out of range, address
+    /// unknown types or properties or missing objects, or write values over the simulation's
+    /// limits; sometimes mixed with harmless ones. `state` is the server's, to aim at real lists.
+    mutating func hostileTransaction(on state: ReplicaState) -> [Instruction] {
+        var out: [Instruction] = []
+        for _ in 0..<int(1...3) {
+            if chance(0.3) {
+                var scratch = state
+                out += transaction(on: &scratch).prefix(1)
+            } else {
+                out.append(hostileInstruction(state))
+            }
+        }
+        return out
+    }
+
+    private mutating func hostileInstruction(_ state: ReplicaState) -> Instruction {
+        let o = MergeFixture.id(pick(Self.keys))
+        let list: [PathElement] = pick([[.property("names")], [.property("links")], [.property("addresses")],
+                                        [.property("address"), .property("lines")]])
+        let count: Int = if case .list(let items)? = state.value(o, list) { items.count } else { 0 }
+        let index = chance(0.7) ? pick(Self.hostileIndices) : count + int(1...3)
+        let huge = Value.string(String(repeating: "h", count: MergeFuzzSimulation.limits.maximumValueSize + int(1...100)))
+        switch int(0...12) {
+        case 0: return .listInsert(o, path: list, index: index, value: .string("x"))
+        case 1: return .listErase(o, path: list, index: index)
+        case 2: return .listMove(o, path: list, from: index, to: chance(0.5) ? 0 : index)
+        case 3: return .listMove(o, path: list, from: 0, to: index)
+        case 4: return .set(o, path: list + [.index(index)], value: .string("x"))
+        case 5: return .set(o, path: [.property("addresses"), .index(index), .property("city")], value: .string("x"))
+        case 6: return .createObject(ObjectID(type: "Nope", primaryKey: .string("a")))
+        case 7: return .set(o, path: [.property("nope")], value: .int(1))
+        case 8: return .set(o, path: [.property("title")], value: huge)
+        case 9: return .listInsert(o, path: [.property("names")], index: 0, value: huge)
+        case 10: return .set(o, path: [.property("scores"), .key(String(repeating: "k", count: 100))], value: .int(1))
+        case 11: return .set(MergeFixture.id("missing"), path: [.property("title")], value: .string("x"))
+        default: return .addInteger(o, path: [.property("title")], delta: 1)
+        }
+    }
 }

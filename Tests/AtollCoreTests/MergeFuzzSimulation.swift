@@ -15,7 +15,19 @@ struct MergeFuzzSimulation {
     enum Message {
         case upload(Int, UploadBatch)
         case download(Int, [HistoryEntry])
+        /// An upload from the hostile client, which never downloads and writes garbage.
+        case hostileUpload(UploadBatch)
     }
+
+    /// The limits the simulated server validates with: small, so the fuzzer can write values over them.
+    static let limits = ChangesetLimits(maximumValueSize: 64, maximumCollectionCount: 1_000)
+    /// The hostile client's file ident.
+    static let hostileFile: Int64 = 99
+    var hostileVersion: Int64 = 1
+    /// Hostile uploads the server refused, and those it integrated (their hostile parts dropped by
+    /// the merge, or harmless by chance).
+    var hostileRefused = 0
+    var hostileIntegrated = 0
 
     let seed: UInt64
     var generator: MergeFuzzGenerator
@@ -75,7 +87,15 @@ struct MergeFuzzSimulation {
                 let i = generator.int(0...(network.count - 1))
                 let message = generator.chance(0.15) ? network[i] : network.remove(at: i)   // duplicated or delivered
                 try deliver(message)
-            case 90..<95:
+            case 90..<93:
+                let instructions = generator.hostileTransaction(on: serverState)
+                let batch = UploadBatch(fileIdent: Self.hostileFile,
+                                        baseServerVersion: Int64(generator.int(0...Int(history.version))),
+                                        changesets: [Changeset(version: hostileVersion, timestamp: clock, instructions: instructions)])
+                hostileVersion += 1
+                network.append(.hostileUpload(batch))
+                if logging { log.append("hostile client sends base \(batch.baseServerVersion) v\(batch.changesets[0].version): \(instructions)") }
+            case 93..<95:
                 clients[c].connected = false
                 // Messages of the broken connection are lost, except some that arrive late.
                 var kept: [Message] = []
@@ -83,6 +103,8 @@ struct MergeFuzzSimulation {
                     switch message {
                     case .upload(let i, _), .download(let i, _):
                         if i != c || generator.chance(0.3) { kept.append(message) }
+                    case .hostileUpload:
+                        kept.append(message)
                     }
                 }
                 network = kept
@@ -97,14 +119,35 @@ struct MergeFuzzSimulation {
     mutating func deliver(_ message: Message) throws(MergeError) {
         switch message {
         case .upload(let c, let batch):
-            let appended = try history.integrate(batch)
+            // An honest upload must never be refused: errors fail the schedule.
+            let appended = try integrate(batch)
             for entry in appended { serverState.apply(entry.changeset) }
             if logging { log.append("server integrates upload of client \(c) (base \(batch.baseServerVersion), versions \(batch.changesets.map(\.version))) as \(appended.map(\.serverVersion))") }
+        case .hostileUpload(let batch):
+            do {
+                let appended = try integrate(batch)
+                for entry in appended { serverState.apply(entry.changeset) }
+                hostileIntegrated += 1
+                if logging { log.append("server integrates the hostile upload v\(batch.changesets[0].version) as \(appended.map(\.serverVersion))") }
+            } catch {
+                hostileRefused += 1
+                if logging { log.append("server refuses the hostile upload v\(batch.changesets[0].version): \(error)") }
+            }
         case .download(let c, let entries):
             let toApply = clients[c].merger.receive(entries)
             clients[c].state.apply(toApply)
             if logging { log.append("client \(c) receives \(entries.map(\.serverVersion)), now at \(clients[c].merger.serverVersion), applies \(toApply.map(\.instructions))") }
         }
+    }
+
+    /// What the server does with an upload: rebase it, validate the result against its state (schema
+    /// and structure), then append it — or refuse it whole, leaving history unchanged.
+    mutating func integrate(_ batch: UploadBatch) throws(MergeError) -> [HistoryEntry] {
+        var next = history
+        let appended = try next.integrate(batch)
+        try serverState.validate(appended.map(\.changeset), limits: Self.limits)
+        history = next
+        return appended
     }
 
     /// Reconnects everyone, delivers what is still in flight, then syncs until nothing is pending.

@@ -13,6 +13,11 @@ public struct HistorySchema: Hashable, Sendable {
 
     public init() {}
 
+    /// The schema of `types`, as ``ReplicaState/schema`` holds it.
+    init(types: [String: ObjectSchema]) {
+        self.types = types
+    }
+
     /// Takes in the schema instructions of a changeset already in history (never fails: history
     /// is trusted as it stands).
     public mutating func absorb(_ changeset: Changeset) {

@@ -17,6 +17,10 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A changeset breaks the realm's schema: an unknown type or property, a value of the wrong
         /// type, a property redefined with another type (``HistorySchema/validate(_:)``).
         case schemaViolation
+        /// A changeset cannot apply to the realm's current state: a list position out of range, an
+        /// object or container that does not exist, a value over the size limits
+        /// (``ReplicaState/validate(_:limits:)``).
+        case invalidInstruction
     }
 
     public let code: Code

@@ -173,9 +173,11 @@ extension ReplicaState {
             switch value {
             case .list(let items): return .list(items.map { normalize($0, .element(p)) })
             case .set(let items):
-                var seen: [Value] = []
-                for item in items.map({ normalize($0, .element(p)) }) where !seen.contains(item) { seen.append(item) }
-                return .set(seen)
+                // A hash set, not `Array.contains`: a set written whole may be long (client input).
+                var seen = Set<Value>()
+                var kept: [Value] = []
+                for item in items.map({ normalize($0, .element(p)) }) where seen.insert(item).inserted { kept.append(item) }
+                return .set(kept)
             case .map(let entries): return .map(entries.mapValues { normalize($0, .element(p)) })
             default: return value
             }

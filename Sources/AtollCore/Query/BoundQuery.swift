@@ -33,6 +33,17 @@ public enum BoundClause: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension BoundPredicate {
+    /// `operands` joined by `OR` as a balanced tree (depth log2 of the count), for `IN {…}` lists.
+    ///
+    /// - Precondition: `operands` is not empty.
+    static func or(_ operands: ArraySlice<BoundPredicate>) -> BoundPredicate {
+        if operands.count == 1 { return operands[operands.startIndex] }
+        let middle = operands.startIndex + operands.count / 2
+        return .or(or(operands[..<middle]), or(operands[middle...]))
+    }
+}
+
 /// A key of `SORT` or `DISTINCT`: a key path with one value per object (through to-one links only).
 public struct BoundKey: Sendable, Hashable {
     public let keyPath: QueryKeyPath

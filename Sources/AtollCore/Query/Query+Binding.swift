@@ -199,12 +199,10 @@ struct QueryBinder {
                 return .and(try compareValues(lhs, .greaterOrEqual, item(items[0]), comparison),
                             try compareValues(lhs, .lessOrEqual, item(items[1]), comparison))
             }
-            var result: BoundPredicate?
-            for value in items {
-                let equal = try compareValues(lhs, .equal, item(value), comparison)
-                result = result.map { .or($0, equal) } ?? equal
-            }
-            return result ?? .constant(false)
+            var equals: [BoundPredicate] = []
+            for value in items { equals.append(try compareValues(lhs, .equal, item(value), comparison)) }
+            // A balanced tree: the evaluator and the SQL translator recurse on it, and the list may be long.
+            return equals.isEmpty ? .constant(false) : BoundPredicate.or(equals[...])
         default:
             break
         }

@@ -17,11 +17,15 @@ extension QueryPredicate: CustomStringConvertible {
         case .not(let operand):
             if case .comparison = operand.kind { return "NOT " + operand.description }
             if case .constant = operand.kind { return "NOT " + operand.description }
+            // No parentheses: they would add a nesting level the text did not have.
+            if case .not = operand.kind { return "NOT " + operand.description }
             return "NOT (" + operand.description + ")"
-        case .and(let lhs, let rhs):
-            return lhs.printed(within: 2, right: false) + " AND " + rhs.printed(within: 2, right: true)
-        case .or(let lhs, let rhs):
-            return lhs.printed(within: 1, right: false) + " OR " + rhs.printed(within: 1, right: true)
+        case .and:
+            // A chain prints flat, whatever its grouping (equality treats AND and OR as associative);
+            // only operands of lower precedence are parenthesized.
+            return chainOperands(and: true).map { $0.printed(within: 2) }.joined(separator: " AND ")
+        case .or:
+            return chainOperands(and: false).map { $0.printed(within: 1) }.joined(separator: " OR ")
         }
     }
 
@@ -33,9 +37,9 @@ extension QueryPredicate: CustomStringConvertible {
         }
     }
 
-    /// Parenthesized when needed to parse back as the same (left-associative) tree.
-    private func printed(within parent: Int, right: Bool) -> String {
-        precedence < parent || (right && precedence == parent) ? "(" + description + ")" : description
+    /// Parenthesized when needed to parse back as the same tree.
+    private func printed(within parent: Int) -> String {
+        precedence < parent ? "(" + description + ")" : description
     }
 }
 

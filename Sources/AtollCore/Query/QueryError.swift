@@ -22,6 +22,9 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
         case badArgument
         /// Valid syntax that Atoll does not support (`[d]`, …).
         case unsupported
+        /// The query goes past one of Atoll's limits: ``QueryExpression/maximumNestingDepth`` or
+        /// ``QueryExpression/maximumKeyPathLength``.
+        case tooComplex
     }
 
     public let code: Code

@@ -78,8 +78,14 @@ struct QueryLexer {
     }
 
     func range(_ start: Int, _ end: Int) -> SourceRange {
-        var line = 0
-        while line + 1 < lineStarts.count && lineStarts[line + 1] <= start { line += 1 }
+        // The last line starting at or before `start`, by binary search: a linear scan per token would
+        // make a query of many short lines quadratic.
+        var low = 0, high = lineStarts.count - 1
+        while low < high {
+            let mid = low + (high - low + 1) / 2
+            if lineStarts[mid] <= start { low = mid } else { high = mid - 1 }
+        }
+        let line = low
         return SourceRange(offset: start, length: end - start, line: line + 1, column: start - lineStarts[line] + 1)
     }
 

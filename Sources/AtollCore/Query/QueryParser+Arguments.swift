@@ -39,7 +39,7 @@ extension QueryParser {
         if text.isEmpty || path.components.contains(.property("")) {
             throw QueryError(.badArgument, "argument \(index) for '%K' is not a key path: \"\(text)\"", at: token.range)
         }
-        return QueryKeyPath(elements: path.components.map { QueryKeyPath.Element($0, range: token.range) })
+        return try Self.checkLength(QueryKeyPath(elements: path.components.map { QueryKeyPath.Element($0, range: token.range) }))
     }
 
     private mutating func argumentIndex(_ token: QueryToken) throws(QueryError) -> Int {

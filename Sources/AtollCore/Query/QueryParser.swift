@@ -21,6 +21,8 @@ struct QueryParser {
     let arguments: [Value]
     var nextSequentialArgument = 0
     var highestPositionalArgument = -1
+    /// How many `(` and `NOT` enclose the current token.
+    var depth = 0
 
     init(tokens: [QueryToken], arguments: [Value]) {
         self.tokens = tokens
@@ -85,26 +87,29 @@ struct QueryParser {
         return QueryExpression(predicate: predicate, clauses: clauses)
     }
 
+    /// `a OR b OR …`. The operands of one chain become a balanced tree (see ``QueryPredicate/chain(_:and:)``),
+    /// so a long flat chain costs no recursion depth.
     mutating func parseOr() throws(QueryError) -> QueryPredicate {
-        var lhs = try parseAnd()
+        var operands = [try parseAnd()]
         while takeKeyword("OR") != nil || take("||") {
-            let rhs = try parseAnd()
-            lhs = QueryPredicate(.or(lhs, rhs), range: lhs.range.through(rhs.range))
+            operands.append(try parseAnd())
         }
-        return lhs
+        return QueryPredicate.chain(operands[...], and: false)
     }
 
     mutating func parseAnd() throws(QueryError) -> QueryPredicate {
-        var lhs = try parseNot()
+        var operands = [try parseNot()]
         while takeKeyword("AND") != nil || take("&&") {
-            let rhs = try parseNot()
-            lhs = QueryPredicate(.and(lhs, rhs), range: lhs.range.through(rhs.range))
+            operands.append(try parseNot())
         }
-        return lhs
+        return QueryPredicate.chain(operands[...], and: true)
     }
 
+    /// `NOT p`, `!p`: each one nests a level (a run of them is not folded: `NOT NOT p` is kept as written).
     mutating func parseNot() throws(QueryError) -> QueryPredicate {
         if current.isKeyword("NOT") || current.isSymbol("!") {
+            try enterNestedLevel()
+            defer { depth -= 1 }
             let start = advance().range
             let operand = try parseNot()
             return QueryPredicate(.not(operand), range: start.through(operand.range))
@@ -114,6 +119,8 @@ struct QueryParser {
 
     mutating func parsePrimary() throws(QueryError) -> QueryPredicate {
         if current.isSymbol("(") {
+            try enterNestedLevel()
+            defer { depth -= 1 }
             let open = advance().range
             let inner = try parseOr()
             let close = try expect(")").range
@@ -124,6 +131,18 @@ struct QueryParser {
         }
         if current.kind == .end { throw expected("a predicate") }
         return try parseComparison()
+    }
+
+    /// Counts one more level of `(` or `NOT`, refusing to go past ``QueryExpression/maximumNestingDepth``:
+    /// the parser (and every pass over the tree after it) recurses once per level, and query text comes
+    /// from the network, so an unbounded depth would let a client overflow the server's stack.
+    mutating func enterNestedLevel() throws(QueryError) {
+        guard depth < QueryExpression.maximumNestingDepth else {
+            throw QueryError(.tooComplex,
+                             "the query nests deeper than \(QueryExpression.maximumNestingDepth) levels of parentheses and NOT",
+                             at: current.range)
+        }
+        depth += 1
     }
 
     mutating func parseComparison() throws(QueryError) -> QueryPredicate {
@@ -254,9 +273,20 @@ struct QueryParser {
                 index += 3
                 elements.append(.init(.key(key), range: range))
             } else {
-                return QueryKeyPath(elements: elements)
+                return try Self.checkLength(QueryKeyPath(elements: elements))
             }
         }
+    }
+
+    /// Refuses key paths longer than ``QueryExpression/maximumKeyPathLength``: binding lifts every
+    /// collection on a path into a nested quantifier, so the path's length is a nesting depth too.
+    static func checkLength(_ path: QueryKeyPath) throws(QueryError) -> QueryKeyPath {
+        guard path.elements.count <= QueryExpression.maximumKeyPathLength else {
+            throw QueryError(.tooComplex,
+                             "the key path has \(path.elements.count) components, more than \(QueryExpression.maximumKeyPathLength)",
+                             at: path.range)
+        }
+        return path
     }
 
     /// `{v1, v2, …}`: constants and value placeholders only.
