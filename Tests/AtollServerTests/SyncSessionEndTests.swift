@@ -90,37 +90,47 @@ import Testing
         }
     }
 
-    /// A token of the user's that expires about `seconds` from now (3 to 4 s for 3).
-    static func token(_ server: TestServer, userID: String, expiringIn seconds: TimeInterval) async throws -> String {
-        let lifetime = server.auth.accessTokens.lifetime
-        return try await server.auth.accessTokens.issue(userID: userID, appID: "tasks", now: Date().addingTimeInterval(seconds - lifetime))
-    }
-
-    @Test func aSessionWhoseTokenExpiresIsEndedWithAccessTokenExpired() async throws {
-        try await withServer { server in
+    /// The server checks a session's token on each message, by its clock.
+    @Test func aSessionWhoseTokenExpiredIsEndedAtItsNextMessage() async throws {
+        let clock = TestWallClock()
+        try await withServer(clock: clock) { server in
             let login = try await server.http.anonymousLogin()
-            let client = try await Self.session(server, token: try await Self.token(server, userID: login.user_id, expiringIn: 3))
-            let error = try await Self.endingError(client, timeout: .seconds(15))
+            let client = try await Self.session(server, token: login.access_token)
+            #expect(try await Self.isAlive(client, request: 1))
+            clock.advance(by: server.auth.accessTokens.lifetime + 1)
+            client.send(.mark(Mark(session: 1, requestID: 2)))
+            let error = try await Self.endingError(client)
             #expect(error.code == .accessTokenExpired)
             #expect(error.action == .refreshAccessToken)
             await client.close()
         }
     }
 
-    @Test func refreshingTheTokenKeepsTheSessionPastTheOldExpiry() async throws {
-        try await withServer { server in
+    /// An idle session ends when its token expires (its timer re-checks the clock until then).
+    @Test func anIdleSessionEndsWhenItsTokenExpires() async throws {
+        let clock = TestWallClock()
+        try await withServer(clock: clock) { server in
             let login = try await server.http.anonymousLogin()
-            let expires = Date().addingTimeInterval(4)
-            let client = try await Self.session(server, token: try await Self.token(server, userID: login.user_id, expiringIn: 3))
-            client.send(.refreshAccessToken(RefreshAccessToken(
-                session: 1, accessToken: try await Self.token(server, userID: login.user_id, expiringIn: 60))))
-            // Past the first token's expiry (bounded poll: a mark every 200 ms until a second after it).
-            var request: UInt64 = 1
-            while Date() < expires.addingTimeInterval(1) {
-                #expect(try await Self.isAlive(client, request: request), "alive after \(request) marks")
-                request += 1
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            // 5 to 6 s left (tokens expire on whole seconds): the timer wakes then and finds it expired.
+            clock.advance(by: server.auth.accessTokens.lifetime - 6)
+            let client = try await Self.session(server, token: login.access_token)
+            clock.advance(by: 10)
+            let error = try await Self.endingError(client, timeout: .seconds(30))
+            #expect(error.code == .accessTokenExpired)
+            await client.close()
+        }
+    }
+
+    @Test func refreshingTheTokenKeepsTheSessionPastTheOldExpiry() async throws {
+        let clock = TestWallClock()
+        try await withServer(clock: clock) { server in
+            let login = try await server.http.anonymousLogin()
+            let client = try await Self.session(server, token: login.access_token)
+            clock.advance(by: 60)
+            let fresh = try #require(try await server.http.refresh(login.refresh_token).object["access_token"] as? String)
+            client.send(.refreshAccessToken(RefreshAccessToken(session: 1, accessToken: fresh)))
+            clock.advance(by: server.auth.accessTokens.lifetime - 30)  // past the first token's expiry, not the second's
+            #expect(try await Self.isAlive(client, request: 1))
             await client.close()
         }
     }

@@ -70,7 +70,7 @@ public enum WriteCheck {
 
 extension ReplicaState {
     /// The schema with only the objects `ids` (those that exist).
-    func restricted(to ids: Set<ObjectID>) -> ReplicaState {
+    public func restricted(to ids: Set<ObjectID>) -> ReplicaState {
         var out = ReplicaState()
         out.schema = schema
         for id in ids {

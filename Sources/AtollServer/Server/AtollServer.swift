@@ -26,10 +26,14 @@ public struct AtollServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let logger: Logger
+    /// The wall clock of tokens and sessions (tests pass one they can move).
+    let now: @Sendable () -> Date
 
-    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server")) {
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.configuration = configuration
         self.logger = logger
+        self.now = now
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way and closes the store.
@@ -101,7 +105,7 @@ public struct AtollServer: Sendable {
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               appSettings: { [configuration] in configuration.settings(forApp: $0) })
             let auth = try await AuthService(
-                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger,
+                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: now,
                 endSyncSessions: { userID, deviceID, reason in
                     await coordinator.endSessions(userID: userID, deviceID: deviceID, reason: reason)
                 })

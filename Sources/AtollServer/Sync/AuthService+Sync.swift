@@ -9,6 +9,7 @@ struct SignedAccessTokenClaims: JWTPayload {
     var app: String
     var exp: ExpirationClaim
     var typ: String
+    var dev: String?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {
         guard typ == "access" else {
@@ -38,17 +39,11 @@ extension AuthService {
         func refusal(_ code: ServerErrorCode, _ message: String, action: ErrorAction? = nil) -> SyncUserCheck {
             .refused(ErrorMessage(code: code, message: message, action: action, session: session))
         }
-        let claims: AccessTokenClaims
-        do {
-            claims = try await accessTokens.keys.verify(token, as: AccessTokenClaims.self)
-        } catch {
-            if let signed = try? await accessTokens.keys.verify(token, as: SignedAccessTokenClaims.self),
-                signed.exp.value <= now()
-            {
-                return refusal(.accessTokenExpired, "the access token expired")
-            }
+        // Signature and type first; expiry by the service's clock, the one sessions expire by.
+        guard let claims = try? await accessTokens.keys.verify(token, as: SignedAccessTokenClaims.self) else {
             return refusal(.invalidAccessToken, "the access token is invalid")
         }
+        guard claims.exp.value > now() else { return refusal(.accessTokenExpired, "the access token expired") }
         guard claims.app == appID else {
             return refusal(
                 .invalidAccessToken, "the access token belongs to app \"\(claims.app)\", not \"\(appID)\"",

@@ -221,7 +221,7 @@ extension SyncConnection {
         case .missingOwnChangeset:
             // The client must download its own changeset first; binding again does that.
             ErrorMessage(code: .badChangeset, message: error.message, action: .retryLater, session: session, epoch: epoch)
-        case .schemaViolation:
+        case .schemaViolation, .invalidInstruction:
             // Sending it again cannot help: the session stops (the SDK reports clientSessionError).
             ErrorMessage(code: .badChangeset, message: error.message, session: session, epoch: epoch)
         }

@@ -120,7 +120,8 @@ final class SyncConnection {
         guard let expires = sessions[id]?.tokenExpires else { return }
         sessions[id]?.expiryTimer?.cancel()
         let events = self.events
-        let delay = max(0, expires.timeIntervalSince(auth.now()))
+        // At least a tick: a clock that does not move (in tests) must not make this spin.
+        let delay = max(0.05, expires.timeIntervalSince(auth.now()))
         sessions[id]?.expiryTimer = _Concurrency.Task {
             try? await _Concurrency.Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1))
             guard !_Concurrency.Task.isCancelled else { return }
@@ -145,17 +146,25 @@ final class SyncConnection {
             guard let id = error.session, sessions[id] != nil else { return }
             try await endSession(error)
         case .tokenExpiry(let id):
-            guard let session = sessions[id] else { return }
-            guard session.tokenExpires <= auth.now() else { return scheduleTokenExpiry(id) }
-            logger.info("sync session's access token expired", metadata: ["user": "\(session.userID)"])
-            try await endSession(ErrorMessage(
-                code: .accessTokenExpired, message: "the access token expired and was not refreshed", session: id,
-                epoch: session.realm.epoch))
+            guard sessions[id] != nil else { return }
+            if try await endSessionIfTokenExpired(id) { return }
+            scheduleTokenExpiry(id)
         case .reset(let reset):
             guard sessions[reset.session] != nil else { return }
             logger.info("client reset required", metadata: ["reason": "\(reset.reason)"])
             try await endSession(reset.session, answer: .resetRequired(reset))
         }
+    }
+
+    /// Ends session `id` with "access token expired" (201, the client refreshes and binds again)
+    /// when its token expired and was not refreshed; returns whether it did.
+    func endSessionIfTokenExpired(_ id: SessionID) async throws -> Bool {
+        guard let session = sessions[id], session.tokenExpires <= auth.now() else { return false }
+        logger.info("sync session's access token expired", metadata: ["user": "\(session.userID)"])
+        try await endSession(ErrorMessage(
+            code: .accessTokenExpired, message: "the access token expired and was not refreshed", session: id,
+            epoch: session.realm.epoch))
+        return true
     }
 
     func handle(_ message: ClientMessage) async throws {
@@ -175,6 +184,11 @@ final class SyncConnection {
             if error.session == nil { try await closeConnection(error) }
             try await endSession(ErrorMessage(error, epoch: error.session.flatMap { sessions[$0]?.realm.epoch } ?? .none))
             return
+        }
+        // A session whose token expired takes nothing more but a new token (or its unbind).
+        switch message {
+        case .refreshAccessToken, .unbind: break
+        default: if let id = message.session, try await endSessionIfTokenExpired(id) { return }
         }
         switch message {
         case .hello:

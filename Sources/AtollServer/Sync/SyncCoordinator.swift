@@ -50,6 +50,8 @@ struct HistoryAdvance: Sendable {
 /// ```
 public actor SyncCoordinator {
     public let store: any ServerStore
+    /// What one value or collection of an upload may cost (`ReplicaState.validate`).
+    let limits = ChangesetLimits()
     let metrics: ServerMetrics
     let logger: Logger
     /// The configured settings of an app (client recovery, maximum offline time), which the store's
@@ -253,7 +255,9 @@ public actor SyncCoordinator {
         // grows, so the newest one holds everything the client's changesets were made on.
         var schema = try await currentSchema(of: realm)
         for changeset in batch.changesets { try schema.validate(changeset) }
-        let snapshot = check == nil ? nil : try await snapshot(of: realm)
+        // The state uploads are validated against (every index, object and size) and checked by
+        // the write rules against.
+        let snapshot = try await snapshot(of: realm)
         let refused = Mutex<[CompensatingWrite]>([])
         var result = try await store.integrate(
             realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion
@@ -270,9 +274,15 @@ public actor SyncCoordinator {
             let rebased = try ServerIntegrator.integrate(
                 batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
                 lastIntegratedClientVersion: input.lastIntegratedClientVersion)
-            guard let check, let snapshot, !rebased.isEmpty else { return rebased }
+            guard !rebased.isEmpty else { return rebased }
             // The state the changesets were rebased onto: the snapshot, plus what was integrated
-            // since it was taken (the snapshot is never older than the upload's base).
+            // since it was taken (the snapshot is never older than the upload's base). Validation
+            // needs only the objects the upload touches.
+            let touched = Set(rebased.flatMap { $0.instructions.compactMap(\.object) })
+            var affected = snapshot.state.restricted(to: touched)
+            for entry in input.historyAfterBase where entry.serverVersion > snapshot.version { affected.apply(entry.changeset) }
+            try affected.validate(rebased, limits: limits)
+            guard let check else { return rebased }
             var state = snapshot.state
             for entry in input.historyAfterBase where entry.serverVersion > snapshot.version { state.apply(entry.changeset) }
             let outcome = WriteCheck.check(rebased, over: state, rule: check)

@@ -1,6 +1,7 @@
 import AtollServer
 import Foundation
 import Logging
+import Synchronization
 
 /// A real `AtollServer` on 127.0.0.1 with a free port and a temporary data folder.
 struct TestServer {
@@ -28,8 +29,10 @@ struct TestServer {
         return configuration
     }
 
-    static func start(_ configuration: ServerConfiguration) async throws -> TestServer {
-        let running = try await AtollServer(configuration: configuration, logger: logger).start()
+    static func start(_ configuration: ServerConfiguration, clock: TestWallClock? = nil) async throws -> TestServer {
+        let now: @Sendable () -> Date
+        if let clock { now = { clock.now() } } else { now = { Date() } }
+        let running = try await AtollServer(configuration: configuration, logger: logger, now: now).start()
         return TestServer(configuration: configuration, running: running, http: HTTP(baseURL: running.baseURL))
     }
 
@@ -43,10 +46,11 @@ struct TestServer {
 /// Runs `body` against a fresh server, then stops it and removes its folder, whether `body` threw or not.
 func withServer(
     _ configuration: ServerConfiguration = TestServer.configuration(),
+    clock: TestWallClock? = nil,
     _ body: (TestServer) async throws -> Void
 ) async throws {
     defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
-    let server = try await TestServer.start(configuration)
+    let server = try await TestServer.start(configuration, clock: clock)
     do {
         try await body(server)
     } catch {
@@ -54,4 +58,13 @@ func withServer(
         throw error
     }
     try await server.running.shutdown()
+}
+
+/// A wall clock a test moves forward: the real time plus an offset the test sets.
+final class TestWallClock: Sendable {
+    private let offset = Mutex<TimeInterval>(0)
+
+    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
 }
