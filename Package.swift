@@ -106,6 +106,8 @@ let package = Package(
                 // To sign custom JWTs and forge access tokens in tests.
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                // To read the store's SQLite settings back.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

@@ -58,6 +58,8 @@ public final class SyncTestServer: Sendable {
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataDirectory: folder.url.appendingPathComponent("server").path,
             passwordHashRounds: PasswordHasher.minimumRounds)
+        // Tests kill no machines: a commit that survives the process is enough, and faster.
+        configuration.durability = .normal
         configure(&configuration)
         let running = try await AtollServer(configuration: configuration, logger: logger).start()
         return SyncTestServer(appId: appId, configuration: configuration, folder: folder, running: running)

@@ -1,11 +1,26 @@
 import AtollCore
 @testable import AtollServer
 import Foundation
+import GRDB
 import Testing
 
 /// The store's side of the operations that make clients reset: settings that persist, archives
 /// and restores, last-seen records and compaction.
 @Suite struct ServerStoreOperationsTests {
+    /// An acknowledged upload survives a power loss by default: every connection of the pool
+    /// syncs fully; `normal` is the documented trade-off.
+    @Test(arguments: [(ServerConfiguration.Durability.full, 2), (.normal, 1)])
+    func durabilitySetsSQLitesSynchronous(durability: ServerConfiguration.Durability, expected: Int) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteServerStore(path: folder.appendingPathComponent("atoll.sqlite").path, durability: durability)
+        #expect(try await store.pool.write { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == expected)
+        #expect(try await store.pool.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == expected)
+        #expect(ServerConfiguration().durability == .full)
+        try store.close()
+    }
+
     /// A fresh store with app `tasks` and realm `s:home`, removed after `body`.
     private func withStore(_ body: (SQLiteServerStore, StoredRealm, URL) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-store-ops-\(UUID().uuidString)")

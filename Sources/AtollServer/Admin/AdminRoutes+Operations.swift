@@ -5,7 +5,7 @@ import Hummingbird
 /// The operations that make clients reset (docs/protocol.md §3): backup and restore, client recovery
 /// on or off, the maximum offline time and compaction, breaking schema changes.
 extension AdminRoutes {
-    func addOperations(to admin: RouterGroup<BasicRequestContext>) {
+    func addOperations(to admin: RouterGroup<AtollRequestContext>) {
         admin.get("apps/:app/backups") { _, context in
             let app = try await requireApp(context)
             return try JSONBody.response(try backups.list(appID: app.id).map(BackupBody.init))

@@ -13,7 +13,7 @@ struct AdminRoutes: Sendable {
 
     var store: any ServerStore { coordinator.store }
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<AtollRequestContext>) {
         let admin = router.group("api/admin/v1").add(middleware: AdminKeyMiddleware(key: key))
         admin.get("apps") { _, _ in
             let apps = try await store.apps()
@@ -60,7 +60,7 @@ struct AdminRoutes: Sendable {
 
     /// The app the path names; `creating` records one the store does not know (an app declared in
     /// the configuration, or a new one in development mode).
-    func requireApp(_ context: BasicRequestContext, creating: Bool = false) async throws -> StoredApp {
+    func requireApp(_ context: AtollRequestContext, creating: Bool = false) async throws -> StoredApp {
         let id = try context.parameters.require("app")
         if let app = try await store.app(id: id) { return app }
         guard creating else { throw ServerError(.appNotFound, "there is no app \(id)") }
@@ -70,7 +70,7 @@ struct AdminRoutes: Sendable {
         return app
     }
 
-    private func requireUser(_ context: BasicRequestContext) async throws -> StoredUser {
+    private func requireUser(_ context: AtollRequestContext) async throws -> StoredUser {
         let app = try await requireApp(context)
         let id = try context.parameters.require("user")
         guard let user = try await store.user(id: id), user.appID == app.id else {
@@ -122,7 +122,7 @@ struct AdminRoutes: Sendable {
 struct AdminKeyMiddleware: RouterMiddleware {
     let key: String
 
-    func handle(_ request: Request, context: BasicRequestContext, next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: AtollRequestContext, next: (Request, AtollRequestContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               Secrets.constantTimeEqual(Array(header.dropFirst("Bearer ".count).utf8), Array(key.utf8)) else {
             throw ServerError(.invalidToken, "the admin API needs the admin key as a bearer token (see <data>/admin-key)")

@@ -17,10 +17,17 @@ extension AuthService {
         }
     }
 
-    /// Logs in to `appID` through the provider named `providerName`.
+    /// Logs in to `appID` through the provider named `providerName`, from the IP address
+    /// `clientAddress`.
+    ///
+    /// Failed logins are throttled per account and per address (``ServerConfiguration/Limits``): past
+    /// the limit the login is refused with `.tooManyRequests` (HTTP 429 and `Retry-After`) before any
+    /// password is checked. An unknown account costs a password check like a known one, so timing
+    /// does not tell which accounts exist.
     /// - Throws: `ServerError`: `.authProviderDisabled` for an unknown or disabled provider,
-    ///   `.invalidCredentials`, `.userDisabled`, `.badRequest` for a missing field, `.appNotFound`.
-    public func logIn(appID: String, providerName: String, request: LoginRequest) async throws -> Session {
+    ///   `.invalidCredentials`, `.userDisabled`, `.badRequest` for a missing field, `.appNotFound`,
+    ///   `.tooManyRequests`.
+    public func logIn(appID: String, providerName: String, request: LoginRequest, clientAddress: String = "unknown") async throws -> Session {
         let app = try await app(appID)
         guard let provider = AuthProvider(rawValue: providerName) else {
             throw ServerError(.authProviderDisabled, "there is no auth provider \"\(providerName)\"")
@@ -28,14 +35,34 @@ extension AuthService {
         guard app.accepts(provider) else {
             throw ServerError(.authProviderDisabled, "the \(provider.rawValue) provider is off for this app")
         }
+        let account = request.username.map { "\(appID)/\(Self.normalizedEmail($0))" }
+        let time = now()
+        for (limiter, key, limit) in [(failedLoginsByAddress, clientAddress, "failedLoginsPerAddress"),
+                                      (failedLoginsByAccount, account, "failedLoginsPerAccount")] {
+            guard let key, let wait = limiter.retryAfter(key, now: time) else { continue }
+            metrics.countRefusal(limit: limit)
+            metrics.countLogin(provider: provider, succeeded: false)
+            logger.notice("login throttled", metadata: ["app": "\(appID)", "limit": "\(limit)", "address": "\(clientAddress)"])
+            throw ServerError(.tooManyRequests, "too many failed logins; try again in \(wait) s", retryAfter: wait)
+        }
+        // Counted as failures up front, so concurrent attempts cannot all slip under the limit;
+        // taken back unless the credentials were wrong.
+        failedLoginsByAddress.record(clientAddress, now: time)
+        if let account { failedLoginsByAccount.record(account, now: time) }
         do {
             let user = try await authenticate(appID: appID, provider: provider, request: request)
             guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
             let session = try await openSession(for: user)
             metrics.countLogin(provider: provider, succeeded: true)
+            failedLoginsByAddress.forget(clientAddress, at: time)
+            if let account { failedLoginsByAccount.reset(account) }
             return session
         } catch {
             metrics.countLogin(provider: provider, succeeded: false)
+            if (error as? ServerError)?.code != .invalidCredentials {
+                failedLoginsByAddress.forget(clientAddress, at: time)
+                if let account { failedLoginsByAccount.forget(account, at: time) }
+            }
             throw error
         }
     }
@@ -54,11 +81,11 @@ extension AuthService {
             guard let username = request.username, let password = request.password else {
                 throw ServerError(.badRequest, "a local-userpass login needs \"username\" and \"password\"")
             }
-            guard
-                let user = try await store.user(
-                    appID: appID, providerType: provider.rawValue, identityID: Self.normalizedEmail(username)),
-                let hash = user.passwordHash, await hasher.verifyOffLoop(password, against: hash)
-            else { throw ServerError(.invalidCredentials, "wrong email or password") }
+            let user = try await store.user(
+                appID: appID, providerType: provider.rawValue, identityID: Self.normalizedEmail(username))
+            // An unknown account is checked against a decoy: it costs the same time as a known one.
+            let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? decoyHash)
+            guard let user, user.passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "wrong email or password") }
             return user
 
         case .apiKey:

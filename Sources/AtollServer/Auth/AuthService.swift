@@ -12,6 +12,12 @@ public struct AuthService: Sendable {
     public let accessTokens: AccessTokens
     let customTokens: CustomTokens
     let hasher: PasswordHasher
+    /// A hash of a random password: the password of an unknown account is checked against it.
+    let decoyHash: String
+    let failedLoginsByAccount: RateLimiter
+    let failedLoginsByAddress: RateLimiter
+    /// Apps created in development mode.
+    let newApps: RateLimiter
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -28,7 +34,13 @@ public struct AuthService: Sendable {
         self.configuration = configuration
         self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
         self.customTokens = try await CustomTokens(configuration: configuration)
-        self.hasher = PasswordHasher(rounds: configuration.passwordHashRounds)
+        let hasher = PasswordHasher(rounds: configuration.passwordHashRounds, concurrency: configuration.limits.concurrentPasswordHashes)
+        self.hasher = hasher
+        // Unknown accounts are checked against this, so they cost what known ones cost.
+        self.decoyHash = try await hasher.hashOffLoop(Secrets.token())
+        self.failedLoginsByAccount = RateLimiter(limit: configuration.limits.failedLoginsPerAccount, window: 60)
+        self.failedLoginsByAddress = RateLimiter(limit: configuration.limits.failedLoginsPerAddress, window: 60)
+        self.newApps = RateLimiter(limit: configuration.limits.newAppsPerMinute, window: 60)
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -48,6 +60,12 @@ public struct AuthService: Sendable {
                 throw ServerError(.appNotFound, "there is no app \"\(id)\"")
             }
             guard !id.isEmpty, id.count <= 128 else { throw ServerError(.badRequest, "invalid app id") }
+            if let wait = newApps.retryAfter("", now: now()) {
+                metrics.countRefusal(limit: "newAppsPerMinute")
+                logger.notice("new app refused: too many new apps this minute", metadata: ["app": "\(id)"])
+                throw ServerError(.tooManyRequests, "too many new apps this minute (development mode)", retryAfter: wait)
+            }
+            newApps.record("", now: now())
             try await store.createApp(StoredApp(id: id, createdAt: now()))
             logger.info("created app in development mode", metadata: ["app": "\(id)"])
         }

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import Synchronization
 
 /// Hashes and checks passwords with PBKDF2-HMAC-SHA256, a random 16-byte salt and at least 100,000 rounds.
 ///
@@ -22,9 +23,14 @@ public struct PasswordHasher: Sendable {
     static let keyByteCount = 32
 
     public let rounds: Int
+    /// Runs the hashes off the event loops, a bounded number at once.
+    let workers: HashingPool
 
-    public init(rounds: Int = PasswordHasher.defaultRounds) {
+    /// - Parameter concurrency: hashes computed at once; the rest wait their turn (a flood of logins
+    ///   then costs queueing, not every core of the machine).
+    public init(rounds: Int = PasswordHasher.defaultRounds, concurrency: Int = 2) {
         self.rounds = max(rounds, Self.minimumRounds)
+        workers = HashingPool(concurrency: concurrency)
     }
 
     /// A new salted hash of `password`.
@@ -51,20 +57,13 @@ public struct PasswordHasher: Sendable {
     /// ``hash(_:)`` on a worker thread: a slow hash must not hold up the server's event loops or
     /// the cooperative pool, or every connection stalls while someone logs in.
     public func hashOffLoop(_ password: String) async throws -> String {
-        try await Self.offLoop { try self.hash(password) }
+        try await workers.run { try self.hash(password) }
     }
 
     /// ``verify(_:against:)`` on a worker thread.
-    public func verifyOffLoop(_ password: String, against stored: String) async -> Bool {
-        (try? await Self.offLoop { self.verify(password, against: stored) }) ?? false
-    }
-
-    private static let workers = DispatchQueue(label: "atoll.password-hashing", qos: .utility, attributes: .concurrent)
-
-    private static func offLoop<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            workers.async { continuation.resume(with: Result { try work() }) }
-        }
+    /// - Throws: `ServerError(.tooManyRequests)` when too many hashes already wait their turn.
+    public func verifyOffLoop(_ password: String, against stored: String) async throws -> Bool {
+        try await workers.run { self.verify(password, against: stored) }
     }
 
     /// The digest a PBKDF2 may be built on.
@@ -87,5 +86,66 @@ public struct PasswordHasher: Sendable {
         let key = try KDF.Insecure.PBKDF2.deriveKey(
             from: password, salt: salt, using: function, outputByteCount: byteCount, unsafeUncheckedRounds: rounds)
         return key.withUnsafeBytes { Array($0) }
+    }
+}
+
+/// Threads for password hashes: at most `concurrency` run at once, at most `maxWaiting` wait, the
+/// rest are refused at once (`tooManyRequests`) so memory stays bounded under a flood.
+final class HashingPool: Sendable {
+    let concurrency: Int
+    let maxWaiting: Int
+    private let queue = DispatchQueue(label: "atoll.password-hashing", qos: .utility, attributes: .concurrent)
+    private struct State {
+        var running = 0
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    private enum Admission { case now, wait, refuse }
+
+    init(concurrency: Int, maxWaiting: Int? = nil) {
+        self.concurrency = max(1, concurrency)
+        self.maxWaiting = maxWaiting ?? 1_024 * self.concurrency
+    }
+
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let admission: Admission = state.withLock { state in
+            if state.running < concurrency {
+                state.running += 1
+                return .now
+            }
+            return state.waiting.count < maxWaiting ? .wait : .refuse
+        }
+        switch admission {
+        case .refuse: throw ServerError(.tooManyRequests, "the server is busy checking passwords; try again shortly", retryAfter: 1)
+        case .wait:
+            // Resumed by a finishing hash, which hands over its slot (running stays counted).
+            await withCheckedContinuation { continuation in
+                let admitted = state.withLock { state -> Bool in
+                    if state.running < concurrency {
+                        state.running += 1
+                        return true
+                    }
+                    state.waiting.append(continuation)
+                    return false
+                }
+                if admitted { continuation.resume() }
+            }
+        case .now: break
+        }
+        defer { release() }
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
+    private func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.running -= 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }

@@ -41,6 +41,7 @@ extension ServerConfiguration {
         guard passwordHashRounds >= PasswordHasher.minimumRounds else {
             throw ConfigurationError(field: "passwordHashRounds", "must be at least \(PasswordHasher.minimumRounds)")
         }
+        try limits.validate()
         guard accessTokenLifetime > 0, refreshTokenLifetime > 0 else {
             throw ConfigurationError(field: "accessTokenLifetime", "token lifetimes must be positive")
         }
@@ -96,7 +97,7 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case adminKey, passwordHashRounds, apps, tls
+        case adminKey, passwordHashRounds, apps, tls, durability, limits
     }
 
     public init(from decoder: any Decoder) throws {
@@ -118,6 +119,8 @@ extension ServerConfiguration {
                 ?? defaults.passwordHashRounds,
             apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [],
             tls: try container.decodeIfPresent(TLS.self, forKey: .tls))
+        durability = try container.decodeIfPresent(Durability.self, forKey: .durability) ?? .full
+        limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
     }
 }
 

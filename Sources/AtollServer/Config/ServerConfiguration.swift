@@ -32,6 +32,10 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var apps: [App]
     /// The certificate to serve HTTPS and `wss://` with; nil serves plain HTTP and `ws://`.
     public var tls: TLS?
+    /// How acknowledged writes are synced to disk (`full` by default: they survive a power loss).
+    public var durability: Durability = .full
+    /// What one client may cost the server (connections, sessions, messages, logins, memory).
+    public var limits = Limits()
 
     public init(
         host: String = "127.0.0.1",

@@ -65,6 +65,15 @@ public final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// Counts one request, connection, session or login refused by a configured limit
+    /// (``ServerConfiguration/Limits``), by the limit's name.
+    public func countRefusal(limit: String) {
+        registry.makeCounter(
+            descriptor: Self.name("limit_refusals", unit: "total", help: "Requests refused by a configured limit, by limit."),
+            labels: [("limit", limit)]
+        ).increment()
+    }
+
     /// `atoll_<name>_<unit>`.
     static func name(_ name: String, unit: String, help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "atoll", metricName: name, unitName: unit, helpText: help)

@@ -83,7 +83,7 @@ public struct AtollServer: Sendable {
     }
 
     struct Parts {
-        var application: Application<RouterResponder<BasicRequestContext>>
+        var application: Application<RouterResponder<AtollRequestContext>>
         var compaction: CompactionService
         var store: SQLiteServerStore
         var auth: AuthService
@@ -98,7 +98,8 @@ public struct AtollServer: Sendable {
         let tlsConfiguration = try configuration.tls?.makeServerTLSConfiguration()
         let dataDirectory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let store = try SQLiteServerStore(path: dataDirectory.appendingPathComponent("atoll.sqlite").path)
+        let store = try SQLiteServerStore(
+            path: dataDirectory.appendingPathComponent("atoll.sqlite").path, durability: configuration.durability)
         do {
             let secret = try TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory)
             let metrics = ServerMetrics()
@@ -114,7 +115,7 @@ public struct AtollServer: Sendable {
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
-            let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+            let webSocketRouter = Router(context: SyncRequestContext.self)
             sync.add(to: webSocketRouter)
             var server: HTTPServerBuilder = .http1WebSocketUpgrade(
                 webSocketRouter: webSocketRouter, configuration: .init(ws: sync.webSocketConfiguration))
@@ -137,8 +138,8 @@ public struct AtollServer: Sendable {
         }
     }
 
-    static func makeRouter(auth: AuthService, metrics: ServerMetrics) -> Router<BasicRequestContext> {
-        let router = Router()
+    static func makeRouter(auth: AuthService, metrics: ServerMetrics) -> Router<AtollRequestContext> {
+        let router = Router(context: AtollRequestContext.self)
         router.add(middleware: APIMiddleware(metrics: metrics))
         router.get("health") { _, _ in
             try JSONBody.response(["status": "ok"])

@@ -5,7 +5,7 @@ import Hummingbird
 struct AuthRoutes: Sendable {
     let auth: AuthService
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<AtollRequestContext>) {
         let client = router.group("api/client/v1")
         client.post("app/:app/auth/providers/local-userpass/register") { request, context in
             try await register(request, context)
@@ -32,7 +32,7 @@ struct AuthRoutes: Sendable {
         addAPIKeyRoutes(to: client)
     }
 
-    func addAPIKeyRoutes(to client: RouterGroup<BasicRequestContext>) {
+    func addAPIKeyRoutes(to client: RouterGroup<AtollRequestContext>) {
         client.post("auth/api_keys") { request, _ in
             let token = try Self.bearer(request)
             let body = try await JSONBody.decode(NewAPIKey.self, from: request)
@@ -64,18 +64,18 @@ struct AuthRoutes: Sendable {
 
     // MARK: Handlers
 
-    func logIn(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func logIn(_ request: Request, _ context: AtollRequestContext) async throws -> Response {
         let appID = try context.parameters.require("app")
         let provider = try context.parameters.require("provider")
         let body = try await JSONBody.decode(AuthService.LoginRequest.self, from: request)
-        let session = try await auth.logIn(appID: appID, providerName: provider, request: body)
+        let session = try await auth.logIn(appID: appID, providerName: provider, request: body, clientAddress: context.clientAddress)
         return try JSONBody.response(
             LoginAnswer(
                 accessToken: session.accessToken, refreshToken: session.refreshToken, userID: session.userID,
                 deviceID: session.deviceID))
     }
 
-    func register(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func register(_ request: Request, _ context: AtollRequestContext) async throws -> Response {
         let appID = try context.parameters.require("app")
         let body = try await JSONBody.decode(Registration.self, from: request)
         try await auth.register(appID: appID, email: body.email, password: body.password)

@@ -22,6 +22,8 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case authProviderDisabled = "AuthProviderDisabled"
         case notFound = "NotFound"
         case internalError = "InternalError"
+        /// A limit of the server's (logins, new apps, connections): try again after `retryAfter`.
+        case tooManyRequests = "TooManyRequests"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
@@ -32,6 +34,7 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
             case .accountNameInUse: .conflict
             case .invalidPassword, .badRequest: .badRequest
             case .internalError: .internalServerError
+            case .tooManyRequests: .tooManyRequests
             }
         }
     }
@@ -39,10 +42,13 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
     public let code: Code
     /// A readable message; it never carries a password, token or key.
     public let message: String
+    /// Seconds after which a refused request may be tried again (the `Retry-After` header).
+    public var retryAfter: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -52,7 +58,9 @@ extension ServerError: HTTPResponseError {
     public var status: HTTPResponse.Status { code.status }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        try JSONBody.response(Body(error: message, errorCode: code.rawValue), status: status)
+        var response = try JSONBody.response(Body(error: message, errorCode: code.rawValue), status: status)
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
     }
 
     /// The JSON shape of every error answer.

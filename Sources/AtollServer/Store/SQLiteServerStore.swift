@@ -12,14 +12,20 @@ public final class SQLiteServerStore: ServerStore {
     let pool: DatabasePool
 
     /// Opens (creating if needed) the store at `path` and brings its tables up to date.
-    public init(path: String) throws {
+    ///
+    /// - Parameter durability: `.full` (the default) syncs every commit, so an acknowledged upload
+    ///   survives a power loss; `.normal` survives a crash of the process only.
+    public init(path: String, durability: ServerConfiguration.Durability = .full) throws {
         var configuration = Configuration()
         configuration.label = "atoll-server"
         configuration.busyMode = .timeout(10)
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB sets its WAL writer to NORMAL after `prepareDatabase`: set it on the writer itself.
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         try Self.migrator.migrate(pool)
     }
 

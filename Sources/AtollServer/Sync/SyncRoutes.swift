@@ -7,7 +7,7 @@ import NIOCore
 /// The WebSocket sync endpoint, `GET /api/client/v1/app/{app}/sync` (docs/protocol.md §2).
 ///
 /// ```swift
-/// let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+/// let webSocketRouter = Router(context: SyncRequestContext.self)
 /// SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger).add(to: webSocketRouter)
 /// ```
 struct SyncRoutes: Sendable {
@@ -24,7 +24,7 @@ struct SyncRoutes: Sendable {
         WebSocketServerConfiguration(maxFrameSize: limits.maxIncomingFrameBytes)
     }
 
-    func add(to router: Router<BasicWebSocketRequestContext>) {
+    func add(to router: Router<SyncRequestContext>) {
         router.ws(
             Self.path,
             shouldUpgrade: { [auth] _, context in

@@ -25,6 +25,7 @@ struct TestServer {
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, dataDirectory: folder.path,
             passwordHashRounds: PasswordHasher.minimumRounds)
+        configuration.durability = .normal  // a commit that survives the process is enough here
         configure(&configuration)
         return configuration
     }

@@ -1,0 +1,88 @@
+import Foundation
+
+extension ServerConfiguration {
+    /// How the embedded store syncs its history to disk (SQLite's `synchronous` in WAL mode).
+    public enum Durability: String, Sendable, Hashable, Codable {
+        /// `synchronous = FULL`: a write the server acknowledged survives a crash of the process and
+        /// a power loss. The default.
+        case full
+        /// `synchronous = NORMAL`: a write survives a crash of the process; the last transactions
+        /// before a power loss may be lost. Faster commits; a documented trade-off.
+        case normal
+    }
+
+    /// What one client may cost the server; every refusal is logged and counted in `/metrics`
+    /// (`atoll_limit_refusals_total{limit=…}`). Each field has a default fit for a production
+    /// server; a configuration file sets any of them under `limits`.
+    public struct Limits: Sendable, Hashable, Codable {
+        /// Open sync connections from one IP address.
+        public var connectionsPerAddress = 256
+        /// Sync connections that have a session of one user bound.
+        public var connectionsPerUser = 64
+        /// Sessions bound at once on one connection.
+        public var sessionsPerConnection = 64
+        /// Sync client files (one per device and realm) one user may register.
+        public var clientFilesPerUser = 10_000
+        /// Apps created in development mode per minute (unknown app ids in URLs).
+        public var newAppsPerMinute = 30
+        /// The largest sync message once a session is bound (uploads of big values).
+        public var maxMessageBytes = 64 << 20
+        /// The largest sync message before the connection has bound a session (hello, bind).
+        public var unauthenticatedMessageBytes = 64 << 10
+        /// Bytes of frames received but not handled yet per connection: past it the server stops
+        /// reading the socket until the connection catches up.
+        public var inboundBufferBytes = 4 << 20
+        /// History notifications waiting for one connection: past it the client is too slow to keep
+        /// up and is disconnected (it resumes from its last version when it reconnects).
+        public var outboundBacklog = 4_096
+        /// Failed logins per account per minute before logins of that account are refused (429).
+        public var failedLoginsPerAccount = 10
+        /// Failed logins per IP address per minute before its logins are refused (429).
+        public var failedLoginsPerAddress = 100
+        /// Password hashes computed at once (logins, registrations); the rest wait their turn.
+        public var concurrentPasswordHashes = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        /// Realm states the sync coordinator keeps in memory; the least recently used are dropped
+        /// (and rebuilt from the store when needed again).
+        public var cachedRealms = 256
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            var limits = Limits()
+            func read(_ key: CodingKeys, _ field: WritableKeyPath<Limits, Int>) throws {
+                if let value = try c.decodeIfPresent(Int.self, forKey: key) { limits[keyPath: field] = value }
+            }
+            try read(.connectionsPerAddress, \.connectionsPerAddress)
+            try read(.connectionsPerUser, \.connectionsPerUser)
+            try read(.sessionsPerConnection, \.sessionsPerConnection)
+            try read(.clientFilesPerUser, \.clientFilesPerUser)
+            try read(.newAppsPerMinute, \.newAppsPerMinute)
+            try read(.maxMessageBytes, \.maxMessageBytes)
+            try read(.unauthenticatedMessageBytes, \.unauthenticatedMessageBytes)
+            try read(.inboundBufferBytes, \.inboundBufferBytes)
+            try read(.outboundBacklog, \.outboundBacklog)
+            try read(.failedLoginsPerAccount, \.failedLoginsPerAccount)
+            try read(.failedLoginsPerAddress, \.failedLoginsPerAddress)
+            try read(.concurrentPasswordHashes, \.concurrentPasswordHashes)
+            try read(.cachedRealms, \.cachedRealms)
+            self = limits
+        }
+
+        /// Each limit must be at least 1.
+        func validate() throws {
+            let all: [(String, Int)] = [
+                ("connectionsPerAddress", connectionsPerAddress), ("connectionsPerUser", connectionsPerUser),
+                ("sessionsPerConnection", sessionsPerConnection), ("clientFilesPerUser", clientFilesPerUser),
+                ("newAppsPerMinute", newAppsPerMinute), ("maxMessageBytes", maxMessageBytes),
+                ("unauthenticatedMessageBytes", unauthenticatedMessageBytes), ("inboundBufferBytes", inboundBufferBytes),
+                ("outboundBacklog", outboundBacklog), ("failedLoginsPerAccount", failedLoginsPerAccount),
+                ("failedLoginsPerAddress", failedLoginsPerAddress), ("concurrentPasswordHashes", concurrentPasswordHashes),
+                ("cachedRealms", cachedRealms),
+            ]
+            for (name, value) in all where value < 1 {
+                throw ConfigurationError(field: "limits.\(name)", "must be at least 1")
+            }
+        }
+    }
+}

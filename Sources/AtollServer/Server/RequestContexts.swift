@@ -1,0 +1,34 @@
+import Hummingbird
+import HummingbirdWebSocket
+import NIOCore
+
+/// The request context of the HTTP API: Hummingbird's basic one plus the client's address, which
+/// login throttling counts failures by.
+public struct AtollRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client's IP address as text ("unknown" without one), the key of per-address limits.
+    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+}
+
+/// The request context of the WebSocket sync endpoint, with the client's address (connections
+/// per address are limited).
+public struct SyncRequestContext: RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let webSocket: WebSocketHandlerReference<Self>
+    public let remoteAddress: SocketAddress?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+        webSocket = .init()
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+}
