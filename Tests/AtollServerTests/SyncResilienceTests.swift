@@ -30,6 +30,9 @@ struct SyncResilienceTests {
         try await withServer { server in
             let client = try await SyncTestClient.connect(to: server)
             _ = try await client.hello()
+            // Bound first: before that an upload is refused undecoded (SyncLimitsTests).
+            let token = try await SyncFixtures.accessToken(server)
+            #expect(try await client.bind(1, partition: .string("home"), token: token).identAnswer != nil)
             client.sendMessageBytes([0x04, 0x01, 0x05])  // an upload announcing 5 changesets and holding none
             let error = try #require(try await client.next().errorMessage)
             #expect(error.code == .malformedMessage)

@@ -116,3 +116,16 @@ extension ClientMessage {
         }
     }
 }
+
+extension ClientMessage {
+    /// Whether an encoded message may be decoded on a connection that has no bound session yet
+    /// (read from the tag byte, without decoding the rest): the small messages of setting up and
+    /// ending sessions, not uploads, query sets or held objects, which are refused undecoded.
+    public static func isAllowedBeforeBind(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let first = bytes.first, let tag = MessageTag(rawValue: first) else { return true }  // decoding reports it
+        switch tag {
+        case .hello, .bind, .ident, .mark, .ping, .unbind, .refreshAccessToken: return true
+        default: return false
+        }
+    }
+}

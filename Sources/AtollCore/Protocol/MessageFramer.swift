@@ -83,7 +83,8 @@ public struct MessageFramer: Sendable {
 /// if let bytes = try reassembler.receive(frame) { let message = try ServerMessage(decoding: bytes) }
 /// ```
 public struct MessageReassembler: Sendable {
-    public let maxMessageBytes: Int
+    /// Raised once a connection is authenticated (the server starts small).
+    public var maxMessageBytes: Int
     /// The id the next message must have.
     public private(set) var expectedMessageID: UInt64 = 0
     private var header: FrameHeader?

@@ -114,7 +114,8 @@ public struct AtollServer: Sendable {
             let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
-            let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger)
+            let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
+                                  admission: SyncAdmission(limits: configuration.limits))
             let webSocketRouter = Router(context: SyncRequestContext.self)
             sync.add(to: webSocketRouter)
             var server: HTTPServerBuilder = .http1WebSocketUpgrade(

@@ -49,17 +49,41 @@ extension SyncConnection {
                 session: bind.session))
             return
         }
+        if let refusal = admissionRefusal(user: user.id, session: bind.session) {
+            try await endSession(refusal)
+            return
+        }
         let realm: StoredRealm
         do {
             realm = try await coordinator.realm(appID: appID, path: path)
         } catch {
             try await storeFailed(error)
         }
+        if !isAuthenticated {
+            isAuthenticated = true
+            reassembler.maxMessageBytes = admission.limits.maxMessageBytes
+        }
         var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires)
         if bind.target == .flexible { session.flexible = FlexibleView() }
         sessions[bind.session] = session
         metrics.activeSessions.increment()
         scheduleTokenExpiry(bind.session)
+    }
+
+    /// Why the server may not bind another session of `user` on this connection, or nil.
+    func admissionRefusal(user: String, session: SessionID) -> ErrorMessage? {
+        let limit: String
+        let message: String
+        if sessions.count >= admission.limits.sessionsPerConnection {
+            (limit, message) = ("sessionsPerConnection", "too many sessions on one connection (limit \(admission.limits.sessionsPerConnection))")
+        } else if !admission.bind(user: user, connection: id) {
+            (limit, message) = ("connectionsPerUser", "too many sync connections of user \(user) (limit \(admission.limits.connectionsPerUser))")
+        } else {
+            return nil
+        }
+        metrics.countRefusal(limit: limit)
+        logger.notice("sync session refused", metadata: ["limit": "\(limit)", "user": "\(user)"])
+        return ErrorMessage(code: .tryAgainLater, message: message, action: .retryLater, tryAgainAfterMilliseconds: 30_000, session: session)
     }
 
     func refreshAccessToken(_ refresh: RefreshAccessToken) async throws {
@@ -150,11 +174,13 @@ extension SyncConnection {
         try await send(.identAnswer(IdentAnswer(session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: latest)))
         // Subscribe before catching up, so nothing integrated meanwhile is missed (duplicates are skipped).
         let events = self.events
+        let backlog = self.backlog
         let info = SessionInfo(appID: appID, userID: session.userID, path: realm.path, fileIdent: file.ident,
                                connection: id, session: ident.session, epoch: realm.epoch)
         await coordinator.subscribe(realmID: realm.id, connection: id, session: ident.session,
                                     bound: BoundSession(info: info, deviceID: session.deviceID, end: { events.yield(.end($0)) }, reset: { events.yield(.reset($0)) })) { advance in
-            events.yield(.history(ident.session, advance))
+            // A connection too far behind gets no more: it closes at the next one it handles.
+            if backlog.admit() { events.yield(.history(ident.session, advance)) }
         }
         // A flexible session catches up once it said what it holds and subscribes to.
         guard session.flexible == nil else { return }

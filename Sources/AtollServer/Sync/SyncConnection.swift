@@ -62,6 +62,14 @@ final class SyncConnection {
     let logger: Logger
     let writeFrame: @Sendable ([UInt8]) async throws -> Void
     let events: AsyncStream<Event>.Continuation
+    /// Connection limits shared by the server's connections.
+    let admission: SyncAdmission
+    /// Frames received but not handled (the socket reader waits past its budget).
+    let gate: InboundGate
+    /// History notifications queued for this connection.
+    let backlog: OutboundBacklog
+    /// Whether a session was ever bound here: until then only hello, bind and the like are decoded.
+    var isAuthenticated = false
 
     var logic = ServerConnectionLogic()
     var reassembler: MessageReassembler
@@ -75,9 +83,12 @@ final class SyncConnection {
 
     init(
         id: UInt64, appID: String, app: ServerConfiguration.App, coordinator: SyncCoordinator, auth: AuthService,
-        metrics: ServerMetrics, logger: Logger, limits: SyncLimits,
+        metrics: ServerMetrics, logger: Logger, limits: SyncLimits, admission: SyncAdmission, gate: InboundGate,
         events: AsyncStream<Event>.Continuation, writeFrame: @escaping @Sendable ([UInt8]) async throws -> Void
     ) {
+        self.admission = admission
+        self.gate = gate
+        backlog = OutboundBacklog(limit: admission.limits.outboundBacklog)
         self.id = id
         self.appID = appID
         self.app = app
@@ -89,7 +100,8 @@ final class SyncConnection {
         self.logger = logger
         self.events = events
         self.writeFrame = writeFrame
-        reassembler = MessageReassembler(maxMessageBytes: limits.maxMessageBytes)
+        // Small until a session is bound: an unauthenticated client cannot make the server hold much.
+        reassembler = MessageReassembler(maxMessageBytes: admission.limits.unauthenticatedMessageBytes)
         framer = MessageFramer(maxFrameBytes: limits.outgoingFrameBytes)
     }
 
@@ -134,13 +146,25 @@ final class SyncConnection {
         case .textFrame:
             try await closeConnection(ProtocolError(.badFrame, "a text frame: the sync protocol uses binary frames only"))
         case .frame(let frame):
+            defer { gate.leave(frame.count) }
             let bytes: [UInt8]?
             do { bytes = try reassembler.receive(frame) } catch { try await closeConnection(error) }
             guard let bytes else { return }
+            guard isAuthenticated || ClientMessage.isAllowedBeforeBind(bytes) else {
+                try await closeConnection(ProtocolError(.messageOutOfOrder, "no session is bound: only hello, bind, ident, mark and ping are read before one is"))
+            }
             let message: ClientMessage
             do { message = try ClientMessage(decoding: bytes) } catch { try await closeConnection(error) }
             try await handle(message)
         case .history(let id, let advance):
+            backlog.handled()
+            if backlog.hasOverflowed {
+                metrics.countRefusal(limit: "outboundBacklog")
+                try await closeConnection(ProtocolError(.tryAgainLater, """
+                    the client fell more than \(backlog.limit) history notifications behind: reconnect to resume \
+                    from the last version it integrated
+                    """))
+            }
             try await historyAdvanced(id, advance)
         case .end(let error):
             guard let id = error.session, sessions[id] != nil else { return }
@@ -246,12 +270,10 @@ final class SyncConnection {
     }
 }
 
-/// Sizes the sync endpoint works with.
+/// Frame sizes of the sync endpoint (message sizes are in ``ServerConfiguration/Limits``).
 struct SyncLimits: Sendable {
     /// The largest WebSocket frame the server accepts (hummingbird-websocket's `maxFrameSize`).
     var maxIncomingFrameBytes = 1 << 20
     /// The frames the server sends: the protocol's default frame limit, which every client accepts.
     var outgoingFrameBytes = 16 * 1024
-    /// The largest reassembled message the server accepts.
-    var maxMessageBytes = 256 << 20
 }

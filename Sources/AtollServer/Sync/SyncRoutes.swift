@@ -15,6 +15,7 @@ struct SyncRoutes: Sendable {
     let auth: AuthService
     let metrics: ServerMetrics
     let logger: Logger
+    let admission: SyncAdmission
     var limits = SyncLimits()
 
     static let path: RouterPath = "/api/client/v1/app/:app/sync"
@@ -35,24 +36,41 @@ struct SyncRoutes: Sendable {
             },
             onUpgrade: { inbound, outbound, context in
                 guard let appID = context.requestContext.parameters.get("app") else { return }
-                try await serve(appID: appID, inbound: inbound, outbound: outbound)
+                try await serve(appID: appID, address: context.requestContext.clientAddress, inbound: inbound, outbound: outbound)
             })
     }
 
-    func serve(appID: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func serve(appID: String, address: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let app = try await auth.app(appID)
+        let id = await coordinator.newConnectionID()
+        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
+        guard admission.open(connection: id, address: address) else {
+            metrics.countRefusal(limit: "connectionsPerAddress")
+            logger.notice("sync connection refused: too many from its address", metadata: ["address": "\(address)"])
+            var framer = MessageFramer(maxFrameBytes: limits.outgoingFrameBytes)
+            let refusal = ServerMessage.error(ErrorMessage(
+                code: .tryAgainLater, message: "too many sync connections from \(address) (limit \(admission.limits.connectionsPerAddress))",
+                tryAgainAfterMilliseconds: 5_000))
+            for frame in framer.frames(for: refusal.encoded()) { try? await writeFrame(frame) }
+            return
+        }
+        defer { admission.close(connection: id, address: address) }
         let (events, continuation) = AsyncStream<SyncConnection.Event>.makeStream()
+        let gate = InboundGate(budget: admission.limits.inboundBufferBytes)
         let connection = SyncConnection(
-            id: await coordinator.newConnectionID(), appID: appID, app: app, coordinator: coordinator, auth: auth,
-            metrics: metrics, logger: logger, limits: limits, events: continuation,
-            writeFrame: { frame in try await outbound.write(.binary(ByteBuffer(bytes: frame))) })
+            id: id, appID: appID, app: app, coordinator: coordinator, auth: auth,
+            metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, events: continuation,
+            writeFrame: writeFrame)
         let maxMessage = limits.maxIncomingFrameBytes
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
                     for try await message in inbound.messages(maxSize: maxMessage) {
                         switch message {
-                        case .binary(let buffer): continuation.yield(.frame(Array(buffer.readableBytesView)))
+                        case .binary(let buffer):
+                            // Waits while the connection has too much unhandled: the socket is not read meanwhile.
+                            await gate.enter(buffer.readableBytes)
+                            continuation.yield(.frame(Array(buffer.readableBytesView)))
                         case .text: continuation.yield(.textFrame)
                         }
                     }
@@ -61,6 +79,7 @@ struct SyncRoutes: Sendable {
             }
             await connection.run(events)
             continuation.finish()
+            gate.close()
             group.cancelAll()
         }
     }

@@ -1,0 +1,90 @@
+import Synchronization
+
+/// Bytes of frames a connection received but has not handled yet. The task reading the socket
+/// waits in ``enter(_:)`` while they exceed the budget, so a client that sends faster than the
+/// server integrates is slowed down by TCP itself instead of filling the server's memory.
+final class InboundGate: Sendable {
+    let budget: Int
+    private struct State {
+        var bytes = 0
+        /// The reader, waiting; resumed with false to try again.
+        var waiter: CheckedContinuation<Bool, Never>?
+        var isClosed = false
+    }
+    private let state = Mutex(State())
+
+    init(budget: Int) { self.budget = budget }
+
+    /// Waits until the queued bytes are under the budget (or the gate closed), then counts `bytes`.
+    func enter(_ bytes: Int) async {
+        while true {
+            let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let admitted = state.withLock { state -> Bool in
+                    guard state.bytes >= budget, !state.isClosed else {
+                        state.bytes += bytes
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if admitted { continuation.resume(returning: true) }
+            }
+            if admitted { return }
+        }
+    }
+
+    /// `bytes` were handled.
+    func leave(_ bytes: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.bytes -= bytes
+            guard state.bytes < budget, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: false)
+    }
+
+    /// Releases a waiting reader for good: the connection is gone.
+    func close() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.isClosed = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: false)
+    }
+
+    var queuedBytes: Int { state.withLock { $0.bytes } }
+}
+
+/// History notifications queued for a connection. Past the limit the client is too slow to keep
+/// up: no more are queued, and the connection closes at the next one it handles (the client
+/// reconnects and resumes from the last version it integrated).
+final class OutboundBacklog: Sendable {
+    let limit: Int
+    private struct State {
+        var queued = 0
+        var overflowed = false
+    }
+    private let state = Mutex(State())
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts one more notification; false (the notification is dropped) once over the limit.
+    func admit() -> Bool {
+        state.withLock { state in
+            guard !state.overflowed else { return false }
+            guard state.queued < limit else {
+                state.overflowed = true
+                return false
+            }
+            state.queued += 1
+            return true
+        }
+    }
+
+    /// One notification was handled.
+    func handled() { state.withLock { $0.queued -= 1 } }
+
+    var hasOverflowed: Bool { state.withLock { $0.overflowed } }
+}

@@ -1,0 +1,154 @@
+import AtollCore
+@testable import AtollServer
+import Foundation
+import Testing
+
+/// What one client may cost the sync endpoint (issue 10 §2): connections per address and per
+/// user, sessions per connection, nothing decoded before a session is bound, bounded queues.
+@Suite struct SyncLimitsTests {
+    /// The first server message on a new connection, or nil when it closed first.
+    static func refusal(_ client: SyncTestClient) async throws -> ErrorMessage? {
+        switch try await client.nextIncoming(timeout: .seconds(60)) {
+        case .message(let message): return message.errorMessage
+        default: return nil
+        }
+    }
+
+    @Test func connectionsPastTheLimitOfAnAddressAreRefused() async throws {
+        let configuration = TestServer.configuration { $0.limits.connectionsPerAddress = 5 }
+        try await withServer(configuration) { server in
+            var open: [SyncTestClient] = []
+            for _ in 0..<5 {
+                let client = try await SyncTestClient.connect(to: server)
+                #expect(try await client.hello().serverHello != nil)
+                open.append(client)
+            }
+            // A flood of 40 more: every one refused with "try again later", nothing else read.
+            var refused = 0
+            for _ in 0..<40 {
+                let client = try await SyncTestClient.connect(to: server)
+                if let error = try await Self.refusal(client), error.code == .tryAgainLater, error.message.contains("too many sync connections") {
+                    refused += 1
+                }
+                await client.close()
+            }
+            #expect(refused == 40)
+            let metrics = try await server.http.send("GET", "/metrics").text
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"connectionsPerAddress\"} 40"))
+            // Closing one makes room for one.
+            await open.removeFirst().close()
+            var admitted = false
+            for _ in 0..<50 where !admitted {  // the close reaches the server shortly
+                let client = try await SyncTestClient.connect(to: server)
+                client.send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "t")))
+                if case .message(let message) = try await client.nextIncoming(timeout: .seconds(60)), message.serverHello != nil {
+                    admitted = true
+                    open.append(client)
+                } else {
+                    await client.close()
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(admitted)
+            for client in open { await client.close() }
+        }
+    }
+
+    @Test func sessionsPastTheLimitOfAConnectionAreRefused() async throws {
+        let configuration = TestServer.configuration { $0.limits.sessionsPerConnection = 2 }
+        try await withServer(configuration) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            let first = try await client.bind(1, partition: .string("a"), token: token); #expect(first.identAnswer != nil, "\(first)")
+            #expect(try await client.bind(2, partition: .string("b"), token: token).identAnswer != nil)
+            let third = try #require(try await client.bind(3, partition: .string("c"), token: token).errorMessage)
+            #expect(third.code == .tryAgainLater)
+            #expect(third.session == 3)
+            #expect(third.message.contains("too many sessions"))
+            client.send(.mark(Mark(session: 1, requestID: 9)))
+            #expect(try await client.next { $0.markAnswer }.requestID == 9, "the other sessions go on")
+            await client.close()
+        }
+    }
+
+    @Test func connectionsPastTheLimitOfAUserAreRefused() async throws {
+        let configuration = TestServer.configuration { $0.limits.connectionsPerUser = 2 }
+        try await withServer(configuration) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            var clients: [SyncTestClient] = []
+            for i in 0..<3 {
+                let client = try await SyncTestClient.connect(to: server)
+                _ = try await client.hello()
+                let answer = try await client.bind(1, partition: .string("home"), token: token)
+                if i < 2 { #expect(answer.identAnswer != nil) } else { #expect(answer.errorMessage?.message.contains("too many sync connections of user") == true) }
+                clients.append(client)
+            }
+            // Another user is not affected.
+            let other = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            #expect(try await client.bind(1, partition: .string("home"), token: other).identAnswer != nil)
+            for client in clients + [client] { await client.close() }
+        }
+    }
+
+    /// An upload (or any message but the few that set up a session) before a bind is refused
+    /// without being decoded, and an oversized message before a bind is refused from its header.
+    @Test func nothingButSessionSetUpIsReadBeforeABind() async throws {
+        try await withServer { server in
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            // Not even a valid upload: its body is never looked at.
+            client.sendMessageBytes([0x04] + [UInt8](repeating: 0xFF, count: 1_000))
+            let error = try #require(try await client.next().errorMessage)
+            #expect(error.code == .messageOutOfOrder)
+            #expect(error.message.contains("no session is bound"))
+            await client.close()
+
+            let big = try await SyncTestClient.connect(to: server)
+            _ = try await big.hello()
+            big.send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: String(repeating: "x", count: 100_000))))
+            let tooBig = try #require(try await big.next().errorMessage)
+            #expect(tooBig.code == .badFrame)
+            await big.close()
+        }
+    }
+
+    @Test func theInboundGateHoldsTheReaderPastItsBudget() async throws {
+        let gate = InboundGate(budget: 100)
+        await gate.enter(60)
+        await gate.enter(60)  // under the budget when it arrived
+        let entered = Recorder()
+        let third = Task {
+            await gate.enter(10)
+            await entered.mark()
+        }
+        // Bounded poll: it must not get in while 120 bytes are queued…
+        for _ in 0..<20 { await Task.yield() }
+        #expect(await entered.count == 0)
+        gate.leave(60)
+        await third.value
+        #expect(await entered.count == 1)
+        #expect(gate.queuedBytes == 70)
+        // …and a closed gate lets everyone through.
+        let closed = InboundGate(budget: 1)
+        await closed.enter(5)
+        closed.close()
+        await closed.enter(5)
+    }
+
+    @Test func theOutboundBacklogOverflowsOnceAndStaysOverflowed() {
+        let backlog = OutboundBacklog(limit: 3)
+        #expect((0..<3).allSatisfy { _ in backlog.admit() })
+        #expect(!backlog.admit())
+        #expect(backlog.hasOverflowed)
+        backlog.handled()
+        #expect(!backlog.admit(), "a client that fell behind is disconnected, not fed again")
+    }
+
+    actor Recorder {
+        var count = 0
+        func mark() { count += 1 }
+    }
+}
