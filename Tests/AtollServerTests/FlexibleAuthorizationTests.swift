@@ -189,3 +189,27 @@ import Testing
         }
     }
 }
+
+/// A subscription query no parser could survive unbounded: refused as a query error (SDK code 10),
+/// the server and the session carry on.
+@Suite struct HostileQueryTests {
+    @Test(arguments: [String(repeating: "!", count: 1_000_000) + "title == 'a'",
+                      String(repeating: "(", count: 1_000_000) + "title == 'a'",
+                      String(repeating: "NOT ", count: 200) + "title == 'a'"])
+    func aQueryNestedTooDeeplyIsAQueryError(query: String) async throws {
+        try await withServer(FlexibleAuthorizationTests.configuration()) { server in
+            var b = try await FlexibleAuthorizationTests.Device.open(server)
+            try await b.upload(FlexibleAuthorizationTests.createTask("x", owner: b.userID, title: "a", version: 1), base: 0)
+            b.client.send(.queryChange(QueryChange(session: b.session, querySetVersion: 2, queries: [TypeQuery(objectType: "Task", query: query)])))
+            let error = try await b.client.next { message -> QuerySetError? in
+                if case .queryError(let error) = message { return error }
+                return nil
+            }
+            #expect(error.querySetVersion == 2)
+            #expect(error.message.contains("deeper than"), "\(error.message.prefix(200))")
+            try await b.sync(request: 99)
+            #expect(try await server.http.send("GET", "/health").status == 200)
+            await b.client.close()
+        }
+    }
+}
