@@ -152,3 +152,37 @@ import Testing
         func mark() { count += 1 }
     }
 }
+
+/// The coordinator keeps the state of at most `cachedRealms` realms; an evicted realm is rebuilt
+/// from the store when used again.
+@Suite struct RealmCacheTests {
+    @Test func cachedRealmStatesAreBoundedAndRebuiltWhenNeeded() async throws {
+        let configuration = TestServer.configuration { $0.limits.cachedRealms = 3 }
+        try await withServer(configuration) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            for i in 0..<10 {
+                let session = SessionID(UInt64(i + 1))
+                _ = try #require(try await client.bind(session, partition: .string("p\(i)"), token: token).identAnswer)
+                client.send(.upload(Upload(session: session, changesets: [
+                    UploadChangeset(SyncFixtures.createTask("t\(i)", title: "task \(i)"), lastServerVersion: 0),
+                ])))
+                #expect(try await client.next { $0.uploadAck }.session == session)
+                client.send(.unbind(session))
+                _ = try await client.next { $0.unbound }
+            }
+            let coordinator = server.running.coordinator
+            #expect(await coordinator.recency.count <= 3)
+            #expect(await coordinator.materialized.count <= 3)
+            // The first realm was evicted: a change to its object is still checked and integrated.
+            _ = try #require(try await client.bind(100, partition: .string("p0"), token: token, file: .unassigned).identAnswer)
+            client.send(.upload(Upload(session: 100, changesets: [UploadChangeset(SyncFixtures.changeset(1, [
+                .set(SyncFixtures.task("t0"), path: [.property("title")], value: .string("again")),
+            ]), lastServerVersion: 1)])))
+            let ack = try await client.next { message -> UploadAck? in message.uploadAck?.session == 100 ? message.uploadAck : nil }
+            #expect(ack.serverVersion == 2)
+            await client.close()
+        }
+    }
+}

@@ -104,6 +104,7 @@ public struct AtollServer: Sendable {
             let secret = try TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory)
             let metrics = ServerMetrics()
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
+                                              cachedRealms: configuration.limits.cachedRealms,
                                               appSettings: { [configuration] in configuration.settings(forApp: $0) })
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: now,

@@ -126,13 +126,41 @@ public actor SyncCoordinator {
     }
     private var schemas: [Int64: TrackedSchema] = [:]
     private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
+    /// The realms whose state or schema is cached, by recency of use (a counter, not a clock).
+    var recency: [Int64: UInt64] = [:]
+    private var tick: UInt64 = 0
+    /// How many realms' states and schemas stay cached (``ServerConfiguration/Limits/cachedRealms``).
+    let cachedRealms: Int
 
-    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger,
+    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
                 appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) }) {
         self.store = store
         self.metrics = metrics
         self.logger = logger
+        self.cachedRealms = max(1, cachedRealms)
         self.appSettings = appSettings
+    }
+
+    /// Marks a realm's cached state as just used and, past ``cachedRealms``, drops the least
+    /// recently used (those with bound sessions last, those being loaded never): memory does
+    /// not grow with the number of realms ever touched. A dropped state is rebuilt from the
+    /// store when it is needed again.
+    func touch(_ realmID: Int64) {
+        tick += 1
+        recency[realmID] = tick
+        guard recency.count > cachedRealms else { return }
+        // A tenth at once, so the sort is paid rarely.
+        let excess = recency.count - cachedRealms + cachedRealms / 10
+        let victims = recency.filter { $0.key != realmID && loads[$0.key] == nil }
+            .sorted { (subscribers[$0.key] != nil ? 1 : 0, $0.value) < (subscribers[$1.key] != nil ? 1 : 0, $1.value) }
+            .prefix(excess).map(\.key)
+        for victim in victims {
+            recency[victim] = nil
+            materialized[victim] = nil
+            schemas[victim] = nil
+        }
+        let dropped = Set(victims)
+        realms = realms.filter { !dropped.contains($0.value.id) }
     }
 
     /// A number that tells one connection's subscriptions from another's.
@@ -144,9 +172,13 @@ public actor SyncCoordinator {
     /// The realm of `appID` at `path`, created with a random epoch on first use.
     public func realm(appID: String, path: String) async throws -> StoredRealm {
         let key = RealmKey(appID: appID, path: path)
-        if let known = realms[key] { return known }
+        if let known = realms[key] {
+            touch(known.id)
+            return known
+        }
         let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: Date())
         realms[key] = realm
+        touch(realm.id)
         return realm
     }
 
@@ -307,6 +339,7 @@ public actor SyncCoordinator {
     /// The schema of the realm's history at its newest server version: read from the store on first
     /// use, then only what other integrations (here or on another node) appended since.
     private func currentSchema(of realm: StoredRealm) async throws -> HistorySchema {
+        touch(realm.id)
         while true {
             if schemas[realm.id]?.epoch != realm.epoch { schemas[realm.id] = TrackedSchema(epoch: realm.epoch) }
             let version = schemas[realm.id]!.version
@@ -322,6 +355,7 @@ public actor SyncCoordinator {
     /// A flexible-sync realm's state at its newest server version, built from the store's history
     /// on first use and kept up to date by every integration after that.
     func snapshot(of realm: StoredRealm) async throws -> (version: Int64, state: ReplicaState) {
+        touch(realm.id)
         while true {
             if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty { return (known.version, known.state) }
             if let load = loads[realm.id] {
