@@ -111,10 +111,11 @@ extension SQLiteServerStore {
     }
 
     public func integrate(
-        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {
-        try await pool.write { db in
+        let from = historyAfter
+        return try await pool.write { db in
             let latest = try Self.latestVersion(db, realmID: realmID)
             guard
                 let lastClientVersion = try Int64.fetchOne(
@@ -122,18 +123,18 @@ extension SQLiteServerStore {
                     arguments: [realmID, fileIdent])
             else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
             var after: [HistoryEntry] = []
-            if baseServerVersion < latest {
+            if from < latest {
                 let rows = try Row.fetchCursor(
                     db,
                     sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? AND server_version > ? ORDER BY server_version",
-                    arguments: [realmID, baseServerVersion])
+                    arguments: [realmID, from])
                 while let row = try rows.next() {
                     after.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"]))
                 }
             }
             let realm = try Row.fetchOne(db, sql: "SELECT epoch, compacted_through FROM realms WHERE id = ?", arguments: [realmID])
             let input = IntegrationInput(
-                historyAfterBase: after, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest,
+                historyAfterBase: after, historyAfter: from, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest,
                 epoch: SyncEpoch(rawValue: UInt64(bitPattern: realm?["epoch"] ?? 0)), compactedThrough: realm?["compacted_through"] ?? 0)
             let changesets = try integrate(input)
             var version = latest

@@ -63,8 +63,11 @@ public struct IntegrationInput: Sendable {
     /// the uploader's.
     public static let serverAuthored: Int64 = -1
 
-    /// Every history entry after the upload's base version, in order.
+    /// Every history entry after ``historyAfter`` (the upload's base version unless the caller
+    /// asked for less), in order.
     public var historyAfterBase: [HistoryEntry]
+    /// The server version ``historyAfterBase`` starts after.
+    public var historyAfter: Int64 = 0
     /// The newest client version of the uploading file already in the history (0 for none).
     public var lastIntegratedClientVersion: Int64
     /// The newest server version before this upload.

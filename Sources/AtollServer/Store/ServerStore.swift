@@ -133,10 +133,25 @@ public protocol ServerStore: Sendable {
     /// file ident ``IntegrationInput/serverAuthored`` is the server's own, a compensating write,
     /// recorded under ``WriteCheck/serverFileIdent``) and records the file's newest integrated client version. Nothing is written when
     /// `integrate` throws.
+    ///
+    /// `historyAfter` is where ``IntegrationInput/historyAfterBase`` starts: the upload's base, or
+    /// later when the caller rebased the upload before the transaction and needs only what came since.
     func integrate(
-        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult
+}
+
+extension ServerStore {
+    /// ``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)`` with the whole history
+    /// after the upload's base.
+    public func integrate(
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
+        _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult {
+        try await self.integrate(
+            realmID: realmID, fileIdent: fileIdent, baseServerVersion: baseServerVersion, historyAfter: baseServerVersion, integrate)
+    }
 }
 
 /// An error a ``ServerStore`` reports for a request it cannot carry out.

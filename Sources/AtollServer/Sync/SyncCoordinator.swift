@@ -290,9 +290,58 @@ public actor SyncCoordinator {
         // The state uploads are validated against (every index, object and size) and checked by
         // the write rules against.
         let snapshot = try await snapshot(of: realm)
+        // Rebased outside the store's write lock (which every app shares) over the history as it
+        // is now; inside it, only over what other uploads integrated meanwhile. If they include
+        // the uploader's own changesets the whole rebase runs again under the lock, once.
+        let early = try await rebaseEarly(batch, realm: realm)
+        do {
+            return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: early, start: start)
+        } catch is RebaseAgain {
+            return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: nil, start: start)
+        }
+    }
+
+    /// An upload rebased before its transaction, over the history through `through`.
+    struct EarlyRebase: Sendable {
+        var changesets: [Changeset]
+        var through: Int64
+        var lastIntegratedClientVersion: Int64
+    }
+
+    /// The early rebase no longer fits the history found in the transaction.
+    struct RebaseAgain: Error {}
+
+    /// `batch` rebased over the realm's history after its base as the store has it now, or nil when
+    /// there is nothing to rebase over (or the rebase refuses it: the transaction then decides).
+    private func rebaseEarly(_ batch: UploadBatch, realm: StoredRealm) async throws -> EarlyRebase? {
+        let latest = try await store.latestServerVersion(realmID: realm.id)
+        guard batch.baseServerVersion >= 0, batch.baseServerVersion < latest else { return nil }
+        var entries: [HistoryEntry] = []
+        var cursor = batch.baseServerVersion
+        while cursor < latest {
+            let chunk = try await store.history(realmID: realm.id, after: cursor, maxBytes: 4 << 20)
+            guard let last = chunk.last else { break }
+            entries += chunk.lazy.filter { $0.serverVersion <= latest }
+            cursor = last.serverVersion
+        }
+        let lastClient = try await store.lastClientVersion(realmID: realm.id, fileIdent: batch.fileIdent, atOrBefore: latest)
+        guard let rebased = try? ServerIntegrator.integrate(
+            batch, over: Self.skippingOwnPrefix(of: entries, for: batch), lastIntegratedClientVersion: lastClient)
+        else { return nil }
+        return EarlyRebase(changesets: rebased, through: latest, lastIntegratedClientVersion: lastClient)
+    }
+
+    private func integrate(
+        _ batch: UploadBatch, into realm: StoredRealm, check: WriteRule?, snapshot: (version: Int64, state: ReplicaState),
+        early: EarlyRebase?, start: ContinuousClock.Instant
+    ) async throws -> IntegrationResult {
+        let clock = ContinuousClock()
         let refused = Mutex<[CompensatingWrite]>([])
+        // What the transaction reads: from the early rebase on, and from the snapshot on (the write
+        // rules check against the snapshot plus what came after it).
+        let readFrom = early.map { min($0.through, snapshot.version) } ?? batch.baseServerVersion
         var result = try await store.integrate(
-            realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion
+            realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion, historyAfter: readFrom
         ) { input in
             guard input.epoch == realm.epoch else { throw StaleEpoch() }
             // A compacted prefix is gone: only a client that has nothing of the history (base 0, a new
@@ -303,9 +352,20 @@ public actor SyncCoordinator {
                     .badBaseVersion,
                     "base server version \(batch.baseServerVersion) is outside \(input.compactedThrough)...\(input.latestServerVersion)")
             }
-            let rebased = try ServerIntegrator.integrate(
-                batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
-                lastIntegratedClientVersion: input.lastIntegratedClientVersion)
+            let rebased: [Changeset]
+            if let early {
+                let since = input.historyAfterBase.filter { $0.serverVersion > early.through }
+                guard input.lastIntegratedClientVersion == early.lastIntegratedClientVersion,
+                      !since.contains(where: { $0.changeset.fileIdent == batch.fileIdent })
+                else { throw RebaseAgain() }
+                rebased = since.isEmpty ? early.changesets : try ServerIntegrator.integrate(
+                    UploadBatch(fileIdent: batch.fileIdent, baseServerVersion: early.through, changesets: early.changesets),
+                    over: since, lastIntegratedClientVersion: input.lastIntegratedClientVersion)
+            } else {
+                rebased = try ServerIntegrator.integrate(
+                    batch, over: Self.skippingOwnPrefix(of: input.historyAfterBase, for: batch),
+                    lastIntegratedClientVersion: input.lastIntegratedClientVersion)
+            }
             guard !rebased.isEmpty else { return rebased }
             // The state the changesets were rebased onto: the snapshot, plus what was integrated
             // since it was taken (the snapshot is never older than the upload's base). Validation
