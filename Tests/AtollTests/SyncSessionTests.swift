@@ -54,6 +54,36 @@ import Testing
             .flatMap { Double($0) }
     }
 
+    // MARK: Durability
+
+    /// A download whose write fails leaves the session's memory at what the file holds: it binds
+    /// again, the server sends the download again, and nothing is lost.
+    @Test func aDownloadThatCannotBeWrittenIsFetchedAgain() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let realmA = try await open(frodo)
+            let realmB = try await open(sam)
+            try await download(realmB)
+            struct DiskFull: Error {}
+            let failures = Mutex(2)
+            SyncSession.injectDownloadWriteFault(for: realmB.configuration) {
+                guard failures.withLock({ $0 > 0 ? { $0 -= 1; return true }(&$0) : false }) else { return }
+                throw DiskFull()
+            }
+            defer { SyncSession.injectDownloadWriteFault(for: realmB.configuration, nil) }
+            try add(realmA, "first")
+            try await upload(realmA)
+            try await download(realmB)
+            #expect(failures.withLock { $0 } == 0, "the writes failed")
+            #expect(names(realmB) == ["first"])
+            try add(realmA, "second")
+            try await upload(realmA)
+            try await download(realmB)
+            #expect(names(realmB) == ["first", "second"])
+        }
+    }
+
     // MARK: Server restart
 
     @Test func writesMadeWhileTheServerIsDownAreUploadedAfterItRestarts() async throws {

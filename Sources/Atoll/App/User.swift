@@ -123,11 +123,13 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
     /// An anonymous user is removed, as it could never log in again.
     public func logOut() async throws {
         let token = refreshToken
+        // Sessions stop here first: the server ends this device's sessions when the token is
+        // revoked, and that is no error to report.
+        setLoggedOut(removing: provider == "anon-user")
         if let token {
             // Logging out works offline too; the server's answer does not change the outcome.
             _ = try? await core.http.send("DELETE", "/api/client/v1/auth/session", bearer: token)
         }
-        setLoggedOut(removing: provider == "anon-user")
     }
 
     public func logOut(_ completion: @escaping @Sendable (Swift.Error?) -> Void) {

@@ -300,8 +300,15 @@ actor SessionEngine {
                 merger.fileIdent = fileIdent.ident
                 save()
             case .integrate(let batch):
-                integrate(batch)
-                await sendUpload()
+                if integrate(batch) {
+                    await sendUpload()
+                } else {
+                    // Memory stays at what the file holds; the server sends the download again.
+                    let restored = ClientSession.Checkpoint(
+                        fileIdent: state.fileIdent, serverVersion: state.serverVersion, epoch: state.epoch,
+                        querySetVersion: session?.checkpoint.querySetVersion ?? 0)
+                    await run { $0.downloadNotApplied(restoring: restored) }
+                }
             case .uploadAcknowledged(let clientVersion):
                 state.acknowledgedClientVersion = max(state.acknowledgedClientVersion, clientVersion)
                 if let recovered = pendingReset?.recoveredVersion, clientVersion >= recovered { pendingReset = nil }
@@ -309,6 +316,8 @@ actor SessionEngine {
             case .reportProgress(let progress):
                 reportProgress(progress)
             case .reportError(let error):
+                // The user logged out (or was removed) here: the server ending its sessions is expected.
+                if error.serverCode == .userLoggedOut, sync.user.state != .loggedIn { continue }
                 let isConnectionError = error.code == .connectionFailed || error.code == .tlsHandshakeFailed
                 report(SyncError(error, underlying: isConnectionError && error.serverCode == nil ? lastConnectionFailure?.underlying : nil))
                 if error.serverCode == .userLoggedOut {
@@ -382,19 +391,24 @@ actor SessionEngine {
     }
 
     /// Applies a download: the merger rebases the pending local changes and says what to apply.
-    private func integrate(_ batch: ClientSession.DownloadBatch) {
-        guard let realm else { return }
+    /// The merger and the sync state in memory advance only once the write committed; returns
+    /// whether it did.
+    private func integrate(_ batch: ClientSession.DownloadBatch) -> Bool {
+        guard let realm else { return true }
         let entries = batch.changesets.map { download -> HistoryEntry in
             var changeset = download.changeset
             changeset.fileIdent = download.originFileIdent
             changeset.timestamp = download.originTimestamp
             return HistoryEntry(serverVersion: download.serverVersion, changeset: changeset)
         }
+        var merger = self.merger
+        var state = self.state
         let toApply = merger.receive(entries)
         state.serverVersion = max(merger.serverVersion, batch.checkpoint.serverVersion)
         state.epoch = batch.checkpoint.epoch
         state.pending = merger.pending
         do {
+            try Self.downloadWriteFaults.withLock { $0[configuration.storageKey] }?()
             try realm.write {
                 try realm.integrateRemoteInWrite(toApply)
                 try realm.saveSyncState(state, includingPending: state.pending != savedPending)
@@ -402,12 +416,19 @@ actor SessionEngine {
                     try realm.markSubscriptionSet(version: version, complete: true, error: nil)
                 }
             }
-            savedPending = state.pending
-            if batch.completedQuerySetVersion ?? 0 > 0 { SubscriptionEvents.stateChanged(path: configuration.storageKey) }
         } catch {
             report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
+            return false
         }
+        self.merger = merger
+        self.state = state
+        savedPending = state.pending
+        if batch.completedQuerySetVersion ?? 0 > 0 { SubscriptionEvents.stateChanged(path: configuration.storageKey) }
+        return true
     }
+
+    /// Tests only: failures to inject before a download's write, by realm (empty in production).
+    static let downloadWriteFaults = Mutex<[String: @Sendable () throws -> Void]>([:])
 
     // MARK: Client reset
 
@@ -671,5 +692,14 @@ final class WaitBox: @unchecked Sendable {
     var isCancelled: Bool {
         get { lock.withLock { _cancelled } }
         set { lock.withLock { _cancelled = newValue } }
+    }
+}
+
+extension SyncSession {
+    /// Tests only: makes the next download writes of the realm configured by `configuration` fail
+    /// with `fault`'s error (nil removes it), as a full disk or an I/O error would.
+    @_spi(Testing)
+    public static func injectDownloadWriteFault(for configuration: Realm.Configuration, _ fault: (@Sendable () throws -> Void)?) {
+        SessionEngine.downloadWriteFaults.withLock { $0[configuration.storageKey] = fault }
     }
 }

@@ -161,6 +161,26 @@ public struct ClientSession: Sendable {
         }
     }
 
+    /// The shell could not write a download (the transaction failed): the session goes back to
+    /// `checkpoint`, what the file holds, and binds again so the server sends what follows it
+    /// again. Nothing the download held is taken as integrated.
+    public mutating func downloadNotApplied(restoring checkpoint: Checkpoint) -> [Action] {
+        self.checkpoint = checkpoint
+        partialBatch = []
+        sentClientVersion = acknowledgedClientVersion
+        switch state {
+        case .binding, .active:
+            state = .dying
+            restartAfterUnbind = true
+            return [.send(.unbind(id))]
+        case .dying:
+            restartAfterUnbind = true
+            return []
+        case .inactive, .waitingForConnection, .waitingForAccessToken, .waitingForReset, .failed:
+            return []
+        }
+    }
+
     /// The shell ran the client reset: continue from the fresh copy's checkpoint, uploading the
     /// recovered changes (empty when they were discarded).
     public mutating func resetCompleted(_ checkpoint: Checkpoint, pending: [UploadChangeset]) -> [Action] {
