@@ -113,6 +113,13 @@ extension SyncConnection {
         let recoveryAllowed: Bool
         let maxOfflineTime: TimeInterval?
         do {
+            // Bound before an operator terminated sync, identified after: it ends like the others.
+            guard try await coordinator.isSyncEnabled(appID: appID) else {
+                try await endSession(ErrorMessage(
+                    code: .syncDisabled, message: "sync is not enabled for app \"\(appID)\" (an operator terminated it)",
+                    action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: ident.session))
+                return
+            }
             // The realm as it is now: an operator may have replaced its history since the bind.
             realm = try await coordinator.realm(appID: appID, path: session.realm.path)
             recoveryAllowed = try await coordinator.clientRecoveryAllowed(appID: appID)

@@ -77,6 +77,12 @@ public actor SyncCoordinator {
     /// Apps as the store has them (operator overrides), read once and kept up to date.
     var storedApps: [String: StoredApp] = [:]
     private var nextConnectionID: UInt64 = 1
+    /// Apps whose sync is being terminated (a count: terminations may overlap).
+    private var terminating: [String: Int] = [:]
+    /// Tests only: runs inside ``terminateSync(appID:)`` once sessions ended, before histories restart.
+    var whileTerminating: (@Sendable () async -> Void)?
+
+    func setWhileTerminating(_ hook: (@Sendable () async -> Void)?) { whileTerminating = hook }
 
     /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
     /// flexible-sync queries run against it.
@@ -177,6 +183,9 @@ public actor SyncCoordinator {
             return known
         }
         let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: Date())
+        // While an app's history is being restarted the store may still hand out the old epoch:
+        // nothing is cached until it is done.
+        guard terminating[appID, default: 0] == 0 else { return realm }
         realms[key] = realm
         touch(realm.id)
         return realm
@@ -227,6 +236,23 @@ public actor SyncCoordinator {
     public func terminateSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, false) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = false
+        terminating[appID, default: 0] += 1
+        defer { terminating[appID]! -= 1 }
+        endAndForgetSessions(ofApp: appID)
+        await whileTerminating?()
+        for realm in try await store.realms(appID: appID) {
+            let state = try await currentState(of: realm.id)
+            try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
+                                           snapshot: Self.snapshot(of: state, timestamp: Self.now()))
+        }
+        // A session that identified while the histories restarted (its bind came before sync was
+        // off) holds an epoch that is gone: end it too, and forget what was read meanwhile.
+        endAndForgetSessions(ofApp: appID)
+        logger.notice("sync terminated", metadata: ["app": "\(appID)"])
+    }
+
+    /// Ends the bound sessions of an app with "sync disabled" and drops its cached realms.
+    private func endAndForgetSessions(ofApp appID: String) {
         end(sessionsWhere: { $0.info.appID == appID }) { info in
             ErrorMessage(code: .syncDisabled, message: "sync was terminated for app \"\(appID)\"", action: .retryLater,
                          tryAgainAfterMilliseconds: 5_000, session: info.session, epoch: info.epoch)
@@ -236,13 +262,8 @@ public actor SyncCoordinator {
             materialized[realm.id] = nil
             schemas[realm.id] = nil
             subscribers[realm.id] = nil
+            recency[realm.id] = nil
         }
-        for realm in try await store.realms(appID: appID) {
-            let state = try await currentState(of: realm.id)
-            try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
-                                           snapshot: Self.snapshot(of: state, timestamp: Self.now()))
-        }
-        logger.notice("sync terminated", metadata: ["app": "\(appID)"])
     }
 
     /// Turns sync on again after ``terminateSync(appID:)``; realms start over with new epochs.
