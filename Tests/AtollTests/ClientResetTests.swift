@@ -3,6 +3,7 @@ import AtollServer
 import AtollTesting
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 /// Client resets caused for real: sync terminated and enabled again through the admin API.
@@ -156,3 +157,79 @@ extension ClientResetTests {
     }
 }
 
+
+/// Writes committed while a reset downloads its fresh copy are recovered (or archived), never
+/// reverted unrecorded (issue 10 §3).
+extension ClientResetTests {
+    /// Commits `name` on `configuration`'s file from another thread, as the app would during the reset.
+    nonisolated static func commitElsewhere(_ configuration: Realm.Configuration, _ name: String) {
+        DispatchQueue.global().sync {
+            let realm = try! Realm(configuration: configuration)
+            try! realm.write { realm.add(SyncedTask(value: ["name": name])) }
+        }
+    }
+
+    @Test func aWriteRacingARecoveryIsRecovered() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .recoverUnsyncedChanges())
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write { realm.add(SyncedTask(value: ["name": "synced"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            let raced = Mutex(false)
+            SyncSession.whenFreshCopyDownloaded(for: configuration) { [configuration] in
+                guard raced.withLock({ let first = !$0; $0 = true; return first }) else { return }
+                Self.commitElsewhere(configuration, "written during the reset")
+            }
+            defer { SyncSession.whenFreshCopyDownloaded(for: configuration, nil) }
+
+            realm.syncSession!.suspend()
+            try realm.write { realm.add(SyncedTask(value: ["name": "offline"])) }
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
+            realm.syncSession!.resume()
+
+            #expect(await waitUntil { raced.withLock { $0 } && realm.syncSession?.state == .active })
+            try await realm.syncSession!.wait(for: .upload)
+            realm.refresh()
+            #expect(names(realm) == ["offline", "synced", "written during the reset"])
+            let other = try await server.app(device: "other").login(credentials: .anonymous)
+            var otherConfig = other.configuration(partitionValue: "shire")
+            otherConfig.objectTypes = [SyncedTask.self]
+            let otherRealm = try await Realm(configuration: otherConfig, downloadBeforeOpen: .always)
+            #expect(names(otherRealm) == ["offline", "synced", "written during the reset"])
+        }
+    }
+
+    @Test func aWriteRacingADiscardIsArchived() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let outcomes = Recorder<Int>()
+            var configuration = frodo.configuration(partitionValue: "shire", clientResetMode: .discardUnsyncedChanges(
+                afterReset: { _, after in outcomes.append(after.objects(SyncedTask.self).count) }))
+            configuration.objectTypes = [SyncedTask.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            try realm.write { realm.add(SyncedTask(value: ["name": "synced"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            SyncSession.whenFreshCopyDownloaded(for: configuration) { [configuration] in
+                Self.commitElsewhere(configuration, "written during the reset")
+            }
+            defer { SyncSession.whenFreshCopyDownloaded(for: configuration, nil) }
+
+            realm.syncSession!.suspend()
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
+            realm.syncSession!.resume()
+
+            #expect(await waitUntil { outcomes.all.count == 1 })
+            realm.refresh()
+            #expect(names(realm) == ["synced"])
+            let outcome = try #require(realm.syncSession?.lastClientReset)
+            #expect(outcome.discardedChangeCount > 0, "the racing write was counted as discarded")
+            let archive = try #require(outcome.discardedChangesArchive)
+            let text = try String(contentsOf: archive, encoding: .utf8)
+            #expect(text.contains("written during the reset"), "the racing write is in the archive")
+        }
+    }
+}

@@ -429,6 +429,8 @@ actor SessionEngine {
 
     /// Tests only: failures to inject before a download's write, by realm (empty in production).
     static let downloadWriteFaults = Mutex<[String: @Sendable () throws -> Void]>([:])
+    /// Tests only: what runs once a client reset downloaded its fresh copy, by realm.
+    static let freshCopyHooks = Mutex<[String: @Sendable () -> Void]>([:])
 
     // MARK: Client reset
 
@@ -503,28 +505,34 @@ actor SessionEngine {
     private func resetFromFreshCopy(recovering: Bool, reason: String) async throws {
         guard let realm else { throw SyncError(.clientInternalError, "the session has no realm open") }
         let (before, after) = sync.clientResetMode.blocks
-        let unsynced = try unsyncedChanges()
         let fresh = try await downloadFreshCopy()
+        Self.freshCopyHooks.withLock { $0[configuration.storageKey] }?()
         realm.refresh()
         let beforeReset = realm.freeze()
         before?(beforeReset)
-        let changes = try realm.replicaState().instructions(becoming: fresh.state)
-        let recovery = recovering ? ClientResetRecovery.recovery(of: unsynced, onto: fresh.state) : nil
-        let recovered = recovery?.kept ?? []
-        let discarded = recovery?.dropped.count ?? unsynced.reduce(0) { $0 + $1.instructions.count }
         let now = Date()
         var archive: URL?
-        if discarded > 0 {
-            // Written before the data changes: what is discarded is never lost unrecorded.
-            archive = try DiscardedChangesArchive.write(
-                realmPath: configuration.fileURL?.path ?? configuration.storageKey, appFolder: sync.user.core.folder,
-                mode: sync.clientResetMode.name, reason: reason, date: now, changes: unsynced, dropped: recovery?.dropped)
-        }
+        var changes: [Instruction] = []
+        var recovered: [Instruction] = []
+        var discarded = 0
         var reset = SyncState()
         reset.fileIdent = fresh.sync.fileIdent
         reset.epoch = fresh.sync.epoch
         reset.serverVersion = fresh.sync.serverVersion
         try realm.write {
+            // Read inside the write: a commit made while the fresh copy downloaded (or since) is
+            // among the unsynced changes, recovered or archived, never reverted unrecorded.
+            let unsynced = try unsyncedChanges()
+            changes = try realm.replicaState().instructions(becoming: fresh.state)
+            let recovery = recovering ? ClientResetRecovery.recovery(of: unsynced, onto: fresh.state) : nil
+            recovered = recovery?.kept ?? []
+            discarded = recovery?.dropped.count ?? unsynced.reduce(0) { $0 + $1.instructions.count }
+            if discarded > 0 {
+                // Written before the data changes: what is discarded is never lost unrecorded.
+                archive = try DiscardedChangesArchive.write(
+                    realmPath: configuration.fileURL?.path ?? configuration.storageKey, appFolder: sync.user.core.folder,
+                    mode: sync.clientResetMode.name, reason: reason, date: now, changes: unsynced, dropped: recovery?.dropped)
+            }
             // Every local version before this commit is settled: none of it is uploaded again.
             // This commit's own record holds the recovered changes (nothing when discarding).
             reset.acknowledgedClientVersion = realm.snapshotVersion
@@ -557,9 +565,9 @@ actor SessionEngine {
     }
 
     /// The local changes the server has not acknowledged, oldest first: what recovery replays.
+    /// Call it inside the reset's write transaction, so nothing is committed after it reads.
     private func unsyncedChanges() throws -> [Changeset] {
         guard let realm else { return [] }
-        realm.refresh()
         // Handed to the merger and not acknowledged (an upload the server acknowledged is synced
         // even when its echo has not come back yet), then what was committed after the last
         // hand-over.
@@ -696,6 +704,13 @@ final class WaitBox: @unchecked Sendable {
 }
 
 extension SyncSession {
+    /// Tests only: runs `hook` once a client reset of that realm downloaded its fresh copy, before
+    /// it changes the file (to commit writes that race the reset).
+    @_spi(Testing)
+    public static func whenFreshCopyDownloaded(for configuration: Realm.Configuration, _ hook: (@Sendable () -> Void)?) {
+        SessionEngine.freshCopyHooks.withLock { $0[configuration.storageKey] = hook }
+    }
+
     /// Tests only: makes the next download writes of the realm configured by `configuration` fail
     /// with `fault`'s error (nil removes it), as a full disk or an I/O error would.
     @_spi(Testing)
