@@ -151,3 +151,45 @@ func differences(_ a: [String], _ b: [String], limit: Int = 6) -> String {
         }
     }
 }
+
+/// Starts a session again if an error stopped it, as an app's error handler would: to the peer a
+/// duplicated, reordered or missing frame is a protocol violation (`badFrame`), which stops the
+/// session until it is restarted (docs/protocol.md §2.7). Returns whether it had stopped.
+@MainActor @discardableResult func restartIfStopped(_ realm: Realm) -> Bool {
+    guard let session = realm.syncSession, session.state == .inactive else { return false }
+    session.resume()
+    return true
+}
+
+/// Uploads and downloads everything on every realm, twice over (so that each has what the others
+/// uploaded), restarting sessions an error stopped. Returns how many it restarted; throws
+/// `TimedOut` once `timeout` passes.
+@MainActor func syncAll(_ realms: [Realm], within timeout: Duration) async throws -> Int {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    var restarts = 0
+    func wait(_ realm: Realm, _ direction: SyncSession.ProgressDirection) async throws {
+        while true {
+            if restartIfStopped(realm) { restarts += 1 }
+            guard let session = realm.syncSession else { throw TimedOut(what: "a realm without a sync session") }
+            do {
+                try await bounded(deadline - clock.now, "\(direction) of every change") { try await session.wait(for: direction) }
+                return
+            } catch let error as TimedOut {
+                throw error
+            } catch {
+                // The session stopped (its waits fail): start it again and wait again.
+                guard clock.now < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+    for _ in 0..<2 {
+        for realm in realms { try await wait(realm, .upload) }
+        for realm in realms {
+            try await wait(realm, .download)
+            realm.refresh()
+        }
+    }
+    return restarts
+}

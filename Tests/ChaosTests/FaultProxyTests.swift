@@ -64,7 +64,7 @@ import Testing
         #expect(whole == [small])
     }
 
-    @Test func syncThroughTheProxyRecoversFromDuplicatedAndReorderedFrames() async throws {
+    @Test func syncThroughTheProxyRecoversFromDuplicatedFramesAndABlackHole() async throws {
         try await withSyncTestServer { server in
             let proxy = try await FaultProxy.start(upstream: "127.0.0.1", server.port, seed: 7)
             let app = App(id: server.appId, configuration: AppConfiguration(
@@ -85,17 +85,21 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             #expect(proxy.statistics.framesDuplicated > 0)
             proxy.healAll()
+            #expect(restartIfStopped(realm), "a repeated message is a protocol violation: it stops the session")
             session.reconnect()
-            try await bounded(.seconds(30)) { try await session.wait(for: .upload) }
+            try await bounded(.seconds(30), "upload after duplicates") { try await session.wait(for: .upload) }
 
-            // A black hole: connections are accepted and never answered; healing closes them.
+            // A black hole: connections are accepted and never answered; healing resets them (RST:
+            // a FIN before the 101 is the known issue below).
+            proxy.resetsConnections = true
             proxy.isBlackHoled = true
             proxy.cutAll()
             try realm.write { realm.add(ChaosItem(value: ["origin": "black-holed"])) }
             try await Task.sleep(for: .milliseconds(1500))
             proxy.healAll()
+            restartIfStopped(realm)
             session.reconnect()
-            try await bounded(.seconds(30)) { try await session.wait(for: .upload) }
+            try await bounded(.seconds(30), "upload after the black hole") { try await session.wait(for: .upload) }
             #expect(proxy.statistics.cuts >= 1)
 
             let witness = try await server.app(device: "witness").login(credentials: .anonymous)
@@ -103,6 +107,38 @@ import Testing
             witnessConfiguration.objectTypes = [ChaosItem.self]
             let serverRealm = try await Realm(configuration: witnessConfiguration, downloadBeforeOpen: .always)
             #expect(serverRealm.objects(ChaosItem.self).map(\.origin).sorted() == ["black-holed", "duplicated", "healthy"])
+            try? await user.logOut()
+            try await proxy.stop()
+        }
+    }
+
+    /// A server (or middlebox) that closes the connection with a FIN before answering the WebSocket
+    /// upgrade. The sync client's WebSocket library (swift-websocket 1.6) allows remote half-closure,
+    /// and NIO's typed HTTP client upgrade handler ignores `inputClosed`: the upgrade future never
+    /// completes, the connection attempt waits forever and the session stays `connecting`, never
+    /// retrying. Found by the black hole of `FaultProxy`; a RST (above) is retried as it should be.
+    @Test func aConnectionClosedBeforeTheUpgradeAnswerIsRetried() async throws {
+        try await withSyncTestServer { server in
+            let proxy = try await FaultProxy.start(upstream: "127.0.0.1", server.port)
+            let app = App(id: server.appId, configuration: AppConfiguration(
+                baseURL: proxy.baseURL, rootDirectory: server.folder.url.appendingPathComponent("devices/fin", isDirectory: true)))
+            let user = try await app.login(credentials: .anonymous)
+            proxy.isBlackHoled = true
+            var configuration = user.configuration(partitionValue: "fin")
+            configuration.objectTypes = [ChaosItem.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            let session = try #require(realm.syncSession)
+            try realm.write { realm.add(ChaosItem(value: ["origin": "behind a FIN"])) }
+            // The attempt reaches the black hole; healing closes it with a FIN, no answer.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while proxy.statistics.blackHoledConnections == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(proxy.statistics.blackHoledConnections > 0)
+            proxy.healAll()
+            await withKnownIssue("swift-websocket: a FIN before the 101 leaves WebSocketClient.connect waiting forever") {
+                try await bounded(.seconds(10), "upload after a FIN during the upgrade") { try await session.wait(for: .upload) }
+            }
             try? await user.logOut()
             try await proxy.stop()
         }

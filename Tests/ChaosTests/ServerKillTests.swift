@@ -71,17 +71,7 @@ import Testing
 
             // Back online, the clients upload the rest and end up with the same objects, all writes in them.
             for realm in realms { realm.syncSession?.resume() }
-            for _ in 0..<2 {
-                for realm in realms {
-                    let session = try #require(realm.syncSession)
-                    try await bounded(Self.syncTimeout, "upload after restart") { try await session.wait(for: .upload) }
-                }
-                for realm in realms {
-                    let session = try #require(realm.syncSession)
-                    try await bounded(Self.syncTimeout, "download after restart") { try await session.wait(for: .download) }
-                    realm.refresh()
-                }
-            }
+            _ = try await syncAll(realms, within: Self.syncTimeout)
             #expect(canonicalDump(realms[0]) == canonicalDump(realms[1]), "\(differences(canonicalDump(realms[0]), canonicalDump(realms[1])))")
             var lost: Set<String> = []
             var duplicated: Set<String> = []

@@ -82,6 +82,13 @@ public final class FaultProxy: Sendable {
         set { core.state.withLock { $0.blackHoled = newValue } }
     }
 
+    /// Whether the proxy closes connections with a TCP reset (RST, as a middlebox that forgot a
+    /// flow does) rather than an orderly FIN (as a server that closes does). `false` by default.
+    public var resetsConnections: Bool {
+        get { core.state.withLock { $0.resetsConnections } }
+        set { core.state.withLock { $0.resetsConnections = newValue } }
+    }
+
     /// Stops every fault. A connection that lost data (dropped bytes or frames, or black-holed) is
     /// closed, as its peers could otherwise wait on it until their keep-alive gives up: they
     /// reconnect at once instead. Other connections stay open.
@@ -130,6 +137,7 @@ extension FaultProxy {
         struct State {
             var faults: [Direction: Faults] = [:]
             var blackHoled = false
+            var resetsConnections = false
             var statistics = Statistics()
             var random: UInt64
             var connections: [ObjectIdentifier: ProxyConnection] = [:]

@@ -380,8 +380,15 @@ final class ProxyConnection: @unchecked Sendable {
             lanes[lane].held = nil
         }
         waitingForUpstream = []
-        client.close(promise: nil)
-        upstream?.close(promise: nil)
+        let reset = core.state.withLock { $0.resetsConnections }
+        for channel in [client, upstream].compactMap({ $0 }) {
+            guard reset, let socket = channel as? any SocketOptionProvider else {
+                channel.close(promise: nil)
+                continue
+            }
+            // SO_LINGER 0: the close sends RST instead of FIN.
+            socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+        }
         core.unregister(self)
     }
 
