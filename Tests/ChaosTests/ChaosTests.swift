@@ -74,7 +74,14 @@ import Testing
             proxy.healAll()
             for realm in realms where restartIfStopped(realm) { restarts += 1 }
             for realm in realms { realm.syncSession?.reconnect() }
-            restarts += try await syncAll(realms, within: Self.convergenceTimeout)
+            do {
+                restarts += try await syncAll(realms, within: Self.convergenceTimeout)
+            } catch {
+                let sessions = realms.enumerated().map { "client \($0): \($1.syncSession.map { "\($0.state)/\($0.connectionState)" } ?? "none")" }
+                print("chaos: no convergence (seed \(seed)): \(sessions); \(proxy.openConnectionCount) open proxy connections; "
+                    + "proxy: \(proxy.statistics); last faults: \(faultLog.suffix(5))")
+                throw error
+            }
             for task in acknowledgements { await task.value }
             let acknowledgedDuringChaos = ledger.acknowledged.count
 
