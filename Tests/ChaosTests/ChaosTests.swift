@@ -80,6 +80,10 @@ import Testing
                 let sessions = realms.enumerated().map { "client \($0): \($1.syncSession.map { "\($0.state)/\($0.connectionState)" } ?? "none")" }
                 print("chaos: no convergence (seed \(seed)): \(sessions); \(proxy.openConnectionCount) open proxy connections; "
                     + "proxy: \(proxy.statistics); last faults: \(faultLog.suffix(5))")
+                // Does a fresh connection unstick them?
+                proxy.cutAll()
+                let after = try? await syncAll(realms, within: .seconds(30))
+                print("chaos: after cutting every connection: \(after == nil ? "still stuck" : "converged")")
                 throw error
             }
             for task in acknowledgements { await task.value }
