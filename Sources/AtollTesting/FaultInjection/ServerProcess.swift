@@ -12,7 +12,7 @@ import Synchronization
 /// ```swift
 /// let server = try await ServerProcess.start(dataDirectory: folder.url)
 /// let app = App(id: "chaos", configuration: AppConfiguration(baseURL: server.baseURL))
-/// server.kill9()
+/// await server.kill9()
 /// try await server.restart()
 /// await server.stop()
 /// ```
