@@ -74,7 +74,12 @@ let package = Package(
         // Helpers shared by the test suites: temporary folders, fixtures.
         .target(
             name: "AtollTesting",
-            dependencies: ["Atoll", "AtollCore", "AtollServer", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Atoll", "AtollCore", "AtollServer", .product(name: "Logging", package: "swift-log"),
+                // FaultProxy: a TCP proxy that injects faults between clients and a server.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .executableTarget(
             name: "atoll-bench",
@@ -119,6 +124,13 @@ let package = Package(
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
+        // Sync under injected faults (FaultProxy) and a killed server process. `atoll-server` is a
+        // dependency so that it is built before these tests run `ServerProcess` on it.
+        .testTarget(
+            name: "ChaosTests",
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", "atoll-server",
+                           .product(name: "NIOCore", package: "swift-nio")]
+        ),
         // The `atoll` tool, parsed and run as typed, against an in-process server.
         .testTarget(
             name: "AtollCommandTests",

@@ -1,0 +1,176 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The built `atoll-server` executable running in a child process, in development mode on
+/// 127.0.0.1: to kill it with SIGKILL mid-stream and start it again on the same data folder.
+///
+/// ```swift
+/// let server = try await ServerProcess.start(dataDirectory: folder.url)
+/// let app = App(id: "chaos", configuration: AppConfiguration(baseURL: server.baseURL))
+/// await server.kill9()
+/// try await server.restart()
+/// await server.stop()
+/// ```
+///
+/// The executable is looked up in `ATOLL_SERVER_EXECUTABLE`, then next to the running test binary
+/// (`.build/<triple>/debug/atoll-server`). `swift build --build-tests` and `swift test` build it;
+/// a test target that uses this type lists `atoll-server` among its dependencies as well.
+public final class ServerProcess: Sendable {
+    public let dataDirectory: URL
+    public let port: Int
+    public let executableURL: URL
+    /// What the server writes (stdout and stderr), appended across restarts.
+    public let logURL: URL
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private let process = Mutex<Process?>(nil)
+
+    private init(dataDirectory: URL, port: Int, executableURL: URL) {
+        self.dataDirectory = dataDirectory
+        self.port = port
+        self.executableURL = executableURL
+        logURL = dataDirectory.deletingLastPathComponent().appendingPathComponent("\(dataDirectory.lastPathComponent)-server.log")
+    }
+
+    /// Starts `atoll-server` on `dataDirectory` (created if needed) and `port` (a free one when
+    /// `nil`), and returns once it answers `GET /health`.
+    public static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil,
+                             timeout: Duration = .seconds(30)) async throws -> ServerProcess {
+        let executableURL = try executable ?? locateExecutable()
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        var chosenPort = port
+        if chosenPort == nil { chosenPort = try await freePort() }
+        let server = ServerProcess(dataDirectory: dataDirectory, port: chosenPort!, executableURL: executableURL)
+        try await server.launch(timeout: timeout)
+        return server
+    }
+
+    /// The child's process id while it runs.
+    public var processIdentifier: Int32? {
+        process.withLock { $0?.isRunning == true ? $0?.processIdentifier : nil }
+    }
+
+    /// Kills the server with SIGKILL (no shutdown, no flush) and waits until it is gone.
+    public func kill9() async {
+        await terminate(signal: SIGKILL)
+    }
+
+    /// Asks the server to stop (SIGTERM); kills it if it is still there after `grace`.
+    public func stop(grace: Duration = .seconds(10)) async {
+        await terminate(signal: SIGTERM, grace: grace)
+        await terminate(signal: SIGKILL)
+    }
+
+    /// Starts the server again on the same data folder and port (after `kill9()` or `stop()`).
+    /// Retries while the port is still held by the previous process.
+    public func restart(timeout: Duration = .seconds(30)) async throws {
+        await stop()
+        try await launch(timeout: timeout)
+    }
+
+    // MARK: Running
+
+    private func launch(timeout: Duration) async throws {
+        if !FileManager.default.fileExists(atPath: logURL.path) {
+            FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        }
+        let deadline = ContinuousClock.now + timeout
+        var lastFailure = "it did not answer GET /health"
+        while ContinuousClock.now < deadline {
+            let log = try FileHandle(forWritingTo: logURL)
+            log.seekToEndOfFile()
+            let child = Process()
+            child.executableURL = executableURL
+            child.arguments = ["--host", "127.0.0.1", "--port", String(port), "--data", dataDirectory.path,
+                               "--development-mode", "--log-level", "warning"]
+            child.standardOutput = log
+            child.standardError = log
+            child.standardInput = FileHandle.nullDevice
+            try child.run()
+            let pid = child.processIdentifier
+            process.withLock { $0 = child }
+            try? log.close()
+            // Wait for health; a child that exits (the port still taken) is started again.
+            while ContinuousClock.now < deadline {
+                if await isHealthy() { return }
+                if !isRunning(pid) {
+                    lastFailure = "it exited (see \(logURL.path))"
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            if isRunning(pid) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        await terminate(signal: SIGKILL)
+        throw ServerProcessError(message: "atoll-server at \(executableURL.path) did not start on port \(port): \(lastFailure)")
+    }
+
+    private func isRunning(_ pid: Int32) -> Bool {
+        process.withLock { $0?.processIdentifier == pid && $0?.isRunning == true }
+    }
+
+    private func isHealthy() async -> Bool {
+        var request = URLRequest(url: URL(string: "\(baseURL)/health")!)
+        request.timeoutInterval = 1
+        guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
+        return (response as? HTTPURLResponse)?.statusCode == 200
+    }
+
+    private func terminate(signal: Int32, grace: Duration = .seconds(10)) async {
+        guard let pid = process.withLock({ $0?.isRunning == true ? $0?.processIdentifier : nil }) else { return }
+        kill(pid, signal)
+        let deadline = ContinuousClock.now + grace
+        while process.withLock({ $0?.isRunning == true }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    // MARK: Finding things
+
+    /// The `atoll-server` executable: `ATOLL_SERVER_EXECUTABLE`, or the one in the folder of the
+    /// running binary (or of its bundle, on macOS).
+    public static func locateExecutable() throws -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["ATOLL_SERVER_EXECUTABLE"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        var folders: [URL] = []
+        for binary in [CommandLine.arguments.first.map { URL(fileURLWithPath: $0) }, Bundle.main.executableURL] {
+            guard var folder = binary?.resolvingSymlinksInPath().deletingLastPathComponent() else { continue }
+            // Up to 3 levels: `AtollPackageTests.xctest/Contents/MacOS/` on macOS.
+            for _ in 0..<4 {
+                folders.append(folder)
+                folder = folder.deletingLastPathComponent()
+            }
+        }
+        for folder in folders {
+            let candidate = folder.appendingPathComponent("atoll-server")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        throw ServerProcessError(message: "no atoll-server executable next to \(CommandLine.arguments.first ?? "?"): "
+            + "run `swift build` first, or set ATOLL_SERVER_EXECUTABLE")
+    }
+
+    /// A port of 127.0.0.1 nobody listens on now.
+    static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port
+        try await channel.close()
+        guard let port else { throw ServerProcessError(message: "no free port") }
+        return port
+    }
+}
+
+/// `atoll-server` could not be found or started.
+public struct ServerProcessError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
