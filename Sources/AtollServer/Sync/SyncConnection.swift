@@ -132,8 +132,9 @@ final class SyncConnection {
         guard let expires = sessions[id]?.tokenExpires else { return }
         sessions[id]?.expiryTimer?.cancel()
         let events = self.events
-        // At least a tick: a clock that does not move (in tests) must not make this spin.
-        let delay = max(0.05, expires.timeIntervalSince(auth.now()))
+        // At least a tick (a clock that does not move must not make this spin), at most ten
+        // seconds (the wall clock may be set forward meanwhile; tests move theirs).
+        let delay = min(10, max(0.05, expires.timeIntervalSince(auth.now())))
         sessions[id]?.expiryTimer = _Concurrency.Task {
             try? await _Concurrency.Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1))
             guard !_Concurrency.Task.isCancelled else { return }
