@@ -23,6 +23,12 @@ actor SyncConnection {
     private var outbound: [[UInt8]] = []
     private var isFlushing = false
     static let maxFrameBytes = 256 * 1024
+    /// How long connecting and the WebSocket upgrade may take together. A server (or a middlebox)
+    /// that closes the socket before answering the upgrade leaves the WebSocket client waiting
+    /// forever; past this the attempt counts as failed and the sessions retry.
+    static let openTimeout: Duration = .seconds(15)
+    /// Counts attempts to open: what a stale attempt reports once a newer one started is ignored.
+    private var attempt: UInt64 = 0
 
     init(baseURL: String, appId: String, trustedRootCertificates: [String] = []) {
         self.trustedRootCertificates = trustedRootCertificates
@@ -45,27 +51,39 @@ actor SyncConnection {
             return
         }
         status = .opening
+        attempt += 1
+        let attempt = attempt
         let url = url
         let logger = logger
         let tlsConfiguration: TLSConfiguration?
         do {
             tlsConfiguration = try url.hasPrefix("wss://") ? Self.clientTLSConfiguration(trusting: trustedRootCertificates) : nil
         } catch {
-            closed(failure: ConnectionFailure(code: .tlsHandshakeFailed, message: (error as? SyncError)?.message ?? "\(error)", underlying: error))
+            closed(failure: ConnectionFailure(code: .tlsHandshakeFailed, message: (error as? SyncError)?.message ?? "\(error)", underlying: error), attempt: attempt)
             return
         }
+        let openTimeout = Self.openTimeout
         task = _Concurrency.Task { [weak self] in
             var configuration = WebSocketClientConfiguration()
             configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
+            let watchdog = _Concurrency.Task { [weak self] in
+                try? await _Concurrency.Task.sleep(for: openTimeout)
+                guard !_Concurrency.Task.isCancelled, !opened.isSet else { return }
+                await self?.closed(failure: ConnectionFailure(
+                    code: .connectionFailed, message: "connecting to \(url) timed out after \(openTimeout) (no WebSocket upgrade answer)",
+                    underlying: nil), attempt: attempt)
+            }
+            defer { watchdog.cancel() }
             do {
                 try await WebSocketClient.connect(
                     url: url, configuration: configuration, tlsConfiguration: tlsConfiguration, logger: logger
                 ) { [weak self] inbound, outbound, _ in
                     guard let self else { return }
                     opened.set()
-                    await self.opened(outbound)
+                    // An attempt the watchdog gave up on must not take over the connection.
+                    guard await self.opened(outbound, attempt: attempt) else { return }
                     var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
                     for try await frame in inbound {
                         guard frame.opcode == .binary || frame.opcode == .continuation else { continue }
@@ -81,7 +99,7 @@ actor SyncConnection {
             } catch {
                 failure = ConnectionFailure(error, url: url, opened: opened.isSet)
             }
-            await self?.closed(failure: failure)
+            await self?.closed(failure: failure, attempt: attempt)
         }
     }
 
@@ -105,7 +123,8 @@ actor SyncConnection {
         if let writer { _Concurrency.Task { try? await writer.close(.normalClosure, reason: nil) } }
     }
 
-    private func opened(_ writer: WebSocketOutboundWriter) async {
+    private func opened(_ writer: WebSocketOutboundWriter, attempt: UInt64) async -> Bool {
+        guard attempt == self.attempt, status == .opening else { return false }
         // Message ids count from 0 on every connection (docs/protocol.md §2.1).
         framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
         outbound = []
@@ -113,13 +132,17 @@ actor SyncConnection {
         status = .open
         await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
         notifyOpened()
+        return true
     }
 
     private func notifyOpened() {
         for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
     }
 
-    private func closed(failure: ConnectionFailure?) {
+    /// Attempt `attempt` ended (or timed out); nothing happens if a newer one started since.
+    private func closed(failure: ConnectionFailure?, attempt: UInt64) {
+        guard attempt == self.attempt, status != .closed else { return }
+        task?.cancel()  // an attempt stuck in its upgrade (the watchdog's case) is abandoned
         status = .closed
         writer = nil
         task = nil
