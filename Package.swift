@@ -83,7 +83,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "atoll-bench",
-            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", .product(name: "GRDBSQLite", package: "GRDB.swift")]
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                           // The limits suite's raw sync clients.
+                           .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                           .product(name: "NIOCore", package: "swift-nio")]
         ),
         .executableTarget(
             name: "atoll-server",

@@ -7,6 +7,8 @@ import Foundation
 //   swift run -c release atoll-bench local      # W1–W3: the local store
 //   swift run -c release atoll-bench sync       # W4, W5, W7: sync, server in-process on loopback
 //   swift run -c release atoll-bench reset      # W6: a client reset recovering 1,000 changes
+//   swift run -c release atoll-bench limits     # L0–L3: connection flood, upload stream, login flood
+//                                               # (atoll-server in a child process: build it first)
 
 let arguments = CommandLine.arguments.dropFirst()
 let suites = arguments.isEmpty ? ["local"] : Array(arguments)
@@ -16,8 +18,9 @@ for suite in suites {
     case "sync": try await SyncBenchmark().run()
     case "reset": try await ResetBenchmark().run()
     case "sync-w7-clients": try await IdleSessionClients().run()  // W7's child process
+    case "limits": try await LimitsBenchmark().run()  // L0–L3: what hostile clients cost the server
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits\n".utf8))
         exit(2)
     }
 }
