@@ -124,6 +124,33 @@ import Testing
         #expect(s.pending.isEmpty)
     }
 
+    /// What a bind sent dies with it: a session stopped by an error and started again on the
+    /// still open connection (no close in between) sends its unacknowledged changesets again.
+    /// Found by the chaos test: the upload wait stalled on a live connection until it was cut.
+    @Test func aSessionRestartedAfterAFailureResendsWhatItsLastBindDidNotGetAcknowledged() {
+        var s = Self.activeSession()
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(1))) == sent([Self.uploads([1])]))
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))) == sent([Self.uploads([2])]))
+        _ = s.received(Self.ack(1))
+        let failed = s.received(Self.ack(9))  // a protocol violation: the session stops, the connection stays
+        #expect(errors(failed).map(\.code) == [.clientSessionError])
+        #expect(sent(s.start(connectionIsOpen: true)).count == 2)
+        let (wait, _) = s.wait(for: .upload)
+        #expect(s.received(Self.answer()) == [Self.uploads([2])])
+        #expect(s.received(Self.ack(2)).last == .completeWait(wait))
+    }
+
+    /// The same for a flexible session's query set: the new bind sends it again after ident.
+    @Test func aFlexibleSessionRestartedAfterAFailureSendsItsQuerySetAgain() {
+        var s = Self.session(target: .flexible)
+        _ = s.changeQuerySet(version: 1, queries: [])
+        _ = s.start(connectionIsOpen: true)
+        #expect(sent(s.received(Self.answer())) == [.queryChange(QueryChange(session: 1, querySetVersion: 1, queries: []))])
+        _ = s.received(Self.ack(9))
+        _ = s.start(connectionIsOpen: true)
+        #expect(sent(s.received(Self.answer())) == [.queryChange(QueryChange(session: 1, querySetVersion: 1, queries: []))])
+    }
+
     @Test func uploadsAreBatchedByBytesInOrder() {
         var s = ClientSession(id: 1, target: .flexible, accessToken: "t",
                               pending: (1...5).map { UploadChangeset(ProtocolFixtures.changeset($0), lastServerVersion: 0) },

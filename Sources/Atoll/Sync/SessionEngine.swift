@@ -300,7 +300,10 @@ actor SessionEngine {
                 merger.fileIdent = fileIdent.ident
                 save()
             case .integrate(let batch):
-                if integrate(batch) {
+                if let raced = integrate(batch) {
+                    // Local commits the download's write found unqueued: the merger has them now
+                    // (rebased over the download); the session learns of them as of any commit.
+                    if !raced.isEmpty { await run { session in raced.flatMap { session.localChangesetCommitted($0) } } }
                     await sendUpload()
                 } else {
                     // Memory stays at what the file holds; the server sends the download again.
@@ -392,9 +395,14 @@ actor SessionEngine {
 
     /// Applies a download: the merger rebases the pending local changes and says what to apply.
     /// The merger and the sync state in memory advance only once the write committed; returns
-    /// whether it did.
-    private func integrate(_ batch: ClientSession.DownloadBatch) -> Bool {
-        guard let realm else { return true }
+    /// the local changesets the write found committed but not yet queued (nil when it failed).
+    ///
+    /// The merge runs inside the write transaction, after reading the local history: the app may
+    /// commit on another thread at any moment, and a commit the merger has not seen would have the
+    /// download applied on top of it unrebased, and be uploaded unrebased over the download (the
+    /// replicas then disagree on list order and last-writer-wins values).
+    private func integrate(_ batch: ClientSession.DownloadBatch) -> [Changeset]? {
+        guard let realm else { return [] }
         let entries = batch.changesets.map { download -> HistoryEntry in
             var changeset = download.changeset
             changeset.fileIdent = download.originFileIdent
@@ -403,13 +411,17 @@ actor SessionEngine {
         }
         var merger = self.merger
         var state = self.state
-        let toApply = merger.receive(entries)
-        state.serverVersion = max(merger.serverVersion, batch.checkpoint.serverVersion)
-        state.epoch = batch.checkpoint.epoch
-        state.pending = merger.pending
+        var raced: [Changeset] = []
         do {
             try Self.downloadWriteFaults.withLock { $0[configuration.storageKey] }?()
             try realm.write {
+                raced = try realm.localChangesets(after: state.queuedClientVersion)
+                for changeset in raced { merger.recordLocal(changeset) }
+                state.queuedClientVersion = raced.last?.version ?? state.queuedClientVersion
+                let toApply = merger.receive(entries)
+                state.serverVersion = max(merger.serverVersion, batch.checkpoint.serverVersion)
+                state.epoch = batch.checkpoint.epoch
+                state.pending = merger.pending
                 try realm.integrateRemoteInWrite(toApply)
                 try realm.saveSyncState(state, includingPending: state.pending != savedPending)
                 if let version = batch.completedQuerySetVersion, version > 0 {
@@ -418,13 +430,13 @@ actor SessionEngine {
             }
         } catch {
             report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
-            return false
+            return nil
         }
         self.merger = merger
         self.state = state
         savedPending = state.pending
         if batch.completedQuerySetVersion ?? 0 > 0 { SubscriptionEvents.stateChanged(path: configuration.storageKey) }
-        return true
+        return raced
     }
 
     /// Tests only: failures to inject before a download's write, by realm (empty in production).

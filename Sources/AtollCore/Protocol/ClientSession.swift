@@ -221,6 +221,12 @@ public struct ClientSession: Sendable {
     mutating func bind() -> [Action] {
         state = .binding
         partialBatch = []
+        // A new bind starts from what the server acknowledged: what an earlier bind sent but never
+        // got acknowledged (the server drops a dead bind's uploads) goes again after ident, and so
+        // does the query set. A session stopped by an error and started again on the open
+        // connection has seen no close that would have reset this.
+        sentClientVersion = acknowledgedClientVersion
+        querySetSent = false
         return [
             .send(.bind(Bind(session: id, target: target, accessToken: accessToken))),
             .send(.ident(Ident(session: id, fileIdent: checkpoint.fileIdent, lastServerVersion: checkpoint.serverVersion,
