@@ -1,4 +1,5 @@
 import Atoll
+import AtollTesting
 import Foundation
 
 /// Prints one measured figure in the bench's line format.
@@ -13,17 +14,6 @@ func measure(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
-/// A small seeded generator (SplitMix64), so every run works on the same data.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The rows of the Task workloads.
 struct TaskRow {
@@ -36,7 +26,7 @@ struct TaskRow {
     var priority: Int
 
     static func generate(_ count: Int, seed: UInt64 = 42) -> [TaskRow] {
-        var rng = SeededGenerator(state: seed)
+        var rng = SeededRandom(seed: seed)
         let letters = Array("abcdefghijklmnopqrstuvwxyz ")
         return (0..<count).map { i in
             var id = [UInt8](repeating: 0, count: 12)

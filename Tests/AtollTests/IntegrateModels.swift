@@ -1,4 +1,5 @@
 import Atoll
+import AtollTesting
 import Foundation
 
 /// Models of the integration tests: every kind of collection, links and embedded objects.
@@ -31,15 +32,6 @@ final class FzTag: Object {
     @Persisted var code: ObjectId?
 }
 
-/// A small deterministic generator (SplitMix64), so a failing seed replays.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+
+/// The seeded generator these tests were written with (AtollTesting's SplitMix64).
+typealias SeededGenerator = SeededRandom

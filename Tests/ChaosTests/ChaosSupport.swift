@@ -1,4 +1,5 @@
 import Atoll
+import AtollTesting
 import Foundation
 
 /// The small model the chaos tests write: a list so that concurrent appends are merged.
@@ -11,18 +12,6 @@ final class ChaosItem: Object {
     @Persisted var tags: List<String>
 }
 
-/// SplitMix64: a seeded generator, so a run can be replayed (faults and writes, not timing).
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 enum ChaosSettings {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }

@@ -40,7 +40,7 @@ extension ServerConfiguration {
         /// Failed logins per IP address per minute before its logins are refused (429).
         public var failedLoginsPerAddress = 100
         /// Password hashes computed at once (logins, registrations); the rest wait their turn.
-        public var concurrentPasswordHashes = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        public var concurrentPasswordHashes = max(2, ProcessInfo.processInfo.activeProcessorCount / 2)
         /// Realm states the sync coordinator keeps in memory; the least recently used are dropped
         /// (and rebuilt from the store when needed again).
         public var cachedRealms = 256

@@ -28,10 +28,20 @@ struct SyncRoutes: Sendable {
     func add(to router: Router<SyncRequestContext>) {
         router.ws(
             Self.path,
-            shouldUpgrade: { [auth] _, context in
+            shouldUpgrade: { [auth, admission, metrics, logger] _, context in
                 // An unknown app (outside development mode) is refused before the upgrade.
                 guard let appID = context.parameters.get("app") else { return .dontUpgrade }
                 _ = try await auth.app(appID)
+                // So is an address at its limit: HTTP 429, no WebSocket. (Connections racing past
+                // this check are refused in-band by `serve`.)
+                let address = context.clientAddress
+                guard admission.connections(from: address) < admission.limits.connectionsPerAddress else {
+                    metrics.countRefusal(limit: "connectionsPerAddress")
+                    logger.notice("sync connection refused: too many from its address", metadata: ["address": "\(address)"])
+                    throw ServerError(
+                        .tooManyRequests, "too many sync connections from \(address) (limit \(admission.limits.connectionsPerAddress))",
+                        retryAfter: 5)
+                }
                 return .upgrade([:])
             },
             onUpgrade: { inbound, outbound, context in
