@@ -82,3 +82,44 @@ import Testing
         }
     }
 }
+
+/// What a message costs once decoded is bounded, whatever its size on the wire.
+@Suite struct DecodedSizeTests {
+    static func upload(instructions count: Int) -> ClientMessage {
+        let id = SyncFixtures.task("t")
+        let changeset = SyncFixtures.changeset(1, [.addTable(SyncFixtures.taskSchema), .createObject(id)]
+            + (0..<count).map { .addInteger(id, path: [.property("count")], delta: Int64($0)) })
+        return .upload(Upload(session: 1, changesets: [UploadChangeset(changeset, lastServerVersion: 0)]))
+    }
+
+    @Test func decodingCountsInstructionsAndValuesAgainstTheBudget() throws {
+        let bytes = Self.upload(instructions: 100).encoded()
+        _ = try ClientMessage(decoding: bytes, maxElements: 102 + 1)  // 102 instructions, 1 value (the schema has none)
+        #expect(throws: ProtocolError.self) { try ClientMessage(decoding: bytes, maxElements: 50) }
+        #expect { try ClientMessage(decoding: bytes, maxElements: 50) } throws: { error in
+            (error as? ProtocolError)?.code == .malformedMessage
+        }
+    }
+
+    @Test func anUploadDecodingPastTheLimitClosesTheConnectionAndTheServerGoesOn() async throws {
+        let configuration = TestServer.configuration { $0.limits.maxDecodedElements = 1_000 }
+        try await withServer(configuration) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            _ = try #require(try await client.bind(1, partition: .string("home"), token: token).identAnswer)
+            client.send(Self.upload(instructions: 5_000))
+            let error = try await client.next { $0.errorMessage }
+            #expect(error.code == .malformedMessage)
+            #expect(error.message.contains("limit"), "\(error.message)")
+            // Within the limit, the same kind of upload integrates.
+            let other = try await SyncTestClient.connect(to: server)
+            _ = try await other.hello()
+            _ = try #require(try await other.bind(1, partition: .string("home"), token: token).identAnswer)
+            other.send(Self.upload(instructions: 500))
+            #expect(try await other.next { $0.uploadAck }.clientVersion == 1)
+            await client.close()
+            await other.close()
+        }
+    }
+}

@@ -52,8 +52,10 @@ extension ClientMessage {
     /// - Throws: ``ProtocolError`` with ``ServerErrorCode/unknownMessage`` for a tag that is not a
     ///   client message, ``ServerErrorCode/malformedMessage`` (naming the message and the byte) for
     ///   anything else wrong. Never traps.
-    public init(decoding bytes: some Collection<UInt8>) throws(ProtocolError) {
-        self = try decodeMessage(bytes, fromServer: false) { tag, r throws(DecodingFailure) in
+    /// - Parameter maxElements: how many instructions and values the message may decode to in all
+    ///   (the server's bound on what one message costs in memory); past it, `malformedMessage`.
+    public init(decoding bytes: some Collection<UInt8>, maxElements: Int = .max) throws(ProtocolError) {
+        self = try decodeMessage(bytes, fromServer: false, elementBudget: maxElements) { tag, r throws(DecodingFailure) in
             switch tag {
             case .hello:
                 let low = try r.uint32(), high = try r.uint32()

@@ -49,7 +49,7 @@ extension BinaryReader {
         let at = offset
         let bytes = Data(try blob())
         do {
-            return (try Changeset(decoding: bytes), bytes)
+            return (try Changeset(decoding: bytes, elementBudget: &elementBudget), bytes)
         } catch {
             throw DecodingFailure("changeset at byte \(at): \(error.message)")
         }
@@ -72,11 +72,12 @@ extension BinaryReader {
 /// Runs a message decoder and turns its ``DecodingFailure`` into a ``ProtocolError`` naming the
 /// message; an empty input or an unknown tag gets its own code.
 func decodeMessage<M>(
-    _ bytes: some Collection<UInt8>, fromServer: Bool,
+    _ bytes: some Collection<UInt8>, fromServer: Bool, elementBudget: Int = .max,
     _ body: (MessageTag, inout BinaryReader) throws(DecodingFailure) -> M
 ) throws(ProtocolError) -> M {
     let side = fromServer ? "server" : "client"
     var r = BinaryReader(bytes)
+    r.elementBudget = elementBudget
     let raw: UInt8
     do { raw = try r.byte() } catch { throw ProtocolError(.malformedMessage, "empty \(side) message") }
     guard let tag = MessageTag(rawValue: raw), (raw >= 0x80) == fromServer else {

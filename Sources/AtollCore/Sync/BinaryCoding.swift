@@ -47,6 +47,18 @@ public struct BinaryReader {
 
     public var isAtEnd: Bool { offset >= bytes.count }
 
+    /// How many more values and instructions may be decoded: a bound on what a message costs
+    /// in memory once decoded (a 2-byte instruction takes about 70 bytes as a value).
+    public var elementBudget = Int.max
+
+    /// Counts one decoded value or instruction against ``elementBudget``.
+    public mutating func spendElement() throws(DecodingFailure) {
+        guard elementBudget > 0 else {
+            throw DecodingFailure("the message decodes to more values and instructions than the limit allows (at byte \(offset))")
+        }
+        elementBudget -= 1
+    }
+
     public mutating func byte() throws(DecodingFailure) -> UInt8 {
         guard offset < bytes.count else { throw DecodingFailure("unexpected end of data at byte \(offset)") }
         defer { offset += 1 }

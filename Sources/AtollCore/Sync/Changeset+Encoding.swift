@@ -33,6 +33,7 @@ extension Value {
     }
 
     public static func decode(from r: inout BinaryReader, depth: Int = 0) throws(DecodingFailure) -> Value {
+        try r.spendElement()
         guard depth < 64 else { throw DecodingFailure("values nested deeper than 64 levels") }
         let raw = try r.byte()
         guard let tag = Tag(rawValue: raw) else { throw DecodingFailure("unknown value tag \(raw) at byte \(r.offset - 1)") }
@@ -168,7 +169,15 @@ extension Changeset {
 
     /// Decodes ``encoded()``; malformed input throws a ``DecodingFailure`` saying where.
     public init(decoding data: Data) throws(DecodingFailure) {
+        var unlimited = Int.max
+        try self.init(decoding: data, elementBudget: &unlimited)
+    }
+
+    /// Decodes ``encoded()``, spending one of `elementBudget` per instruction and per value.
+    public init(decoding data: Data, elementBudget: inout Int) throws(DecodingFailure) {
         var c = ChangesetReader(BinaryReader(data))
+        c.r.elementBudget = elementBudget
+        defer { elementBudget = c.r.elementBudget }
         let format = try c.r.byte()
         guard format == Self.format else { throw DecodingFailure("unknown changeset format \(format)") }
         version = try c.r.int()
@@ -256,6 +265,7 @@ extension Changeset {
     }
 
     static func decodeInstruction(_ c: inout ChangesetReader) throws(DecodingFailure) -> Instruction {
+        try c.r.spendElement()
         let raw = try c.r.byte()
         guard let op = Op(rawValue: raw) else { throw DecodingFailure("unknown instruction \(raw) at byte \(c.r.offset - 1)") }
         switch op {

@@ -27,6 +27,9 @@ extension ServerConfiguration {
         public var newAppsPerMinute = 30
         /// The largest sync message once a session is bound (uploads of big values).
         public var maxMessageBytes = 64 << 20
+        /// Instructions and values one sync message may decode to: what a message costs in memory
+        /// once decoded (about 100 bytes each at most), whatever its size on the wire.
+        public var maxDecodedElements = 2_000_000
         /// The largest sync message before the connection has bound a session (hello, bind).
         public var unauthenticatedMessageBytes = 64 << 10
         /// Bytes of frames received but not handled yet per connection: past it the server stops
@@ -60,6 +63,7 @@ extension ServerConfiguration {
             try read(.newAppsPerMinute, \.newAppsPerMinute)
             try read(.maxMessageBytes, \.maxMessageBytes)
             try read(.unauthenticatedMessageBytes, \.unauthenticatedMessageBytes)
+            try read(.maxDecodedElements, \.maxDecodedElements)
             try read(.inboundBufferBytes, \.inboundBufferBytes)
             try read(.outboundBacklog, \.outboundBacklog)
             try read(.failedLoginsPerAccount, \.failedLoginsPerAccount)
@@ -76,6 +80,7 @@ extension ServerConfiguration {
                 ("sessionsPerConnection", sessionsPerConnection), ("clientFilesPerUser", clientFilesPerUser),
                 ("newAppsPerMinute", newAppsPerMinute), ("maxMessageBytes", maxMessageBytes),
                 ("unauthenticatedMessageBytes", unauthenticatedMessageBytes), ("inboundBufferBytes", inboundBufferBytes),
+                ("maxDecodedElements", maxDecodedElements),
                 ("outboundBacklog", outboundBacklog), ("failedLoginsPerAccount", failedLoginsPerAccount),
                 ("failedLoginsPerAddress", failedLoginsPerAddress), ("concurrentPasswordHashes", concurrentPasswordHashes),
                 ("cachedRealms", cachedRealms),

@@ -155,7 +155,9 @@ final class SyncConnection {
                 try await closeConnection(ProtocolError(.messageOutOfOrder, "no session is bound: only hello, bind, ident, mark and ping are read before one is"))
             }
             let message: ClientMessage
-            do { message = try ClientMessage(decoding: bytes) } catch { try await closeConnection(error) }
+            do { message = try ClientMessage(decoding: bytes, maxElements: admission.limits.maxDecodedElements) } catch {
+                try await closeConnection(error)
+            }
             try await handle(message)
         case .history(let id, let advance):
             backlog.handled()
