@@ -90,6 +90,24 @@ import Testing
         }
     }
 
+    @Test func clientFilesPastTheLimitOfAUserAreRefused() async throws {
+        let configuration = TestServer.configuration { $0.limits.clientFilesPerUser = 2 }
+        try await withServer(configuration) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            #expect(try await client.bind(1, partition: .string("a"), token: token).identAnswer != nil)
+            #expect(try await client.bind(2, partition: .string("b"), token: token).identAnswer != nil)
+            let third = try #require(try await client.bind(3, partition: .string("c"), token: token).errorMessage)
+            #expect(third.code == .tryAgainLater)
+            #expect(third.message.contains("client files"), "\(third.message)")
+            // Another user registers its own.
+            let other = try await SyncFixtures.accessToken(server)
+            #expect(try await client.bind(4, partition: .string("c"), token: other).identAnswer != nil)
+            await client.close()
+        }
+    }
+
     /// An upload (or any message but the few that set up a session) before a bind is refused
     /// without being decoded, and an oversized message before a bind is refused from its header.
     @Test func nothingButSessionSetUpIsReadBeforeABind() async throws {

@@ -101,6 +101,12 @@ extension SQLiteServerStore {
                     ALTER TABLE client_files ADD COLUMN compacted_client_version INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v5: the user each client file was registered for") { db in
+            try db.execute(sql: """
+                    ALTER TABLE client_files ADD COLUMN user_id TEXT;
+                    CREATE INDEX client_files_by_user ON client_files(user_id);
+                    """)
+        }
         return migrator
     }
 }

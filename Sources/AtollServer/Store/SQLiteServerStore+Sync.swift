@@ -41,14 +41,20 @@ extension SQLiteServerStore {
 
     // MARK: Client files
 
-    public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
+    public func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
         try await pool.write { db in
+            if let userID, let maxPerUser {
+                let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM client_files WHERE user_id = ?", arguments: [userID]) ?? 0
+                guard count < maxPerUser else {
+                    throw ServerStoreError(.limitExceeded, "user \(userID) has \(count) client files, the most allowed (\(maxPerUser))")
+                }
+            }
             guard let ident = try Int64.fetchOne(db, sql: "SELECT next_file_ident FROM realms WHERE id = ?", arguments: [realmID])
             else { throw ServerStoreError(.notFound, "no realm \(realmID)") }
             try db.execute(sql: "UPDATE realms SET next_file_ident = ? WHERE id = ?", arguments: [ident + 1, realmID])
             try db.execute(
-                sql: "INSERT INTO client_files (realm_id, ident, salt, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
-                arguments: [realmID, ident, salt, now.timeIntervalSince1970, now.timeIntervalSince1970])
+                sql: "INSERT INTO client_files (realm_id, ident, salt, created_at, last_seen, user_id) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [realmID, ident, salt, now.timeIntervalSince1970, now.timeIntervalSince1970, userID])
             return StoredClientFile(
                 realmID: realmID, ident: FileIdent(ident: ident, salt: salt), lastIntegratedClientVersion: 0, createdAt: now)
         }

@@ -120,7 +120,9 @@ public protocol ServerStore: Sendable {
     /// The newest server version of a realm's history (0 while it is empty).
     func latestServerVersion(realmID: Int64) async throws -> Int64
     /// Allocates the realm's next client file ident with `salt`.
-    func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile
+    /// Registers a client file of `realmID` for `userID`; with `maxPerUser`, refuses
+    /// (`ServerStoreError.limitExceeded`) when the user already has that many, in the same transaction.
+    func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile
     /// The client file `ident` of a realm, or nil (also when a restore or a restart forgot it).
     func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile?
     /// History entries after `serverVersion`, in order, until their encoded changesets reach `maxBytes`
@@ -143,6 +145,11 @@ public protocol ServerStore: Sendable {
 }
 
 extension ServerStore {
+    /// A client file registered for no one in particular.
+    public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
+        try await newClientFile(realmID: realmID, salt: salt, now: now, userID: nil, maxPerUser: nil)
+    }
+
     /// ``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)`` with the whole history
     /// after the upload's base.
     public func integrate(
@@ -163,6 +170,8 @@ public struct ServerStoreError: Error, Sendable, CustomStringConvertible {
         case missingOwner
         /// A sync request names a realm or client file that does not exist, or a version outside the history.
         case notFound
+        /// A limit the caller set was reached (client files per user).
+        case limitExceeded
     }
 
     public let code: Code

@@ -165,7 +165,17 @@ extension SyncConnection {
                     .historyRestored, "the client integrated server version \(ident.lastServerVersion), the history ends at \(latest)")
             }
             if !file.isAssigned {
-                file = try await store.newClientFile(realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: Date()).ident
+                do {
+                    file = try await store.newClientFile(
+                        realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: Date(), userID: session.userID,
+                        maxPerUser: admission.limits.clientFilesPerUser).ident
+                } catch let error as ServerStoreError where error.code == .limitExceeded {
+                    metrics.countRefusal(limit: "clientFilesPerUser")
+                    logger.notice("client file refused", metadata: ["user": "\(session.userID)", "error": "\(error.message)"])
+                    return try await endSession(ErrorMessage(
+                        code: .tryAgainLater, message: "\(error.message): an operator must remove some first", action: .retryLater,
+                        tryAgainAfterMilliseconds: 3_600_000, session: ident.session, epoch: realm.epoch))
+                }
             }
             session.lastOwnClientVersion = try await store.lastClientVersion(
                 realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
