@@ -177,3 +177,15 @@ import Testing
         #expect(merger.pending.allSatisfy { $0.instructions.isEmpty })
     }
 }
+
+/// Server versions come from the network: a hostile or broken server cannot make the client trap.
+@Suite struct HostileDownloadTests {
+    @Test(arguments: [Int64.min, -1, 0, Int64.max])
+    func extremeServerVersionsDoNotTrap(version: Int64) {
+        let entry = HistoryEntry(serverVersion: version, changeset: Changeset(version: 1, timestamp: 1, fileIdent: 2, instructions: []))
+        _ = ClientMerger.receive(download: [entry], unuploaded: [], fileIdent: 1)
+        var merger = ClientMerger(fileIdent: 1, serverVersion: Int64.max)
+        _ = merger.receive([entry])
+        #expect(merger.serverVersion == Int64.max)
+    }
+}

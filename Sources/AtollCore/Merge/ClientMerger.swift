@@ -61,7 +61,8 @@ public struct ClientMerger: Hashable, Sendable {
             }
             if entry.serverVersion <= serverVersion { continue }
             let startsCompactedHistory = serverVersion == 0 && entry.changeset.fileIdent == 0
-            guard isFlexible || entry.serverVersion == serverVersion + 1 || startsCompactedHistory else { break }
+            // Versions come from the network: no arithmetic on them may trap.
+            guard isFlexible || entry.serverVersion == serverVersion &+ 1 && serverVersion < .max || startsCompactedHistory else { break }
             serverVersion = entry.serverVersion
             if entry.changeset.fileIdent == fileIdent {
                 // Our own changeset back from the server: the acknowledgement.
@@ -82,7 +83,7 @@ public struct ClientMerger: Hashable, Sendable {
     public static func receive(download: [HistoryEntry], unuploaded: [Changeset], fileIdent: Int64)
         -> (toApplyLocally: [Changeset], rebasedUnuploaded: [Changeset])
     {
-        var merger = ClientMerger(fileIdent: fileIdent, serverVersion: (download.first?.serverVersion ?? 1) - 1, pending: unuploaded)
+        var merger = ClientMerger(fileIdent: fileIdent, serverVersion: max(1, download.first?.serverVersion ?? 1) - 1, pending: unuploaded)
         let toApply = merger.receive(download)
         return (toApply, merger.pending)
     }
