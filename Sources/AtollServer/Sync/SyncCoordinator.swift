@@ -1,7 +1,6 @@
 import AtollCore
 import Foundation
 import Logging
-import Synchronization
 
 /// Why a client may not make the change of one object (nil: it may); see ``WriteCheck/Rule``.
 public typealias WriteRule = @Sendable (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
