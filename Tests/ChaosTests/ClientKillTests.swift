@@ -79,7 +79,9 @@ final class DeviceItem: Object {
         var rng = SeededRandom(seed: ChaosSettings.seed)
         try await withFleet(partition: "kill-upload") { fleet in
             var announced: [String] = []
-            let rounds = 4
+            // What the server held right after each kill, of what the device had printed as committed.
+            var serverAtKill: [(held: Int, committed: Int)] = []
+            let rounds = 8
             for round in 0..<rounds {
                 let device = try await fleet.start("phone")
                 if round > 0 {
@@ -95,7 +97,10 @@ final class DeviceItem: Object {
                 _ = try await device.waitForLines(prefix: "committed r\(round)-", count: killAfter)
                 await device.kill9()
                 announced += committed(device)
+                serverAtKill.append((try await fleet.serverNames().count, announced.count))
             }
+            // The kills came mid-upload: the server lacked some committed objects at least once.
+            #expect(serverAtKill.contains { $0.held < $0.committed }, "\(serverAtKill)")
 
             let device = try await fleet.start("phone")
             let local = try await device.dump()
@@ -111,7 +116,8 @@ final class DeviceItem: Object {
             let onServer = try await fleet.serverNames()
             #expect(onServer == local, "\(Set(local).symmetricDifference(onServer).sorted().prefix(10))")
             #expect(duplicates(onServer).isEmpty, "uploaded twice: \(duplicates(onServer))")
-            print("client kill -9 mid-upload: \(rounds) kills, \(announced.count) committed lines, \(local.count) objects kept and "
+            print("client kill -9 mid-upload: \(rounds) kills, \(announced.count) committed lines "
+                + "(on the server at each kill: \(serverAtKill.map { "\($0.held)/\($0.committed)" })), \(local.count) objects kept and "
                 + "\(onServer.count) on the server; lost \(lost.count), duplicated \(duplicates(onServer).count)")
         }
     }
@@ -182,6 +188,7 @@ final class DeviceItem: Object {
             let server = fleet.server
             var announced: [String] = []
             var resetsSeen = 0
+            var resetsInterrupted = 0
             var device = try await fleet.start("laptop", resetMode: "recover")
             try device.send("write base 5")
             _ = try await device.waitForLines(prefix: "committed base-", count: 5)
@@ -200,7 +207,10 @@ final class DeviceItem: Object {
                 try await Task.sleep(for: .milliseconds(delay))
                 await device.kill9()
                 announced += committed(device)
-                if !device.lines(prefix: "reset-start").isEmpty { resetsSeen += 1 }
+                if !device.lines(prefix: "reset-start").isEmpty {
+                    resetsSeen += 1
+                    if device.lines(prefix: "reset-done").isEmpty { resetsInterrupted += 1 }
+                }
 
                 device = try await fleet.start("laptop", resetMode: "recover")
                 let names = try await device.dump()
@@ -217,7 +227,8 @@ final class DeviceItem: Object {
             #expect(duplicates(local).isEmpty, "recovered twice: \(duplicates(local))")
             let onServer = try await fleet.serverNames()
             #expect(onServer == local, "\(Set(local).symmetricDifference(onServer).sorted().prefix(10))")
-            print("client kill -9 mid-client-reset: \(delays.count) kills (delays \(delays) ms, \(resetsSeen) after reset-start), "
+            print("client kill -9 mid-client-reset: \(delays.count) kills (delays \(delays) ms, \(resetsSeen) after reset-start, "
+                + "\(resetsInterrupted) of them before reset-done), "
                 + "\(announced.count) committed, \(local.count) on the device and \(onServer.count) on the server; "
                 + "lost \(lost.count), duplicated \(duplicates(onServer).count)")
         }
