@@ -187,15 +187,36 @@ final class DeviceItem: Object {
         try await withFleet(partition: "kill-reset") { fleet in
             let server = fleet.server
             var announced: [String] = []
-            var resetsSeen = 0
-            var resetsInterrupted = 0
+            // Where each kill landed: before the reset began (connecting, downloading the fresh
+            // copy), during its write, or after it.
+            var landed: [String] = []
+            // 2 MB on the server: a reset's fresh copy takes a while to download, a window to die in.
+            let writer = try await server.app(device: "writer").login(credentials: .anonymous)
+            var configuration = writer.configuration(partitionValue: fleet.partition)
+            configuration.objectTypes = [DeviceItem.self]
+            let writerRealm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            try writerRealm.write {
+                for index in 0..<2000 {
+                    let item = DeviceItem()
+                    item.name = "server-\(index)"
+                    item.payload = String(repeating: "s", count: 1000)
+                    writerRealm.add(item)
+                }
+            }
+            try await writerRealm.syncSession!.wait(for: .upload)
+            writerRealm.syncSession!.suspend()
+
             var device = try await fleet.start("laptop", resetMode: "recover")
             try device.send("write base 5")
             _ = try await device.waitForLines(prefix: "committed base-", count: 5)
             try await device.run("upload") { $0 == "uploaded" }
+            try await device.run("download") { $0 == "downloaded" }
 
-            let delays = [0, 10, 30, 60, 120, 250].map { $0 + Int.random(in: 0...10, using: &rng) }
-            for (round, delay) in delays.enumerated() {
+            // Half the kills come a delay after reconnecting, half a delay after the reset began.
+            // The fresh copy downloads between the two; the reset's write runs after reset-start.
+            let delays: [(afterResetStart: Bool, delay: Int)] = (0..<4).map { _ in (false, Int.random(in: 0...60, using: &rng)) }
+                + [0, 0, 2, 5].map { (true, $0) }
+            for (round, (afterResetStart, delay)) in delays.enumerated() {
                 // Offline commits, then the server forgets the client's history.
                 try await device.run("suspend") { $0 == "ok" }
                 try device.send("write offline\(round) 10")
@@ -203,14 +224,14 @@ final class DeviceItem: Object {
                 try await server.admin.terminateSync(app: server.appId)
                 try await server.admin.enableSync(app: server.appId)
                 // Reconnecting starts the reset; the device dies while it runs.
+                let mark = device.lineCount
                 try device.send("resume")
+                if afterResetStart { _ = try? await device.waitForLines(prefix: "reset-start", count: 1, since: mark, timeout: .seconds(10)) }
                 try await Task.sleep(for: .milliseconds(delay))
                 await device.kill9()
                 announced += committed(device)
-                if !device.lines(prefix: "reset-start").isEmpty {
-                    resetsSeen += 1
-                    if device.lines(prefix: "reset-done").isEmpty { resetsInterrupted += 1 }
-                }
+                landed.append(device.lines(prefix: "reset-start", since: mark).isEmpty ? "before"
+                    : device.lines(prefix: "reset-done", since: mark).isEmpty ? "during" : "after")
 
                 device = try await fleet.start("laptop", resetMode: "recover")
                 let names = try await device.dump()
@@ -221,15 +242,16 @@ final class DeviceItem: Object {
                 try await device.run("download") { $0 == "downloaded" }
             }
 
+            // Some kill came before the reset finished (the test would prove nothing otherwise).
+            #expect(landed.contains { $0 != "after" }, "\(landed)")
             let local = try await device.dump()
             let lost = Set(announced).subtracting(local)
             #expect(lost.isEmpty, "committed but lost across the resets: \(lost.sorted())")
             #expect(duplicates(local).isEmpty, "recovered twice: \(duplicates(local))")
             let onServer = try await fleet.serverNames()
             #expect(onServer == local, "\(Set(local).symmetricDifference(onServer).sorted().prefix(10))")
-            print("client kill -9 mid-client-reset: \(delays.count) kills (delays \(delays) ms, \(resetsSeen) after reset-start, "
-                + "\(resetsInterrupted) of them before reset-done), "
-                + "\(announced.count) committed, \(local.count) on the device and \(onServer.count) on the server; "
+            print("client kill -9 mid-client-reset: \(delays.count) kills at \(delays.map { "\($0.1) ms after \($0.0 ? "reset-start" : "resume")" }), "
+                + "landing \(landed) the reset; \(Set(announced).count) committed, \(local.count) on the device and \(onServer.count) on the server; "
                 + "lost \(lost.count), duplicated \(duplicates(onServer).count)")
         }
     }

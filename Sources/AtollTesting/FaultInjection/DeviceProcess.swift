@@ -71,9 +71,12 @@ public final class DeviceProcess: Sendable {
     /// Every line the device printed so far.
     public var transcript: [String] { state.withLock { $0.lines } }
 
-    /// The lines printed so far that start with `prefix`.
-    public func lines(prefix: String) -> [String] {
-        state.withLock { $0.lines.filter { $0.hasPrefix(prefix) } }
+    /// How many lines the device printed so far: a mark for `lines(prefix:since:)`.
+    public var lineCount: Int { state.withLock { $0.lines.count } }
+
+    /// The lines printed so far (after the first `since`) that start with `prefix`.
+    public func lines(prefix: String, since: Int = 0) -> [String] {
+        state.withLock { $0.lines.dropFirst(since).filter { $0.hasPrefix(prefix) } }
     }
 
     /// Sends one command line.
@@ -116,19 +119,20 @@ public final class DeviceProcess: Sendable {
             }
             if exited { throw DeviceProcessError(message: "device exited; printed \(transcript.suffix(5))") }
             if ContinuousClock.now >= deadline { throw DeviceProcessError(message: "timed out; last lines \(transcript.suffix(5))") }
-            try await Task.sleep(for: .milliseconds(5))
+            try await Task.sleep(for: .milliseconds(1))
         }
     }
 
-    /// Waits until `count` lines starting with `prefix` were printed (from the start, not the cursor).
-    public func waitForLines(prefix: String, count: Int, timeout: Duration = .seconds(60)) async throws -> [String] {
+    /// Waits until `count` lines starting with `prefix` were printed after the first `since`
+    /// lines (from the start by default, not from the cursor).
+    public func waitForLines(prefix: String, count: Int, since: Int = 0, timeout: Duration = .seconds(60)) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let found = lines(prefix: prefix)
+            let found = lines(prefix: prefix, since: since)
             if found.count >= count { return found }
             if state.withLock({ $0.exited }) { throw DeviceProcessError(message: "device exited after \(found.count) \(prefix)lines") }
             if ContinuousClock.now >= deadline { throw DeviceProcessError(message: "timed out after \(found.count) \(prefix)lines") }
-            try await Task.sleep(for: .milliseconds(2))
+            try await Task.sleep(for: .milliseconds(1))
         }
     }
 
