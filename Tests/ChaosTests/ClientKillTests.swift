@@ -59,6 +59,7 @@ final class DeviceItem: Object {
                 try await body(fleet)
             } catch {
                 await fleet.killAll()
+                print("\(partition) failed; ATOLL_CHAOS_SEED=\(ChaosSettings.seed) replays its random choices")
                 throw error
             }
             await fleet.killAll()
