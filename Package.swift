@@ -96,6 +96,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // One device for the chaos tests, in a child process they can kill with SIGKILL.
+        .executableTarget(name: "atoll-device", dependencies: ["Atoll"]),
         .executableTarget(
             name: "atoll",
             dependencies: ["AtollServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -127,11 +129,12 @@ let package = Package(
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
-        // Sync under injected faults (FaultProxy) and a killed server process. `atoll-server` is a
-        // dependency so that it is built before these tests run `ServerProcess` on it.
+        // Sync under injected faults (FaultProxy), a killed server process and killed clients.
+        // `atoll-server` and `atoll-device` are dependencies so that they are built before these
+        // tests run them (`ServerProcess`, `DeviceProcess`).
         .testTarget(
             name: "ChaosTests",
-            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", "atoll-server",
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", "atoll-server", "atoll-device",
                            .product(name: "NIOCore", package: "swift-nio")]
         ),
         // The `atoll` tool, parsed and run as typed, against an in-process server.

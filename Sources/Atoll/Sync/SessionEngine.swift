@@ -108,9 +108,16 @@ actor SessionEngine {
     private func unacknowledgedUploads() throws -> [UploadChangeset] {
         guard let realm else { return [] }
         realm.refresh()
+        // A changeset the merger recorded (up to `queuedClientVersion`) that is no longer in its
+        // pending list came back in a download: the server has it, even when its upload ack was
+        // never saved (the process died first). Uploading it again, after the pending ones, would
+        // put client versions out of order in one upload, which the server refuses.
+        let recorded = state.queuedClientVersion
+        let pendingVersions = Set(merger.pending.map(\.version))
         let changesets = try realm.localChangesets(after: state.acknowledgedClientVersion)
+            .filter { $0.version > recorded || pendingVersions.contains($0.version) }
         state.queuedClientVersion = max(state.queuedClientVersion, changesets.last?.version ?? state.acknowledgedClientVersion)
-        for changeset in changesets where !merger.pending.contains(where: { $0.version == changeset.version }) {
+        for changeset in changesets where !pendingVersions.contains(changeset.version) {
             merger.recordLocal(changeset)
         }
         return changesets.map { UploadChangeset($0, lastServerVersion: state.serverVersion) }

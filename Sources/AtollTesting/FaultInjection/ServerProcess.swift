@@ -137,8 +137,14 @@ public final class ServerProcess: Sendable {
     /// The `atoll-server` executable: `ATOLL_SERVER_EXECUTABLE`, or the one in the folder of the
     /// running binary (or of its bundle, on macOS).
     public static func locateExecutable() throws -> URL {
+        try locateBuiltExecutable(named: "atoll-server", environmentVariable: "ATOLL_SERVER_EXECUTABLE")
+    }
+
+    /// A product of this package: `environmentVariable`'s path, or `name` in the folder of the
+    /// running binary (or of its bundle, on macOS).
+    static func locateBuiltExecutable(named name: String, environmentVariable: String) throws -> URL {
         let environment = ProcessInfo.processInfo.environment
-        if let path = environment["ATOLL_SERVER_EXECUTABLE"], !path.isEmpty {
+        if let path = environment[environmentVariable], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }
         var folders: [URL] = []
@@ -151,11 +157,11 @@ public final class ServerProcess: Sendable {
             }
         }
         for folder in folders {
-            let candidate = folder.appendingPathComponent("atoll-server")
+            let candidate = folder.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        throw ServerProcessError(message: "no atoll-server executable next to \(CommandLine.arguments.first ?? "?"): "
-            + "run `swift build` first, or set ATOLL_SERVER_EXECUTABLE")
+        throw ServerProcessError(message: "no \(name) executable next to \(CommandLine.arguments.first ?? "?"): "
+            + "run `swift build` first, or set \(environmentVariable)")
     }
 
     /// A port of 127.0.0.1 nobody listens on now.
