@@ -15,7 +15,7 @@ final class Note: Object {
 @MainActor @Suite(.serialized) struct AtollCommandTests {
     /// Runs `atoll <arguments>` against `server`.
     private func atoll(_ server: SyncTestServer, _ arguments: [String]) async throws {
-        let options = ["--server", server.server.baseURL.absoluteString, "--admin-key", server.server.adminKey]
+        let options = ["--server", server.server.baseURL.absoluteString, "--admin-key=\(server.server.adminKey)"]
         var command = try AtollCommand.parseAsRoot(arguments + options)
         guard var runnable = command as? AsyncParsableCommand else { return try command.run() }
         try await runnable.run()

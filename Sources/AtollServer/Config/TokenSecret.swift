@@ -10,7 +10,9 @@ enum StoredSecret {
             guard secret.utf8.count >= 32 else { throw ConfigurationError(field: file.path, "the stored \(what) is shorter than 32 bytes") }
             return secret
         }
-        let secret = Secrets.token(byteCount: 48)
+        var secret = Secrets.token(byteCount: 48)
+        // Never a leading "-": typed after `--admin-key`, it would read as another option.
+        while secret.hasPrefix("-") { secret = Secrets.token(byteCount: 48) }
         let created = FileManager.default.createFile(
             atPath: file.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
         guard created else { throw ConfigurationError(field: file.path, "cannot write the \(what)") }
