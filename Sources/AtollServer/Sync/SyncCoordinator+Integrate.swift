@@ -29,6 +29,7 @@ extension SyncCoordinator {
         // is now; inside it, only over what other uploads integrated meanwhile. If they include
         // the uploader's own changesets the whole rebase runs again under the lock, once.
         let early = try await rebaseEarly(batch, realm: realm)
+        if early != nil { await afterEarlyRebase?() }
         do {
             return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: early, start: start)
         } catch is RebaseAgain {

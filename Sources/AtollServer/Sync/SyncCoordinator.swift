@@ -82,6 +82,10 @@ public actor SyncCoordinator {
     var whileTerminating: (@Sendable () async -> Void)?
 
     func setWhileTerminating(_ hook: (@Sendable () async -> Void)?) { whileTerminating = hook }
+    /// Tests only: runs between an upload's early rebase and its transaction.
+    var afterEarlyRebase: (@Sendable () async -> Void)?
+
+    func setAfterEarlyRebase(_ hook: (@Sendable () async -> Void)?) { afterEarlyRebase = hook }
 
     /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
     /// flexible-sync queries run against it.
