@@ -91,6 +91,9 @@ public struct SyncSubscriptionSet {
     public func update(_ block: () -> Void, _ isolation: isolated (any Actor)? = #isolation) async throws {
         let version = try box.commit(block)
         try await box.wait(for: version).run(timeout: nil)
+        // As Realm does: once it returns, the realm shows the set's data (back on the caller's
+        // actor, which the realm is confined to, it may be refreshed).
+        if isolation != nil, !box.realm.isFrozen, !box.realm.isInWriteTransaction { box.realm.refresh() }
     }
 
     /// `update(_:onComplete:)` with the set handed to the block:
