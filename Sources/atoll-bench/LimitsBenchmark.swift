@@ -48,20 +48,13 @@ struct LimitsBenchmark {
                     defer { if answered.value == 0 { refused.add(1) } }  // refused before the upgrade (HTTP 429)
                     try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: Self.quiet) { inbound, outbound, _ in
                         answered.add(1)
-                        var framer = MessageFramer(maxFrameBytes: 16 << 10)
-                        for frame in framer.frames(for: ClientMessage.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "bench")).encoded()) {
-                            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+                        switch try await Self.helloAnswer(inbound, outbound) {
+                        case .hello?:
+                            admitted.add(1)
+                            while released.value == 0 { try await Task.sleep(for: .milliseconds(50)) }  // open until counted
+                        default:
+                            refused.add(1)  // an error, or closed without a word
                         }
-                        var reassembler = MessageReassembler()
-                        for try await frame in inbound {
-                            guard let bytes = try reassembler.receive(Array(frame.data.readableBytesView)) else { continue }
-                            if case .error = try ServerMessage(decoding: bytes) { refused.add(1) } else {
-                                admitted.add(1)
-                                while released.value == 0 { try await Task.sleep(for: .milliseconds(50)) }  // open until counted
-                            }
-                            return
-                        }
-                        refused.add(1)  // closed without a word
                     }
                 }
             }
@@ -91,16 +84,7 @@ struct LimitsBenchmark {
         for _ in 0..<100 {
             let admitted = Counter()
             try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: Self.quiet) { inbound, outbound, _ in
-                var framer = MessageFramer(maxFrameBytes: 16 << 10)
-                for frame in framer.frames(for: ClientMessage.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "bench")).encoded()) {
-                    try await outbound.write(.binary(ByteBuffer(bytes: frame)))
-                }
-                var reassembler = MessageReassembler()
-                for try await frame in inbound {
-                    guard let bytes = try reassembler.receive(Array(frame.data.readableBytesView)) else { continue }
-                    if case .hello = try ServerMessage(decoding: bytes) { admitted.add(1) }
-                    return
-                }
+                if case .hello? = try await Self.helloAnswer(inbound, outbound) { admitted.add(1) }
             }
             if admitted.value > 0 { break }
             try await Task.sleep(for: .milliseconds(200))
@@ -196,6 +180,20 @@ struct LimitsBenchmark {
     }
 
     // MARK: Helpers
+
+    /// Sends hello on a new connection and returns the server's first message (nil: it closed).
+    static func helloAnswer(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws -> ServerMessage? {
+        var framer = MessageFramer(maxFrameBytes: 16 << 10)
+        for frame in framer.frames(for: ClientMessage.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "bench")).encoded()) {
+            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+        }
+        var reassembler = MessageReassembler()
+        for try await frame in inbound {
+            guard let bytes = try reassembler.receive(Array(frame.data.readableBytesView)) else { continue }
+            return try ServerMessage(decoding: bytes)
+        }
+        return nil
+    }
 
     static let quiet: Logger = {
         var logger = Logger(label: "bench")

@@ -44,8 +44,10 @@ final class RateLimiter: Sendable {
             events[key] = recent
             if events.count > maxKeys {
                 events = events.filter { !$0.value.isEmpty && now.timeIntervalSince($0.value.last!) < window }
+                // Still full (a flood of distinct keys): drop the oldest tenth at once, so the sort
+                // is paid once per maxKeys / 10 new keys, not on every one.
                 if events.count > maxKeys {
-                    let oldest = events.sorted { $0.value.last! < $1.value.last! }.prefix(events.count - maxKeys)
+                    let oldest = events.sorted { $0.value.last! < $1.value.last! }.prefix(events.count - maxKeys + maxKeys / 10)
                     for (key, _) in oldest { events[key] = nil }
                 }
             }
