@@ -7,11 +7,31 @@ import Testing
     static let file = FileIdent(ident: 7, salt: 99)
     static let epoch: SyncEpoch = 5
 
-    static func session(checkpoint: ClientSession.Checkpoint = .fresh, pending: [UploadChangeset] = [],
+    static func session(saved: ClientSyncState = ClientSyncState(), unqueued: [Changeset] = [],
                         target: SyncTarget = .partition(.string("tasks"))) -> ClientSession
     {
-        ClientSession(id: 1, target: target, accessToken: "token", checkpoint: checkpoint, pending: pending,
+        ClientSession(id: 1, target: target, accessToken: "token", saved: saved, unqueued: unqueued,
                       configuration: .init(backoff: ReconnectBackoff(seed: 42, initialMilliseconds: 1000, maximumMilliseconds: 60_000)))
+    }
+
+    /// The client's own changeset `clientVersion` back from the server at `serverVersion`.
+    static func echo(_ clientVersion: Int64, at serverVersion: Int64) -> DownloadChangeset {
+        DownloadChangeset(serverVersion: serverVersion, originFileIdent: file.ident, originTimestamp: 1_700_000_000_000 + clientVersion,
+                          lastClientVersion: clientVersion, changeset: ProtocolFixtures.changeset(clientVersion))
+    }
+
+    static func download(_ changesets: [DownloadChangeset], to serverVersion: Int64) -> ServerMessage {
+        .download(Download(session: 1, epoch: epoch, changesets: changesets,
+                           progress: DownloadProgress(serverVersion: serverVersion, latestServerVersion: serverVersion, downloadableBytes: 0)))
+    }
+
+    /// Carries out the `.integrate` of `actions` as a shell whose write commits: the actions that follow.
+    static func applied(_ actions: [Action], to s: inout ClientSession, raced: [Changeset] = []) -> [Action] {
+        guard let batch = actions.lazy.compactMap({ if case .integrate(let b) = $0 { b } else { nil } }).first else { return [] }
+        var copy = s
+        _ = copy.integrate(batch, raced: raced)
+        s = copy
+        return s.downloadApplied()
     }
 
     static func answer(latest: Int64 = 0, epoch: SyncEpoch = epoch) -> ServerMessage {
@@ -29,12 +49,13 @@ import Testing
     }
 
     static func uploads(_ versions: [Int64], base: Int64 = 0) -> Action {
+        // Pending changesets are stamped with the client's file ident once it has one.
         .send(.upload(Upload(session: 1, changesets: versions.map { UploadChangeset(ProtocolFixtures.changeset($0), lastServerVersion: base) })))
     }
 
     /// A session that went through bind and ident on an open connection.
-    static func activeSession(pending: [UploadChangeset] = []) -> ClientSession {
-        var s = session(pending: pending)
+    static func activeSession() -> ClientSession {
+        var s = session()
         _ = s.start(connectionIsOpen: true)
         _ = s.received(answer())
         return s
@@ -72,19 +93,27 @@ import Testing
         #expect(s.state == .active)
         #expect(s.checkpoint.fileIdent == Self.file)
 
-        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))) == sent([Self.uploads([2])]))
+        // Within one bind the server takes each client version once: 2 waits for 1 to come back.
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))).isEmpty)
         let (upload, none) = s.wait(for: .upload)
         #expect(none.isEmpty)
+        #expect(s.received(Self.ack(1, server: 1)).first == .uploadAcknowledged(clientVersion: 1))
+        let echoed = Self.applied(s.received(Self.download([Self.echo(1, at: 1)], to: 1)), to: &s)
+        #expect(sent(echoed) == [.upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(2), lastServerVersion: 1)]))])
         let acked = s.received(Self.ack(2, server: 3))
         #expect(acked.first == .uploadAcknowledged(clientVersion: 2))
         #expect(acked.last == .completeWait(upload))
-        #expect(s.pending.isEmpty && s.uploadProgress.transferredBytes == s.uploadProgress.transferrableBytes)
+        #expect(s.unacknowledged.isEmpty && s.uploadProgress.transferredBytes == s.uploadProgress.transferrableBytes)
 
         let downloaded = s.received(Self.download([4, 5], to: 5))
         guard case .integrate(let batch) = downloaded.first else { Issue.record("no integrate: \(downloaded)"); return }
         #expect(batch.changesets.map(\.serverVersion) == [4, 5])
         #expect(batch.checkpoint == ClientSession.Checkpoint(fileIdent: Self.file, serverVersion: 5, epoch: Self.epoch))
+        // The checkpoint moves once the download is written, not when it arrives.
+        #expect(s.checkpoint.serverVersion == 1)
+        _ = Self.applied(downloaded, to: &s)
         #expect(s.checkpoint.serverVersion == 5)
+        #expect(s.savedState.serverVersion == 5)
 
         let (download, mark) = s.wait(for: .download)
         #expect(mark == [.send(.mark(Mark(session: 1, requestID: 1)))])
@@ -116,12 +145,14 @@ import Testing
         #expect(s.timerFired(.reconnect, generation: generation) == [.requestConnection])
         let bound = s.connectionOpened()
         #expect(sent(bound).last == .ident(Ident(session: 1, fileIdent: Self.file, lastServerVersion: 0, epoch: Self.epoch)))
-        #expect(s.received(Self.answer()) == [Self.uploads([2, 3])])
+        // Everything not yet back in a download goes on the new bind; the server skips 1, which
+        // it acknowledged.
+        #expect(s.received(Self.answer()) == [Self.uploads([1, 2, 3])])
         // The server had integrated 2 before the drop: its ack of 2 and then 3 is idempotent.
         #expect(s.received(Self.ack(2)).first == .uploadAcknowledged(clientVersion: 2))
         #expect(s.received(Self.ack(2)) == [])
         #expect(s.received(Self.ack(3)).first == .uploadAcknowledged(clientVersion: 3))
-        #expect(s.pending.isEmpty)
+        #expect(s.unacknowledged.isEmpty)
     }
 
     /// What a bind sent dies with it: a session stopped by an error and started again on the
@@ -130,13 +161,13 @@ import Testing
     @Test func aSessionRestartedAfterAFailureResendsWhatItsLastBindDidNotGetAcknowledged() {
         var s = Self.activeSession()
         #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(1))) == sent([Self.uploads([1])]))
-        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))) == sent([Self.uploads([2])]))
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))).isEmpty)  // after 1's echo
         _ = s.received(Self.ack(1))
         let failed = s.received(Self.ack(9))  // a protocol violation: the session stops, the connection stays
         #expect(errors(failed).map(\.code) == [.clientSessionError])
         #expect(sent(s.start(connectionIsOpen: true)).count == 2)
         let (wait, _) = s.wait(for: .upload)
-        #expect(s.received(Self.answer()) == [Self.uploads([2])])
+        #expect(s.received(Self.answer()) == [Self.uploads([1, 2])])
         #expect(s.received(Self.ack(2)).last == .completeWait(wait))
     }
 
@@ -151,18 +182,67 @@ import Testing
         #expect(sent(s.received(Self.answer())) == [.queryChange(QueryChange(session: 1, querySetVersion: 1, queries: []))])
     }
 
-    @Test func uploadsAreBatchedByBytesInOrder() {
+    /// Every pending changeset goes in one upload on one base (docs/merge.md): the server
+    /// integrates an upload whole, so no part of it sits on a base the rest does not share.
+    @Test func everyPendingChangesetGoesInOneUploadOnOneBase() {
+        let pending = (1...5).map { ProtocolFixtures.changeset($0) }
         var s = ClientSession(id: 1, target: .flexible, accessToken: "t",
-                              pending: (1...5).map { UploadChangeset(ProtocolFixtures.changeset($0), lastServerVersion: 0) },
-                              configuration: .init(maxUploadBytes: 1))
+                              saved: ClientSyncState(fileIdent: Self.file, serverVersion: 4, epoch: Self.epoch, queuedClientVersion: 5, pending: pending))
         _ = s.start(connectionIsOpen: true)
-        let messages = sent(s.received(Self.answer()))
-        let uploads = messages.filter { if case .upload = $0 { true } else { false } }
+        let messages = sent(s.received(Self.answer(latest: 4)))
         // A flexible session always sends its query set (version 0, no queries: nothing yet),
         // after the uploads, which may declare the types it names.
-        #expect(messages.last == .queryChange(QueryChange(session: 1, querySetVersion: 0, queries: [])))
-        #expect(uploads.count == 5)
-        #expect(uploads == (1...5).map { v in .upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(v), lastServerVersion: 0)])) })
+        #expect(messages == [
+            .upload(Upload(session: 1, changesets: pending.map { UploadChangeset($0, lastServerVersion: 4) })),
+            .queryChange(QueryChange(session: 1, querySetVersion: 0, queries: [])),
+        ])
+    }
+
+    /// A session starting from a saved state uploads its pending list plus what was committed
+    /// after it was saved, and never a changeset that came back already (found by the client
+    /// kill test: one re-sent out of order was refused forever).
+    @Test func aSessionStartedFromItsSavedStateUploadsWhatTheServerDoesNotHave() {
+        // 1 came back in a download (it left the pending list) before its ack was saved; 2 and 3
+        // are pending; 4 was committed after the state was saved.
+        let saved = ClientSyncState(fileIdent: Self.file, serverVersion: 9, epoch: Self.epoch, acknowledgedClientVersion: 0,
+                                    queuedClientVersion: 3, pending: [ProtocolFixtures.changeset(2), ProtocolFixtures.changeset(3)])
+        var s = Self.session(saved: saved, unqueued: [ProtocolFixtures.changeset(4)])
+        #expect(s.savedState.pending.map(\.version) == [2, 3, 4])
+        _ = s.start(connectionIsOpen: true)
+        #expect(s.received(Self.answer(latest: 9)) == [Self.uploads([2, 3, 4], base: 9)])
+        let (wait, _) = s.wait(for: .upload)
+        #expect(s.received(Self.ack(4)).last == .completeWait(wait))
+    }
+
+    /// A download's write that fails leaves the session where the file is: the server sends it
+    /// again on a new bind, and nothing of it counts as integrated.
+    @Test func aDownloadNotWrittenIsAskedForAgain() {
+        var s = Self.activeSession()
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(1))
+        let downloaded = s.received(Self.download([Self.echo(1, at: 1)], to: 1))
+        #expect(downloaded.contains { if case .integrate = $0 { true } else { false } })
+        #expect(s.downloadNotApplied() == [.send(.unbind(1))])
+        #expect(s.checkpoint.serverVersion == 0 && s.savedState.pending.map(\.version) == [1])
+        _ = s.received(.unbound(Unbound(session: 1, epoch: Self.epoch)))
+        #expect(s.state == .binding)
+        // The same download again is not "going back".
+        _ = s.received(Self.answer())
+        let again = s.received(Self.download([Self.echo(1, at: 1)], to: 1))
+        #expect(errors(again).isEmpty)
+        _ = Self.applied(again, to: &s)
+        #expect(s.checkpoint.serverVersion == 1 && s.savedState.pending.isEmpty)
+    }
+
+    /// Commits the download's write found (made on another thread after the last hand-over) are
+    /// rebased with the pending list and uploaded once the write committed.
+    @Test func commitsRacingADownloadAreUploadedAfterIt() {
+        var s = Self.activeSession()
+        let downloaded = s.received(Self.download([1], to: 1))
+        let after = Self.applied(downloaded, to: &s, raced: [ProtocolFixtures.changeset(1)])
+        #expect(s.queuedClientVersion == 1)
+        #expect(sent(after).count == 1)
+        guard case .upload(let upload) = sent(after).first else { Issue.record("\(after)"); return }
+        #expect(upload.changesets.map(\.clientVersion) == [1] && upload.changesets[0].lastServerVersion == 1)
     }
 
     @Test func aFailedTLSHandshakeIsReportedAsCode13AndRetriedWithBackoff() {
@@ -205,8 +285,8 @@ import Testing
     }
 
     @Test func resetRequiredAnswerAsksForAClientResetThenResumes() {
-        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: 4),
-                             pending: [UploadChangeset(ProtocolFixtures.changeset(1), lastServerVersion: 30)])
+        var s = Self.session(saved: ClientSyncState(fileIdent: Self.file, serverVersion: 30, epoch: 4, queuedClientVersion: 1,
+                                                    pending: [ProtocolFixtures.changeset(1)]))
         _ = s.start(connectionIsOpen: true)
         let actions = s.received(.resetRequired(ResetRequired(session: 1, epoch: 6, reason: .epochChanged, recoveryAllowed: true,
                                                               message: "sync was terminated")))
@@ -216,16 +296,20 @@ import Testing
         // Nothing uploads while waiting.
         #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))).isEmpty)
 
-        let fresh = ClientSession.Checkpoint(fileIdent: FileIdent(ident: 8, salt: 1), serverVersion: 3, epoch: 6)
-        let recovered = [UploadChangeset(ProtocolFixtures.changeset(3), lastServerVersion: 3)]
-        let resumed = s.resetCompleted(fresh, pending: recovered)
+        // The reset settles every local version up to 2; its own commit (3) holds what it recovered.
+        let fresh = ClientSyncState(fileIdent: FileIdent(ident: 8, salt: 1), serverVersion: 3, epoch: 6,
+                                    acknowledgedClientVersion: 2, queuedClientVersion: 2)
+        let resumed = s.resetCompleted(fresh)
         #expect(sent(resumed).last == .ident(Ident(session: 1, fileIdent: fresh.fileIdent, lastServerVersion: 3, epoch: 6)))
+        var recovered = ProtocolFixtures.changeset(3)
+        recovered.fileIdent = 8
+        _ = s.localChangesetCommitted(recovered)
         let active = s.received(.identAnswer(IdentAnswer(session: 1, epoch: 6, fileIdent: fresh.fileIdent, latestServerVersion: 3)))
-        #expect(sent(active) == [.upload(Upload(session: 1, changesets: recovered))])
+        #expect(sent(active) == [.upload(Upload(session: 1, changesets: [UploadChangeset(recovered, lastServerVersion: 3)]))])
     }
 
     @Test func anIdentAnswerWithAnotherEpochIsAReset() {
-        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: 4))
+        var s = Self.session(saved: ClientSyncState(fileIdent: Self.file, serverVersion: 30, epoch: 4))
         _ = s.start(connectionIsOpen: true)
         let actions = s.received(Self.answer(latest: 40, epoch: 5))
         #expect(actions.last == .requestClientReset(.init(reason: .epochChanged, message: "the server's history changed (epoch 5, client has epoch 4)",
@@ -233,7 +317,7 @@ import Testing
     }
 
     @Test func aServerBehindTheClientIsAReset() {
-        var s = Self.session(checkpoint: .init(fileIdent: Self.file, serverVersion: 30, epoch: Self.epoch))
+        var s = Self.session(saved: ClientSyncState(fileIdent: Self.file, serverVersion: 30, epoch: Self.epoch))
         _ = s.start(connectionIsOpen: true)
         guard case .requestClientReset(let r) = s.received(Self.answer(latest: 20)).last else { Issue.record(); return }
         #expect(r.reason == .historyRestored)

@@ -1,4 +1,4 @@
-import Atoll
+@_spi(Testing) import Atoll
 import AtollTesting
 import Foundation
 
@@ -165,7 +165,8 @@ func differences(_ a: [String], _ b: [String], limit: Int = 6) -> String {
                 try await bounded(deadline - clock.now, "\(direction) of every change") { try await session.wait(for: direction) }
                 return
             } catch let error as TimedOut {
-                throw error
+                // Say where the session stood: a stall is otherwise hard to tell from a slow machine.
+                throw TimedOut(what: "\(error.what); the session: \(await session.diagnosticDescription())")
             } catch {
                 // The session stopped (its waits fail): start it again and wait again.
                 guard clock.now < deadline else { throw error }

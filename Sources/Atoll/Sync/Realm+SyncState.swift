@@ -2,17 +2,7 @@ import AtollCore
 import Foundation
 
 /// What a synced realm file remembers about its place in the server's history.
-struct SyncState: Equatable {
-    var fileIdent = FileIdent.unassigned
-    var serverVersion: Int64 = 0
-    var epoch = SyncEpoch.none
-    /// The newest local version the server acknowledged.
-    var acknowledgedClientVersion: Int64 = 0
-    /// The newest local version handed to the session for upload.
-    var queuedClientVersion: Int64 = 0
-    /// Local changesets the server has not sent back yet, rebased over every download since.
-    var pending: [Changeset] = []
-}
+typealias SyncState = ClientSyncState
 
 extension Realm {
     static let syncStateTable = "_atoll_sync_state"

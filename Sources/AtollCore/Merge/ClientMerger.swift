@@ -11,7 +11,10 @@
 /// ``pending``. When a download brings one of the client's own changesets back, it is the
 /// acknowledgement: the changeset leaves `pending` and is not applied again.
 public struct ClientMerger: Hashable, Sendable {
-    public var fileIdent: Int64
+    /// The file's ident, stamped on every pending changeset (again when the server assigns it).
+    public var fileIdent: Int64 {
+        didSet { for i in pending.indices { pending[i].fileIdent = fileIdent } }
+    }
     /// The last server version integrated locally.
     public private(set) var serverVersion: Int64
     /// Local changesets the server has not sent back yet, rebased on top of ``serverVersion``.

@@ -70,6 +70,7 @@ extension ClientSession {
         if answer.fileIdent != checkpoint.fileIdent || answer.epoch != checkpoint.epoch {
             checkpoint.fileIdent = answer.fileIdent
             checkpoint.epoch = answer.epoch
+            merger.fileIdent = answer.fileIdent.ident
             actions.append(.persistIdentity(answer.fileIdent, answer.epoch))
         }
         state = .active
@@ -86,7 +87,7 @@ extension ClientSession {
 
     private mutating func downloaded(_ download: Download) -> [Action] {
         let progress = download.progress
-        var last = partialBatch.last?.serverVersion ?? checkpoint.serverVersion
+        var last = partialBatch.last?.serverVersion ?? receivedServerVersion
         for c in download.changesets {
             // A flexible-sync view change sits at the version of the entry before it.
             let isViewChange = target == .flexible && c.originFileIdent == FlexibleSync.viewChangeFileIdent
@@ -103,13 +104,15 @@ extension ClientSession {
         let report = Action.reportProgress(TransferProgress(direction: .download, transferredBytes: downloadedBytes,
                                                             transferrableBytes: downloadedBytes + progress.downloadableBytes))
         guard download.isLastInBatch else { return [report] }
-        checkpoint.serverVersion = progress.serverVersion
+        receivedServerVersion = progress.serverVersion
+        var reached = checkpoint
+        reached.serverVersion = progress.serverVersion
         var completedQuerySet: Int64?
         if download.querySetVersion > checkpoint.querySetVersion {
-            checkpoint.querySetVersion = download.querySetVersion
+            reached.querySetVersion = download.querySetVersion
             completedQuerySet = download.querySetVersion
         }
-        let batch = DownloadBatch(changesets: partialBatch, checkpoint: checkpoint, progress: progress,
+        let batch = DownloadBatch(changesets: partialBatch, checkpoint: reached, progress: progress,
                                   completedQuerySetVersion: completedQuerySet)
         partialBatch = []
         return [.integrate(batch), report]
@@ -124,13 +127,11 @@ extension ClientSession {
             requestedRetryDelay = max(requestedRetryDelay, message.tryAgainAfterMilliseconds)
             // A connection error is followed by the close; a session error ended the session only.
             guard message.session != nil, state == .binding || state == .active else { return [.reportError(error)] }
-            sentClientVersion = acknowledgedClientVersion
             querySetSent = false
             return [.reportError(error)] + scheduleReconnect()
         case .refreshAccessToken:
             guard state == .binding || state == .active else { return [] }
             state = .waitingForAccessToken
-            sentClientVersion = acknowledgedClientVersion
             querySetSent = false
             return [.refreshAccessToken]
         case .clientReset:
@@ -143,7 +144,6 @@ extension ClientSession {
 
     mutating func resetRequired(_ request: ResetRequest) -> [Action] {
         state = .waitingForReset(request)
-        sentClientVersion = acknowledgedClientVersion
         partialBatch = []
         querySetSent = false
         return [.cancelTimer(.reconnect), .requestClientReset(request)]

@@ -11,7 +11,7 @@ extension ClientSession {
         case active
         /// The server ended the session over its access token; waiting for ``ClientSession/accessTokenRefreshed(_:)``.
         case waitingForAccessToken
-        /// The server cannot sync with the local copy; waiting for ``ClientSession/resetCompleted(_:pending:)``.
+        /// The server cannot sync with the local copy; waiting for ``ClientSession/resetCompleted(_:)``.
         case waitingForReset(ResetRequest)
         /// Unbind is sent; waiting for the server's unbound answer.
         case dying
@@ -55,7 +55,7 @@ extension ClientSession {
         }
     }
 
-    /// The client must run a client reset (DESIGN.md §4) and then call ``ClientSession/resetCompleted(_:pending:)``.
+    /// The client must run a client reset (DESIGN.md §4) and then call ``ClientSession/resetCompleted(_:)``.
     public struct ResetRequest: Hashable, Sendable {
         public var reason: ResetReason
         public var message: String
@@ -106,7 +106,8 @@ extension ClientSession {
         case cancelTimer(Timer)
         /// Save the identity the server assigned or confirmed.
         case persistIdentity(FileIdent, SyncEpoch)
-        /// Apply server changesets and save the checkpoint, in one transaction.
+        /// Apply server changesets and save the session's state, in one transaction: see
+        /// ``ClientSession/integrate(_:raced:)``.
         case integrate(DownloadBatch)
         /// Every local changeset up to this client version is integrated by the server; history
         /// before it may be trimmed.
@@ -124,11 +125,8 @@ extension ClientSession {
     }
 
     public struct Configuration: Hashable, Sendable {
-        /// Upload messages carry at most about this many changeset bytes (always at least one changeset).
-        public var maxUploadBytes: Int
         public var backoff: ReconnectBackoff
-        public init(maxUploadBytes: Int = 1 << 20, backoff: ReconnectBackoff = ReconnectBackoff(seed: 0)) {
-            self.maxUploadBytes = maxUploadBytes
+        public init(backoff: ReconnectBackoff = ReconnectBackoff(seed: 0)) {
             self.backoff = backoff
         }
     }

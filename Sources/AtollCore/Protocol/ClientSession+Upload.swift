@@ -1,21 +1,26 @@
 extension ClientSession {
-    /// A local write committed: queue its changeset for upload (sent at once when active).
+    /// A local write committed: queue its changeset for upload (sent at once when the session
+    /// is active and no upload of this bind waits for its echo).
     ///
     /// Changesets must come in increasing client version order; an older version is ignored and
     /// reported as an internal error (6).
     public mutating func localChangesetCommitted(_ changeset: Changeset) -> [Action] {
-        guard changeset.version > latestClientVersion else {
+        guard changeset.version > queuedClientVersion else {
             return [.reportError(SessionError(
                 code: .clientInternalError,
-                message: "local changeset version \(changeset.version) is not after \(latestClientVersion)",
+                message: "local changeset version \(changeset.version) is not after \(queuedClientVersion)",
                 action: .warning, isFatal: false))]
         }
-        latestClientVersion = changeset.version
-        pending.append(UploadChangeset(changeset, lastServerVersion: checkpoint.serverVersion))
-        pendingSizes.append(changeset.encoded().count)
-        var actions: [Action] = [.reportProgress(uploadProgress)]
-        if state == .active { actions += uploads() }
-        return actions
+        record(changeset)
+        return [.reportProgress(uploadProgress)] + uploads()
+    }
+
+    /// Takes a committed local changeset into the pending list.
+    mutating func record(_ changeset: Changeset) {
+        queuedClientVersion = changeset.version
+        merger.recordLocal(changeset)
+        unacknowledgedSizes[changeset.version] = changeset.encoded().count
+        pendingGeneration &+= 1
     }
 
     /// Asks to be told when everything up to now is uploaded (acknowledged) or downloaded (a mark
@@ -26,7 +31,7 @@ extension ClientSession {
         if case .failed(let error) = state { return (wait, [.failWait(wait, error)]) }
         switch direction {
         case .upload:
-            uploadWaits.append((wait, latestClientVersion))
+            uploadWaits.append((wait, queuedClientVersion))
             return (wait, completeUploadWaits())
         case .download:
             let request = nextMarkID
@@ -45,51 +50,48 @@ extension ClientSession {
 
     /// The upload progress: acknowledged bytes of all bytes committed since the session started.
     public var uploadProgress: TransferProgress {
-        let pendingBytes = UInt64(pendingSizes.reduce(0, +))
+        let pendingBytes = UInt64(unacknowledgedSizes.values.reduce(0, +))
         return TransferProgress(direction: .upload, transferredBytes: uploadedBytes, transferrableBytes: uploadedBytes + pendingBytes)
     }
 
-    /// Upload messages for every pending changeset not yet sent on this connection, in order,
-    /// each of at most ``Configuration/maxUploadBytes`` (and at least one changeset).
+    /// The upload of every pending changeset on the merger's base, when the session is active,
+    /// something in it is not acknowledged yet, and nothing in it was already uploaded on this
+    /// bind (its echo is on the way; the next upload follows it).
     mutating func uploads() -> [Action] {
-        var actions: [Action] = []
-        var batch: [UploadChangeset] = []
-        var bytes = 0
-        for (changeset, size) in zip(pending, pendingSizes) where changeset.clientVersion > sentClientVersion {
-            if !batch.isEmpty && bytes + size > configuration.maxUploadBytes {
-                actions.append(.send(.upload(Upload(session: id, changesets: batch))))
-                batch = []
-                bytes = 0
-            }
-            batch.append(changeset)
-            bytes += size
-            sentClientVersion = changeset.clientVersion
-        }
-        if !batch.isEmpty { actions.append(.send(.upload(Upload(session: id, changesets: batch)))) }
-        return actions
+        guard state == .active, let batch = merger.upload(), let first = batch.changesets.first, let last = batch.changesets.last,
+              first.version > uploadedOnBind, last.version > acknowledgedClientVersion
+        else { return [] }
+        uploadedOnBind = last.version
+        return [.send(.upload(Upload(
+            session: id, changesets: batch.changesets.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))]
     }
 
     /// The server acknowledged every changeset up to `ack.clientVersion`.
     mutating func acknowledged(_ ack: UploadAck) -> [Action] {
-        guard ack.clientVersion <= latestClientVersion else {
-            return protocolViolation("upload ack of client version \(ack.clientVersion), but the newest local version is \(latestClientVersion)")
+        guard ack.clientVersion <= queuedClientVersion else {
+            return protocolViolation("upload ack of client version \(ack.clientVersion), but the newest local version is \(queuedClientVersion)")
         }
         guard ack.clientVersion > acknowledgedClientVersion else { return [] }  // a repeated ack after a resend
         acknowledgedClientVersion = ack.clientVersion
-        sentClientVersion = max(sentClientVersion, ack.clientVersion)
-        let done = pending.prefix { $0.clientVersion <= ack.clientVersion }.count
-        uploadedBytes += UInt64(pendingSizes.prefix(done).reduce(0, +))
-        pending.removeFirst(done)
-        pendingSizes.removeFirst(done)
+        settleUploadedBytes()
         return [.uploadAcknowledged(clientVersion: ack.clientVersion), .reportProgress(uploadProgress)] + completeUploadWaits()
     }
 
-    /// Completes the upload waits whose every changeset is acknowledged.
+    /// Counts as uploaded what was acknowledged or came back in a download.
+    mutating func settleUploadedBytes() {
+        let pending = Set(merger.pending.lazy.map(\.version))
+        for (version, size) in unacknowledgedSizes where version <= acknowledgedClientVersion || !pending.contains(version) {
+            uploadedBytes += UInt64(size)
+            unacknowledgedSizes[version] = nil
+        }
+    }
+
+    /// Completes the upload waits whose every changeset the server has (acknowledged or echoed).
     mutating func completeUploadWaits() -> [Action] {
-        let firstPending = pending.first?.clientVersion ?? Int64.max
+        let firstUnacknowledged = merger.pending.first { $0.version > acknowledgedClientVersion }?.version ?? Int64.max
         var actions: [Action] = []
         uploadWaits.removeAll { wait in
-            guard wait.target < firstPending else { return false }
+            guard wait.target < firstUnacknowledged else { return false }
             actions.append(.completeWait(wait.id))
             return true
         }

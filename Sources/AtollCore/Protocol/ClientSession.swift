@@ -1,20 +1,31 @@
 /// The client side of one synced realm's session, as a pure state machine: every input returns the
 /// actions the shell (WebSocket, store, timers) must carry out, in order. No I/O, no clock.
 ///
+/// It is the one place that holds the client's sync state: its place in the server's history,
+/// the local changesets the server has not sent back yet (rebased over every download, in
+/// ``merger``), what was acknowledged, what was uploaded on the current bind, and the decision to
+/// reset. The shell saves ``savedState`` with the data it describes.
+///
 /// ```swift
 /// var session = ClientSession(id: 1, target: .partition(.string("tasks")), accessToken: token,
-///                             checkpoint: saved, pending: unsynced)
+///                             saved: stateFromTheFile, unqueued: commitsAfterIt)
 /// perform(session.start(connectionIsOpen: false))        // [.requestConnection]
 /// perform(session.connectionOpened())                    // [.send(.bind), .send(.ident)]
 /// perform(session.received(message))                    // [.integrate(batch), .completeWait(id)…]
+/// // .integrate(batch), inside the shell's write transaction, on a copy kept if it commits:
+/// let toApply = copy.integrate(batch, raced: commitsTheWriteFound)
+/// perform(copy.downloadApplied())                        // [.send(.upload(…))…]
 /// ```
 ///
-/// Uploads are resent from the last acknowledged client version after every reconnect; the server
-/// acknowledges by client version, so a resend is never applied twice.
+/// Every upload carries all pending changesets on one base (docs/merge.md). Within one bind the
+/// server takes each client version once, so while a changeset uploaded on this bind has not come
+/// back in a download, the next upload waits for it. A new bind uploads again from the pending
+/// list; the server skips what it integrated already.
 public struct ClientSession: Sendable {
     public let id: SessionID
     public let target: SyncTarget
     public internal(set) var state: State = .inactive
+    /// The place in the server's history the file holds (advanced when a download is applied).
     public internal(set) var checkpoint: Checkpoint
     public internal(set) var accessToken: String
     public internal(set) var configuration: Configuration
@@ -22,19 +33,24 @@ public struct ClientSession: Sendable {
     public internal(set) var connectionIsOpen = false
 
     // Upload bookkeeping.
-    /// Local changesets not yet acknowledged, in client version order.
-    public internal(set) var pending: [UploadChangeset]
-    var pendingSizes: [Int]
+    /// The local changesets the server has not sent back yet, on top of its server version.
+    public internal(set) var merger: ClientMerger
     /// Every client version up to this one is acknowledged.
     public internal(set) var acknowledgedClientVersion: Int64
-    /// The newest local client version the session knows.
-    public internal(set) var latestClientVersion: Int64
-    /// The highest client version sent on the current connection.
-    var sentClientVersion: Int64
+    /// The newest local client version handed to the session.
+    public internal(set) var queuedClientVersion: Int64
+    /// The newest client version uploaded on the current bind.
+    public internal(set) var uploadedOnBind: Int64 = 0
+    /// The encoded size of each pending changeset not yet acknowledged, by client version.
+    var unacknowledgedSizes: [Int64: Int] = [:]
     var uploadedBytes: UInt64 = 0
+    /// Counts the changes of the pending list, so a shell saves it only when it changed.
+    public internal(set) var pendingGeneration: UInt64 = 0
 
     // Download bookkeeping.
     var downloadedBytes: UInt64 = 0
+    /// The server version the last complete download reached (ahead of ``checkpoint`` until applied).
+    var receivedServerVersion: Int64
     /// Messages of a download batch not yet complete (`isLastInBatch == false`).
     var partialBatch: [DownloadChangeset] = []
     /// The newest query set (flexible sync), sent after ident and on every change.
@@ -44,7 +60,7 @@ public struct ClientSession: Sendable {
     // Waits.
     var nextWaitID: UInt64 = 1
     var nextMarkID: UInt64 = 1
-    /// Upload waits: complete when nothing up to the target client version is pending.
+    /// Upload waits: complete when nothing up to the target client version is unacknowledged.
     var uploadWaits: [(id: WaitID, target: Int64)] = []
     /// Download waits, by mark request id.
     var downloadWaits: [UInt64: WaitID] = [:]
@@ -54,26 +70,56 @@ public struct ClientSession: Sendable {
     /// The delay a retry-later error asked for, used at the next disconnect.
     var requestedRetryDelay: Int64 = 0
 
-    public init(id: SessionID, target: SyncTarget, accessToken: String, checkpoint: Checkpoint = .fresh,
-                pending: [UploadChangeset] = [], configuration: Configuration = Configuration())
+    /// A session starting from what the file saved, plus the local changesets committed after
+    /// `saved.queuedClientVersion` (in client version order).
+    public init(id: SessionID, target: SyncTarget, accessToken: String, saved: ClientSyncState = ClientSyncState(),
+                unqueued: [Changeset] = [], querySetVersion: Int64 = 0, configuration: Configuration = Configuration())
     {
         self.id = id
         self.target = target
         self.accessToken = accessToken
-        self.checkpoint = checkpoint
         self.configuration = configuration
-        let sorted = pending.sorted { $0.clientVersion < $1.clientVersion }
-        self.pending = sorted
-        pendingSizes = sorted.map { $0.changeset.encoded().count }
-        let firstPending = sorted.first?.clientVersion ?? Int64.max
-        latestClientVersion = sorted.last?.clientVersion ?? 0
-        acknowledgedClientVersion = firstPending == Int64.max ? latestClientVersion : firstPending - 1
-        sentClientVersion = acknowledgedClientVersion
+        checkpoint = Checkpoint(fileIdent: saved.fileIdent, serverVersion: saved.serverVersion, epoch: saved.epoch,
+                                querySetVersion: querySetVersion)
+        receivedServerVersion = saved.serverVersion
+        merger = ClientMerger(fileIdent: saved.fileIdent.ident, serverVersion: saved.serverVersion, isFlexible: target == .flexible)
+        acknowledgedClientVersion = 0
+        queuedClientVersion = 0
+        adopt(saved)
+        for changeset in unqueued where changeset.version > queuedClientVersion { record(changeset) }
         // A flexible session always sends a query set after ident: the server catches the client
         // up only once it knows what the client subscribes to (an empty set: nothing).
         if target == .flexible {
             querySet = QueryChange(session: id, querySetVersion: checkpoint.querySetVersion, queries: [])
         }
+    }
+
+    /// What the file must hold for the session to start again from here.
+    public var savedState: ClientSyncState {
+        ClientSyncState(fileIdent: checkpoint.fileIdent, serverVersion: checkpoint.serverVersion, epoch: checkpoint.epoch,
+                        acknowledgedClientVersion: acknowledgedClientVersion, queuedClientVersion: queuedClientVersion,
+                        pending: merger.pending)
+    }
+
+    /// The pending changesets the server has not acknowledged (what a client reset recovers).
+    public var unacknowledged: [Changeset] { merger.pending.filter { $0.version > acknowledgedClientVersion } }
+
+    /// Takes over a saved state: the place in the history and the pending changesets.
+    mutating func adopt(_ saved: ClientSyncState) {
+        checkpoint.fileIdent = saved.fileIdent
+        checkpoint.serverVersion = saved.serverVersion
+        checkpoint.epoch = saved.epoch
+        receivedServerVersion = saved.serverVersion
+        merger = ClientMerger(fileIdent: saved.fileIdent.ident, serverVersion: saved.serverVersion, pending: saved.pending,
+                              isFlexible: target == .flexible)
+        acknowledgedClientVersion = saved.acknowledgedClientVersion
+        queuedClientVersion = max(saved.queuedClientVersion, saved.pending.last?.version ?? 0, saved.acknowledgedClientVersion)
+        uploadedOnBind = 0
+        unacknowledgedSizes = [:]
+        for changeset in saved.pending where changeset.version > acknowledgedClientVersion {
+            unacknowledgedSizes[changeset.version] = changeset.encoded().count
+        }
+        pendingGeneration &+= 1
     }
 
     /// The delays the session hands out between reconnect attempts.
@@ -124,7 +170,6 @@ public struct ClientSession: Sendable {
     /// or ``SyncErrorCode/tlsHandshakeFailed`` (shown to the app); either way the session retries with backoff.
     public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed) -> [Action] {
         connectionIsOpen = false
-        sentClientVersion = acknowledgedClientVersion
         partialBatch = []
         querySetSent = false
         switch state {
@@ -161,13 +206,12 @@ public struct ClientSession: Sendable {
         }
     }
 
-    /// The shell could not write a download (the transaction failed): the session goes back to
-    /// `checkpoint`, what the file holds, and binds again so the server sends what follows it
+    /// The shell could not write a download (the transaction failed): the session stays at its
+    /// ``checkpoint``, what the file holds, and binds again so the server sends what follows it
     /// again. Nothing the download held is taken as integrated.
-    public mutating func downloadNotApplied(restoring checkpoint: Checkpoint) -> [Action] {
-        self.checkpoint = checkpoint
+    public mutating func downloadNotApplied() -> [Action] {
+        receivedServerVersion = checkpoint.serverVersion
         partialBatch = []
-        sentClientVersion = acknowledgedClientVersion
         switch state {
         case .binding, .active:
             state = .dying
@@ -181,17 +225,12 @@ public struct ClientSession: Sendable {
         }
     }
 
-    /// The shell ran the client reset: continue from the fresh copy's checkpoint, uploading the
-    /// recovered changes (empty when they were discarded).
-    public mutating func resetCompleted(_ checkpoint: Checkpoint, pending: [UploadChangeset]) -> [Action] {
+    /// The shell ran the client reset and saved `saved`: continue from there, uploading the
+    /// recovered changes (committed after `saved.queuedClientVersion`, handed over as commits).
+    public mutating func resetCompleted(_ saved: ClientSyncState) -> [Action] {
         guard case .waitingForReset = state else { return [] }
-        self.checkpoint = checkpoint
-        let sorted = pending.sorted { $0.clientVersion < $1.clientVersion }
-        self.pending = sorted
-        pendingSizes = sorted.map { $0.changeset.encoded().count }
-        latestClientVersion = max(latestClientVersion, sorted.last?.clientVersion ?? 0)
-        acknowledgedClientVersion = (sorted.first?.clientVersion).map { $0 - 1 } ?? latestClientVersion
-        sentClientVersion = acknowledgedClientVersion
+        adopt(saved)
+        checkpoint.querySetVersion = 0
         state = .inactive
         return completeUploadWaits() + connect()
     }
@@ -221,11 +260,12 @@ public struct ClientSession: Sendable {
     mutating func bind() -> [Action] {
         state = .binding
         partialBatch = []
-        // A new bind starts from what the server acknowledged: what an earlier bind sent but never
-        // got acknowledged (the server drops a dead bind's uploads) goes again after ident, and so
-        // does the query set. A session stopped by an error and started again on the open
-        // connection has seen no close that would have reset this.
-        sentClientVersion = acknowledgedClientVersion
+        receivedServerVersion = checkpoint.serverVersion
+        // A new bind uploads the pending list again after ident (the server drops a dead bind's
+        // uploads and skips what it integrated), and sends the query set again. A session stopped
+        // by an error and started again on the open connection has seen no close that would have
+        // reset this.
+        uploadedOnBind = 0
         querySetSent = false
         return [
             .send(.bind(Bind(session: id, target: target, accessToken: accessToken))),

@@ -239,7 +239,7 @@ extension SyncConnection {
                 UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets), into: session.realm,
                 check: writeRule(for: session))
         } catch let error as MergeError {
-            logger.info("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
+            logger.notice("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
             try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
             return
         } catch is StaleEpoch {

@@ -88,7 +88,7 @@ public final class ServerProcess: Sendable {
             let child = Process()
             child.executableURL = executableURL
             child.arguments = ["--host", "127.0.0.1", "--port", String(port), "--data", dataDirectory.path,
-                               "--development-mode", "--log-level", "warning"]
+                               "--development-mode", "--log-level", "notice"]
             child.standardOutput = log
             child.standardError = log
             child.standardInput = FileHandle.nullDevice

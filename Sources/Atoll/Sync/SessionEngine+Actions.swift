@@ -1,0 +1,177 @@
+import AtollCore
+import Foundation
+import Synchronization
+
+/// Carrying out the state machine's actions: messages, timers, downloads written to the file,
+/// acknowledgements saved, errors reported, token refreshes.
+extension SessionEngine {
+    func run(_ input: (inout ClientSession) -> [ClientSession.Action]) async {
+        guard var session else { return }
+        let actions = input(&session)
+        self.session = session
+        await perform(actions)
+    }
+
+    func perform(_ actions: [ClientSession.Action]) async {
+        for action in actions {
+            switch action {
+            case .requestConnection:
+                publicSession?.update(connection: .connecting)
+                await connection.open()
+            case .send(let message):
+                // Actions run with suspensions between them: a newer query set may have gone out
+                // meanwhile (from subscriptionsChanged), and an older one must not follow it.
+                if case .queryChange(let change) = message, let current = session?.querySet,
+                   current.querySetVersion > change.querySetVersion {
+                    continue
+                }
+                await connection.send(message)
+                if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
+            case .scheduleTimer(let timer, let generation, let delay):
+                if timer == .reconnect { reconnectGeneration = generation }
+                timers[timer]?.cancel()
+                timers[timer] = _Concurrency.Task { [weak self] in
+                    try? await _Concurrency.Task.sleep(nanoseconds: UInt64(max(0, delay)) * 1_000_000)
+                    guard !_Concurrency.Task.isCancelled else { return }
+                    await self?.run { $0.timerFired(timer, generation: generation) }
+                }
+            case .cancelTimer(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .persistIdentity:
+                save()
+            case .integrate(let batch):
+                await applyDownload(batch)
+            case .uploadAcknowledged(let clientVersion):
+                if let recovered = pendingReset?.recoveredVersion, clientVersion >= recovered { pendingReset = nil }
+                save()
+            case .reportProgress(let progress):
+                reportProgress(progress)
+            case .reportError(let error):
+                // The user logged out (or was removed) here: the server ending its sessions is expected.
+                if error.serverCode == .userLoggedOut, sync.user.state != .loggedIn { continue }
+                let isConnectionError = error.code == .connectionFailed || error.code == .tlsHandshakeFailed
+                report(SyncError(error, underlying: isConnectionError && error.serverCode == nil ? lastConnectionFailure?.underlying : nil))
+                if error.serverCode == .userLoggedOut {
+                    // Removed, disabled or its refresh token revoked on the server: log out here too.
+                    let user = sync.user
+                    _Concurrency.Task { try? await user.logOut() }
+                }
+            case .requestClientReset(let request):
+                // Not awaited here: the reset downloads a fresh copy over this same connection,
+                // whose messages reach sessions through the call that brought this action.
+                _Concurrency.Task { await self.clientReset(request) }
+            case .refreshAccessToken:
+                await refreshAccessToken()
+            case .querySetRejected(let version, let message):
+                markSubscriptions { try $0.markSubscriptionSet(version: version, complete: false, error: message) }
+                report(SyncError(.invalidFlexibleSyncSubscriptions, message))
+            case .completeWait(let wait):
+                waits.removeValue(forKey: wait)?.resume()
+            case .failWait(let wait, let error):
+                waits.removeValue(forKey: wait)?.resume(throwing: SyncError(error))
+            }
+        }
+        if let pending = pendingReset, pending.recoveredVersion == nil, session?.state == .active {
+            // Nothing was recovered: the server taking the new identity settles the reset.
+            pendingReset = nil
+            save()
+        }
+        publish()
+    }
+
+    /// Writes a download to the file: the session merges it inside the write transaction, after
+    /// the transaction read the local history, and is kept only once the write committed (memory
+    /// never runs ahead of the file; a failed write binds again and the server sends it again).
+    ///
+    /// The app may commit on another thread at any moment: a commit the session has not seen
+    /// would have the download applied on top of it unrebased, and be uploaded unrebased over the
+    /// download (the replicas then disagree on list order and last-writer-wins values).
+    func applyDownload(_ batch: ClientSession.DownloadBatch) async {
+        guard let realm, var next = session else { return }
+        do {
+            try Self.downloadWriteFaults.withLock { $0[configuration.storageKey] }?()
+            try realm.write {
+                let raced = try realm.localChangesets(after: next.queuedClientVersion)
+                try realm.integrateRemoteInWrite(next.integrate(batch, raced: raced))
+                try realm.saveSyncState(next.savedState, includingPending: next.pendingGeneration != savedPendingGeneration)
+                if let version = batch.completedQuerySetVersion, version > 0 {
+                    try realm.markSubscriptionSet(version: version, complete: true, error: nil)
+                }
+            }
+        } catch {
+            report(SyncError(.clientInternalError, "a download could not be integrated: \(error)", underlying: error as? any Swift.Error & Sendable))
+            await run { $0.downloadNotApplied() }
+            return
+        }
+        session = next
+        savedPendingGeneration = next.pendingGeneration
+        if batch.completedQuerySetVersion ?? 0 > 0 { SubscriptionEvents.stateChanged(path: configuration.storageKey) }
+        await run { $0.downloadApplied() }
+    }
+
+    /// Tests only: failures to inject before a download's write, by realm (empty in production).
+    static let downloadWriteFaults = Mutex<[String: @Sendable () throws -> Void]>([:])
+
+    /// Writes the session's state (and the pending reset's) to the file.
+    func save() {
+        guard let realm, let session else { return }
+        do {
+            try realm.write {
+                try realm.saveSyncState(session.savedState, includingPending: session.pendingGeneration != savedPendingGeneration)
+                if pendingReset == nil, savedPendingReset != nil { try realm.savePendingReset(nil) }
+            }
+            savedPendingGeneration = session.pendingGeneration
+            savedPendingReset = pendingReset
+        } catch {
+            report(SyncError(.clientInternalError, "the sync state could not be saved: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
+    /// Gets a new access token for a session the server refused the token of. A refresh that
+    /// fails while the user stays logged in (the server is unreachable) is tried again later;
+    /// a refused refresh token logs the user out, which stops the session.
+    func refreshAccessToken() async {
+        do {
+            let token = try await sync.user.validAccessToken(forceRefresh: true)
+            tokenRefreshAttempts = 0
+            await run { $0.accessTokenRefreshed(token) }
+        } catch {
+            guard sync.user.state == .loggedIn, !isStopped.load(ordering: .acquiring) else { return }
+            report(SyncError(.clientUserError, "the access token could not be refreshed: \(error)", underlying: error as? any Swift.Error & Sendable))
+            tokenRefreshAttempts += 1
+            let delay = min(30.0, pow(2.0, Double(min(tokenRefreshAttempts, 6) - 1)))
+            _Concurrency.Task { [weak self] in
+                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                await self?.retryTokenRefresh()
+            }
+        }
+    }
+
+    func retryTokenRefresh() async {
+        guard session?.state == .waitingForAccessToken, !isStopped.load(ordering: .acquiring) else { return }
+        await refreshAccessToken()
+    }
+
+    /// Flexible sync: tells the server which objects the realm holds (right after ident).
+    func sendHeldObjects() async {
+        guard let realm else { return }
+        realm.refresh()
+        do {
+            await connection.send(.heldObjects(HeldObjects(session: id, objects: try realm.heldObjectIDs())))
+        } catch {
+            report(SyncError(.clientInternalError, "cannot list the realm's objects: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
+    /// Records a subscription set's new state and wakes whoever waits for it.
+    func markSubscriptions(_ body: (Realm) throws -> Void) {
+        guard let realm else { return }
+        do {
+            try realm.write { try body(realm) }
+            SubscriptionEvents.stateChanged(path: configuration.storageKey)
+        } catch {
+            report(SyncError(.clientInternalError, "the subscription state could not be saved: \(error)", underlying: error as? any Swift.Error & Sendable))
+        }
+    }
+
+}
