@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Atoll", targets: ["Atoll"]),
         .library(name: "AtollCore", targets: ["AtollCore"]),
         .library(name: "AtollServer", targets: ["AtollServer"]),
+        .library(name: "AtollAdminClient", targets: ["AtollAdminClient"]),
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
         .executable(name: "atoll-server", targets: ["atoll-server"]),
@@ -71,11 +72,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
+        // does not link the server.
+        .target(name: "AtollAdminClient"),
         // Helpers shared by the test suites: temporary folders, fixtures.
         .target(
             name: "AtollTesting",
             dependencies: [
-                "Atoll", "AtollCore", "AtollServer", .product(name: "Logging", package: "swift-log"),
+                "Atoll", "AtollCore", "AtollServer", "AtollAdminClient", .product(name: "Logging", package: "swift-log"),
                 // FaultProxy: a TCP proxy that injects faults between clients and a server.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,7 +87,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "atoll-bench",
-            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollTesting", .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollAdminClient", "AtollTesting",
+                           .product(name: "GRDBSQLite", package: "GRDB.swift"),
                            // The limits suite's raw sync clients.
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                            .product(name: "NIOCore", package: "swift-nio")]
@@ -100,7 +105,7 @@ let package = Package(
         .executableTarget(name: "atoll-device", dependencies: ["Atoll"]),
         .executableTarget(
             name: "atoll",
-            dependencies: ["AtollServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["AtollAdminClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
         .testTarget(
@@ -123,12 +128,12 @@ let package = Package(
         .testTarget(
             name: "AtollTests",
             dependencies: [
-                "Atoll", "AtollCore", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                "Atoll", "AtollCore", "AtollAdminClient", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift"),
                 // To check the NIO error under a tlsHandshakeFailed SyncError.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
-        .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollTesting"]),
+        .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollAdminClient", "AtollTesting"]),
         // Sync under injected faults (FaultProxy), a killed server process and killed clients.
         // `atoll-server` and `atoll-device` are dependencies so that they are built before these
         // tests run them (`ServerProcess`, `DeviceProcess`).
@@ -140,7 +145,7 @@ let package = Package(
         // The `atoll` tool, parsed and run as typed, against an in-process server.
         .testTarget(
             name: "AtollCommandTests",
-            dependencies: ["atoll", "Atoll", "AtollServer", "AtollTesting",
+            dependencies: ["atoll", "Atoll", "AtollAdminClient", "AtollServer", "AtollTesting",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
     ],

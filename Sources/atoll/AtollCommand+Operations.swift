@@ -1,5 +1,5 @@
 import ArgumentParser
-import AtollServer
+import AtollAdminClient
 import Foundation
 
 /// The operations that make clients reset (docs/client-reset.md, "Testing it").

@@ -1,5 +1,5 @@
 import ArgumentParser
-import AtollServer
+import AtollAdminClient
 import Foundation
 
 /// `atoll`: operate an atoll-server through its admin API.

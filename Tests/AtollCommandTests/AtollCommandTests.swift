@@ -1,5 +1,6 @@
 import ArgumentParser
 import Atoll
+import AtollAdminClient
 import AtollServer
 import AtollTesting
 import Foundation
@@ -13,9 +14,11 @@ final class Note: Object {
 
 /// The `atoll` tool itself, parsed and run as an operator types it, against an in-process server.
 @MainActor @Suite(.serialized) struct AtollCommandTests {
-    /// Runs `atoll <arguments>` against `server`.
-    private func atoll(_ server: SyncTestServer, _ arguments: [String]) async throws {
-        let options = ["--server", server.server.baseURL.absoluteString, "--admin-key=\(server.server.adminKey)"]
+    /// Runs `atoll <arguments>` against `server`, with its admin key or, when `keyOption` is false,
+    /// with only its data folder.
+    private func atoll(_ server: SyncTestServer, _ arguments: [String], keyOption: Bool = true) async throws {
+        let key = keyOption ? "--admin-key=\(server.server.adminKey)" : "--data=\(server.configuration.dataDirectory)"
+        let options = ["--server", server.server.baseURL.absoluteString, key]
         var command = try AtollCommand.parseAsRoot(arguments + options)
         guard var runnable = command as? AsyncParsableCommand else { return try command.run() }
         try await runnable.run()
@@ -83,6 +86,15 @@ final class Note: Object {
             }
             #expect(error?.status == 404)
             #expect(error?.message.contains("no-such-backup") == true)
+            #expect(try await server.admin.apps().contains { $0.id == server.appId })
+        }
+    }
+
+    /// Without `--admin-key` the tool reads the key the server wrote into its data folder.
+    @Test func theToolFindsTheKeyInTheServersDataFolder() async throws {
+        try await withSyncTestServer { server in
+            #expect(try AdminClient.key(dataDirectory: server.configuration.dataDirectory) == server.server.adminKey)
+            try await atoll(server, ["apps", "create", server.appId], keyOption: false)
             #expect(try await server.admin.apps().contains { $0.id == server.appId })
         }
     }

@@ -1,4 +1,5 @@
 @_spi(Testing) import Atoll
+import AtollAdminClient
 import AtollServer
 import AtollTesting
 import Foundation

@@ -1,4 +1,5 @@
 @_spi(Testing) @testable import Atoll
+import AtollAdminClient
 import AtollCore
 import AtollServer
 import AtollTesting

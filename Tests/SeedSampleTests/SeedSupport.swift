@@ -1,4 +1,5 @@
 import Atoll
+import AtollAdminClient
 import AtollServer
 import AtollTesting
 import Foundation

@@ -8,62 +8,34 @@ import Foundation
 /// person.dogs.first?.name
 /// ```
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection, CustomStringConvertible {
-    enum Backing {
-        case unmanaged([Element])
-        case managed(ManagedObjectState, Int)
-    }
-
-    var backing: Backing
+    var backing: CollectionBacking<[Element]>
 
     public init() { backing = .unmanaged([]) }
 
     init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
     /// The realm of the owning object, if managed.
-    public var realm: Realm? {
-        if case .managed(let state, _) = backing { return state.realm }
-        return nil
-    }
+    public var realm: Realm? { backing.realm }
 
-    public var isInvalidated: Bool {
-        if case .managed(let state, _) = backing { return state.isInvalidated }
-        return false
-    }
+    public var isInvalidated: Bool { backing.isInvalidated }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { count }
 
-    public var count: Int {
-        switch backing {
-        case .unmanaged(let elements): elements.count
-        case .managed(let state, let index): state.realm.collectionCount(state, index)
-        }
-    }
+    public var count: Int { backing.count }
 
     public subscript(position: Int) -> Element {
         get {
             switch backing {
             case .unmanaged(let elements): return elements[position]
             case .managed(let state, let index):
-                return Self.decode(state.realm.listElement(state, index, at: position))
+                return Element.decoded(state.realm.listElement(state, index, at: position))
             }
         }
         set {
-            switch backing {
-            case .unmanaged(var elements):
-                elements[position] = newValue
-                backing = .unmanaged(elements)
-            case .managed(let state, let index):
-                state.realm.listSet(state, index, newValue._atollStored(), at: position)
-            }
+            backing.modify(unmanaged: { $0[position] = newValue },
+                           managed: { state, index in state.realm.listSet(state, index, newValue._atollStored(), at: position) })
         }
-    }
-
-    static func decode(_ stored: StoredElement) -> Element {
-        guard let element = Element._atollFromStored(stored) else {
-            preconditionFailure("A stored element is not a \(Element.self)")
-        }
-        return element
     }
 
     public func append(_ element: Element) { insert(element, at: count) }
@@ -78,47 +50,27 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     }
 
     public func insert(_ element: Element, at position: Int) {
-        switch backing {
-        case .unmanaged(var elements):
-            elements.insert(element, at: position)
-            backing = .unmanaged(elements)
-        case .managed(let state, let index):
-            state.realm.listInsert(state, index, element._atollStored(), at: position)
-        }
+        backing.modify(unmanaged: { $0.insert(element, at: position) },
+                       managed: { state, index in state.realm.listInsert(state, index, element._atollStored(), at: position) })
     }
 
     @discardableResult
     public func remove(at position: Int) -> Element {
         let element = self[position]
-        switch backing {
-        case .unmanaged(var elements):
-            elements.remove(at: position)
-            backing = .unmanaged(elements)
-        case .managed(let state, let index):
-            state.realm.listRemove(state, index, at: position)
-        }
+        backing.modify(unmanaged: { $0.remove(at: position) }, managed: { state, index in state.realm.listRemove(state, index, at: position) })
         return element
     }
 
-    public func removeAll() {
-        switch backing {
-        case .unmanaged: backing = .unmanaged([])
-        case .managed(let state, let index): state.realm.collectionClear(state, index)
-        }
-    }
+    public func removeAll() { backing.removeAll() }
 
     public func removeLast() { remove(at: count - 1) }
     public func removeFirst() { remove(at: 0) }
 
     public func move(from: Int, to: Int) {
-        switch backing {
-        case .unmanaged(var elements):
+        backing.modify(unmanaged: { elements in
             let element = elements.remove(at: from)
             elements.insert(element, at: to)
-            backing = .unmanaged(elements)
-        case .managed(let state, let index):
-            state.realm.listMove(state, index, from: from, to: to)
-        }
+        }, managed: { state, index in state.realm.listMove(state, index, from: from, to: to) })
     }
 
     public func replace(index: Int, object: Element) { self[index] = object }
@@ -134,13 +86,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     public func index(of element: Element) -> Int? { firstIndex(of: element) }
 
     /// The elements as a Swift array.
-    var elements: [Element] {
-        switch backing {
-        case .unmanaged(let elements): return elements
-        case .managed(let state, let index):
-            return state.realm.collectionElements(state, index).map { Self.decode($0.element) }
-        }
-    }
+    var elements: [Element] { backing.elements() }
 
     public var description: String { "List<\(Element.self)> " + elements.description }
 }
@@ -165,13 +111,7 @@ extension List where Element: ObjectBase {
     /// ```swift
     /// let puppies = person.dogs.where { $0.age < 2 }
     /// ```
-    var results: Results<Element> {
-        guard case .managed(let state, let index) = backing else {
-            preconditionFailure("Only lists of managed objects can be queried; add the owner to a realm first")
-        }
-        return Results(realm: state.realm, objectType: ClassInfo.of(Element.self).schema.name,
-                       base: .collection(owner: state, property: index))
-    }
+    var results: Results<Element> { backing.results(of: Element.self, noun: "lists") }
 
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
 
@@ -199,22 +139,5 @@ extension List where Element: ObjectBase {
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         results.observe(keyPaths: keyPaths, on: queue, block)
-    }
-}
-
-extension MutableSet where Element: ObjectBase {
-    /// The set's objects as live results, for querying and sorting.
-    var results: Results<Element> {
-        guard case .managed(let state, let index) = backing else {
-            preconditionFailure("Only sets of managed objects can be queried; add the owner to a realm first")
-        }
-        return Results(realm: state.realm, objectType: ClassInfo.of(Element.self).schema.name,
-                       base: .collection(owner: state, property: index))
-    }
-
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
-
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        results.sorted(byKeyPath: keyPath, ascending: ascending)
     }
 }

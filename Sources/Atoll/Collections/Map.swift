@@ -3,38 +3,19 @@ import Foundation
 
 /// String keys to values or objects: `@Persisted var scores: Map<String, Int>`.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible {
-    enum Backing {
-        case unmanaged([String: Value])
-        case managed(ManagedObjectState, Int)
-    }
-
-    var backing: Backing
+    var backing: CollectionBacking<[String: Value]>
 
     public init() { backing = .unmanaged([:]) }
 
     init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
-    public var realm: Realm? {
-        if case .managed(let state, _) = backing { return state.realm }
-        return nil
-    }
+    public var realm: Realm? { backing.realm }
 
-    public var count: Int {
-        switch backing {
-        case .unmanaged(let entries): entries.count
-        case .managed(let state, let index): state.realm.collectionCount(state, index)
-        }
-    }
+    public var count: Int { backing.count }
 
     public var isEmpty: Bool { count == 0 }
 
-    var entries: [(key: String, value: Value)] {
-        switch backing {
-        case .unmanaged(let entries): return entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        case .managed(let state, let index):
-            return state.realm.collectionElements(state, index).map { ($0.key ?? "", List<Value>.decode($0.element)) }
-        }
-    }
+    var entries: [(key: String, value: Value)] { backing.entries() }
 
     public var keys: [String] { entries.map(\.key) }
     public var values: [Value] { entries.map(\.value) }
@@ -51,18 +32,14 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
             switch backing {
             case .unmanaged(let entries): return entries[key]
             case .managed(let state, let index):
-                return state.realm.mapValue(state, index, key: key).map(List<Value>.decode)
+                return state.realm.mapValue(state, index, key: key).map(Value.decoded)
             }
         }
         set {
-            switch backing {
-            case .unmanaged(var entries):
-                entries[key] = newValue
-                backing = .unmanaged(entries)
-            case .managed(let state, let index):
+            backing.modify(unmanaged: { $0[key] = newValue }, managed: { state, index in
                 if let newValue { state.realm.mapSet(state, index, key: key, newValue._atollStored()) }
                 else { state.realm.mapRemove(state, index, key: key) }
-            }
+            })
         }
     }
 
@@ -70,12 +47,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 
     public func removeObject(for key: Key) { self[key] = nil }
 
-    public func removeAll() {
-        switch backing {
-        case .unmanaged: backing = .unmanaged([:])
-        case .managed(let state, let index): state.realm.collectionClear(state, index)
-        }
-    }
+    public func removeAll() { backing.removeAll() }
 
     public var description: String { "Map<String, \(Value.self)> " + entries.map { "\($0.key): \($0.value)" }.description }
 }

@@ -3,38 +3,19 @@ import Foundation
 
 /// An unordered collection of distinct values or objects: `@Persisted var tags: MutableSet<String>`.
 public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomStringConvertible {
-    enum Backing {
-        case unmanaged([Element])
-        case managed(ManagedObjectState, Int)
-    }
-
-    var backing: Backing
+    var backing: CollectionBacking<[Element]>
 
     public init() { backing = .unmanaged([]) }
 
     init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
-    public var realm: Realm? {
-        if case .managed(let state, _) = backing { return state.realm }
-        return nil
-    }
+    public var realm: Realm? { backing.realm }
 
-    public var count: Int {
-        switch backing {
-        case .unmanaged(let elements): elements.count
-        case .managed(let state, let index): state.realm.collectionCount(state, index)
-        }
-    }
+    public var count: Int { backing.count }
 
     public var isEmpty: Bool { count == 0 }
 
-    var elements: [Element] {
-        switch backing {
-        case .unmanaged(let elements): return elements
-        case .managed(let state, let index):
-            return state.realm.collectionElements(state, index).map { List<Element>.decode($0.element) }
-        }
-    }
+    var elements: [Element] { backing.elements() }
 
     public func makeIterator() -> IndexingIterator<[Element]> { elements.makeIterator() }
 
@@ -46,13 +27,8 @@ public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomSt
     }
 
     public func insert(_ element: Element) {
-        switch backing {
-        case .unmanaged(var elements):
-            if !elements.contains(element) { elements.append(element) }
-            backing = .unmanaged(elements)
-        case .managed(let state, let index):
-            state.realm.setInsert(state, index, element._atollStored())
-        }
+        backing.modify(unmanaged: { if !$0.contains(element) { $0.append(element) } },
+                       managed: { state, index in state.realm.setInsert(state, index, element._atollStored()) })
     }
 
     public func insert<S: Sequence>(objectsIn elements: S) where S.Element == Element {
@@ -60,21 +36,11 @@ public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomSt
     }
 
     public func remove(_ element: Element) {
-        switch backing {
-        case .unmanaged(var elements):
-            elements.removeAll { $0 == element }
-            backing = .unmanaged(elements)
-        case .managed(let state, let index):
-            state.realm.setRemove(state, index, element._atollStored())
-        }
+        backing.modify(unmanaged: { $0.removeAll { $0 == element } },
+                       managed: { state, index in state.realm.setRemove(state, index, element._atollStored()) })
     }
 
-    public func removeAll() {
-        switch backing {
-        case .unmanaged: backing = .unmanaged([])
-        case .managed(let state, let index): state.realm.collectionClear(state, index)
-        }
-    }
+    public func removeAll() { backing.removeAll() }
 
     public func isSubset(of other: MutableSet<Element>) -> Bool { elements.allSatisfy(other.contains) }
     public func intersects(_ other: MutableSet<Element>) -> Bool { elements.contains(where: other.contains) }
@@ -94,4 +60,15 @@ extension MutableSet: _PersistedElementCollection {
     public convenience init(_managed state: ManagedObjectState, index: Int) { self.init(state: state, index: index) }
     public var _elements: [Element] { elements }
     public func _appendUnmanaged(_ element: Element) { insert(element) }
+}
+
+extension MutableSet where Element: ObjectBase {
+    /// The set's objects as live results, for querying and sorting.
+    var results: Results<Element> { backing.results(of: Element.self, noun: "sets") }
+
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        results.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
 }

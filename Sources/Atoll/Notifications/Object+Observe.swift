@@ -14,20 +14,9 @@ extension ObjectBase {
         guard let state = _managedState else {
             preconditionFailure("Only managed objects can be observed; add the object to a realm first")
         }
-        let realm = state.realm
-        realm.verifyThread()
-        let deliver: (ObjectChange<T>) -> Void
-        if let queue {
-            let box = UncheckedBlock(block: block)
-            deliver = { change in
-                let frozen = UncheckedChange(change: change.frozen())
-                queue.async { box.block(frozen.change) }
-            }
-        } else {
-            deliver = block
+        return state.realm.addNotifier(on: queue, block, frozen: { $0.frozen() }) {
+            ObjectNotifier(object: self as! T, keyPaths: keyPaths, block: $0)
         }
-        let notifier = ObjectNotifier(object: self as! T, keyPaths: keyPaths, block: deliver)
-        return realm.notifiers.register(notifier, in: realm)
     }
 
     /// The object's changes as an asynchronous sequence; `.deleted` ends it.

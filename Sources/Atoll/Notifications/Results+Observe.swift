@@ -12,22 +12,9 @@ extension Results {
     /// Only changes of the named `keyPaths` count as modifications when they are given.
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        let realm = core.realm
-        realm.verifyThread()
-        let deliver: (RealmCollectionChange<Results<Element>>) -> Void
-        if let queue {
-            let box = UncheckedBlock(block: block)
-            deliver = { change in
-                let frozen = UncheckedChange(change: change.frozen())
-                queue.async { box.block(frozen.change) }
-            }
-        } else {
-            deliver = block
+        core.realm.addNotifier(on: queue, block, frozen: { $0.frozen() }) {
+            ResultsNotifier(results: self, keyPaths: keyPaths, block: $0)
         }
-        let notifier = ResultsNotifier(results: self, keyPaths: keyPaths, block: deliver)
-        let token = realm.notifiers.register(notifier, in: realm)
-        notifier.deliverInitial(in: realm)
-        return token
     }
 
     /// The changes of the results as an asynchronous sequence of frozen snapshots: `.initial`
@@ -57,9 +44,6 @@ extension RealmCollectionChange {
         }
     }
 }
-
-struct UncheckedBlock<T>: @unchecked Sendable { let block: (T) -> Void }
-struct UncheckedChange<T>: @unchecked Sendable { let change: T }
 
 final class ResultsNotifier<Element: ObjectBase>: Notifier {
     /// What the results are; the realm comes with each delivery, so the notifier does not keep

@@ -10,30 +10,8 @@ import Foundation
 /// }
 /// ```
 public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedError {
-    public enum Code: Int, Sendable, Hashable {
-        /// Something is wrong with one session (a synced realm): it stopped.
-        case clientSessionError = 4
-        /// Something is wrong with the user: logged out, removed, or its token refused.
-        case clientUserError = 5
-        /// The sync client failed internally.
-        case clientInternalError = 6
-        /// The server can no longer sync with the local copy: the realm must be reset.
-        /// `clientResetInfo()` gives the backup path and the token that runs the reset.
-        case clientResetError = 7
-        /// The user may not sync this realm; its local copy is deleted at the next app start,
-        /// or at once with the token of `deleteRealmUserInfo()`.
-        case permissionDeniedError = 9
-        /// The server refused a flexible-sync subscription.
-        case invalidFlexibleSyncSubscriptions = 10
-        /// The server reverted writes of this client (`compensatingWriteInfo` lists them).
-        case writeRejected = 11
-        /// The connection failed without a more specific code (retried with backoff, only logged).
-        case connectionFailed = 12
-        /// The TLS handshake with the server failed.
-        case tlsHandshakeFailed = 13
-        /// The server sent a warning the app may want to know about.
-        case serverWarning = 14
-    }
+    /// Realm's codes, with Realm's raw values (AtollCore's `SyncErrorCode`, which the sync client reports).
+    public typealias Code = SyncErrorCode
 
     public let code: Code
     public let message: String
@@ -63,7 +41,7 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
     /// The error a session reports; `underlying` is the session error unless a more precise one
     /// (the NIO error of a failed connection) is given.
     init(_ error: SessionError, underlying: (any Error & Sendable)? = nil) {
-        let code = Code(rawValue: error.code.rawValue) ?? .clientSessionError
+        let code = error.code
         let reverted = error.compensatingWrites.map(CompensatingWriteInfo.init)
         self.init(code, error.message, underlying: underlying ?? error,
                   compensatingWriteInfo: code == .writeRejected || !reverted.isEmpty ? reverted : nil, actionToken: nil)

@@ -1,15 +1,31 @@
-/// The codes of the SDK's `SyncError.Code`, with the same raw values, so the client SDK converts
-/// with `SyncError.Code(rawValue:)`.
+/// The codes of a sync error, with the names and raw values of Realm's `SyncError.Code`: the SDK's
+/// `SyncError.Code` is this type.
+///
+/// ```swift
+/// if syncError.code == .clientResetError { … }
+/// ```
 public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
+    /// Something is wrong with one session (a synced realm): it stopped.
     case clientSessionError = 4
+    /// Something is wrong with the user: logged out, removed, or its token refused.
     case clientUserError = 5
+    /// The sync client failed internally.
     case clientInternalError = 6
+    /// The server can no longer sync with the local copy: the realm must be reset.
+    /// `clientResetInfo()` gives the backup path and the token that runs the reset.
     case clientResetError = 7
+    /// The user may not sync this realm; its local copy is deleted at the next app start,
+    /// or at once with the token of `deleteRealmUserInfo()`.
     case permissionDeniedError = 9
+    /// The server refused a flexible-sync subscription.
     case invalidFlexibleSyncSubscriptions = 10
+    /// The server reverted writes of this client (`compensatingWriteInfo` lists them).
     case writeRejected = 11
+    /// The connection failed without a more specific code (retried with backoff, only logged).
     case connectionFailed = 12
+    /// The TLS handshake with the server failed.
     case tlsHandshakeFailed = 13
+    /// The server sent a warning the app may want to know about.
     case serverWarning = 14
 
     /// The code a server error maps to: specific codes first (bad query → 10, compensating write

@@ -30,7 +30,8 @@ enum TokenSecret {
     }
 }
 
-/// The key of the admin API, in `<data>/admin-key` unless configured, where the `atoll` tool finds it.
+/// The key of the admin API, in `<data>/admin-key` unless configured, where the `atoll` tool finds it
+/// (`AdminClient.keyFileName`, which the server does not link: keep the two names equal).
 enum AdminKey {
     static let fileName = "admin-key"
 

@@ -18,9 +18,13 @@ public struct AdminClient: Sendable {
         self.key = key
     }
 
+    /// The file in a server's data folder that holds the admin key, unless the server's
+    /// configuration sets one (the server writes it as `AdminKey.fileName`).
+    public static let keyFileName = "admin-key"
+
     /// The admin key a server with this data folder made on first start.
     public static func key(dataDirectory: String) throws -> String {
-        let file = URL(fileURLWithPath: dataDirectory).appendingPathComponent(AdminKey.fileName)
+        let file = URL(fileURLWithPath: dataDirectory).appendingPathComponent(keyFileName)
         do {
             return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
