@@ -139,6 +139,28 @@ import Testing
         #expect(history[1].instructions == [.set(ObjectID(type: "Dog", primaryKey: .objectId(id)), path: [.property("age")], value: .int(4))])
         #expect(history[2].instructions == [.eraseObject(ObjectID(type: "Dog", primaryKey: .objectId(id)))])
     }
+
+    /// A write transaction starts from the newest version: an object another realm deleted since
+    /// it was read is gone, and changing it fails the write. Recording the change instead (on a
+    /// null key, as once happened) made the server refuse every upload of that client, forever.
+    @MainActor @Test func changingAnObjectDeletedElsewhereFailsTheWriteAndRecordsNothing() async throws {
+        let t = try TestRealm()
+        let realm = try t.open()
+        let person = Person(value: ["name": "Ann"])
+        try realm.write { realm.add(person) }
+        let configuration = realm.configuration
+        try await _Concurrency.Task.detached {
+            let other = try Realm(configuration: configuration)
+            try other.write { other.delete(other.objects(Person.self)) }
+        }.value
+        // Read before the writes refresh the realm: the other realm's delete is one more version.
+        let recorded = try realm.historyChangesets().count + 1
+        for change in [{ person.age = 5 }, { person.nicknames.append("Annie") }, { person.tags.insert("x") }, { person.scores["a"] = 1 }] {
+            #expect(throws: Realm.Error.self) { try realm.write { change() } }
+        }
+        #expect(try realm.historyChangesets().count == recorded)
+        #expect(person.isInvalidated)
+    }
 }
 
 enum TaskStatus: String, PersistableEnum {

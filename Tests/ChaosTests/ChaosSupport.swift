@@ -127,16 +127,26 @@ func differences(_ a: [String], _ b: [String], limit: Int = 6) -> String {
     } else {
         let item = items.sorted { "\($0._id)" < "\($1._id)" }[Int.random(in: 0..<items.count, using: &rng)]
         let object = item._id
+        // The write starts from the newest version: a download may have deleted the item since it
+        // was read. Changing a deleted object fails the write (as in Realm), so look first.
         if roll < 0.85 {
             let value = Int.random(in: 0..<1000, using: &rng)
+            var changed = false
             try realm.write {
+                guard !item.isInvalidated else { return }
                 item.value = value
                 item.tags.append(id)
+                changed = true
             }
-            ledger.record(.init(id: id, client: client, kind: .update, object: object))
+            if changed { ledger.record(.init(id: id, client: client, kind: .update, object: object)) }
         } else {
-            try realm.write { realm.delete(item) }
-            ledger.record(.init(id: id, client: client, kind: .delete, object: object))
+            var deleted = false
+            try realm.write {
+                guard !item.isInvalidated else { return }
+                realm.delete(item)
+                deleted = true
+            }
+            if deleted { ledger.record(.init(id: id, client: client, kind: .delete, object: object)) }
         }
     }
 }

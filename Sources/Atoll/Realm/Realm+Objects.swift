@@ -62,11 +62,15 @@ extension Realm {
     /// The top-level object and path that address `row` of `table` in instructions.
     func address(_ table: TableInfo, _ row: Int64) throws -> (ObjectID, [PathElement]) {
         guard table.schema.isEmbedded else {
-            if let pk = table.primaryKeyIndex {
-                let key = try connection.fetchOne("SELECT \(table.column(pk)) FROM \(table.table) WHERE _row = ?", [.integer(row)])?.first ?? .null
-                return (ObjectID(type: table.name, primaryKey: Value(sql: key, type: table.property(pk).type) ?? .null), [])
+            // A row gone since the accessor was read (a download deleted it when the write began)
+            // has no address: a change to it must fail, never be recorded on a null key (the
+            // server refuses such a changeset, and the client could never sync again).
+            let column = table.primaryKeyIndex.map { table.column($0) } ?? "_row"
+            guard let key = try connection.fetchOne("SELECT \(column) FROM \(table.table) WHERE _row = ?", [.integer(row)])?.first else {
+                throw Error(.objectInvalidated, "Object of type '\(table.name)' has been deleted or invalidated")
             }
-            return (ObjectID(type: table.name, primaryKey: .int(row)), [])
+            guard let pk = table.primaryKeyIndex else { return (ObjectID(type: table.name, primaryKey: .int(row)), []) }
+            return (ObjectID(type: table.name, primaryKey: Value(sql: key, type: table.property(pk).type) ?? .null), [])
         }
         guard let parent = try connection.fetchOne("SELECT _parent_type, _parent_row, _parent_prop FROM \(table.table) WHERE _row = ?", [.integer(row)]),
               case .text(let parentType) = parent[0], case .integer(let parentRow) = parent[1], case .text(let parentProperty) = parent[2],
