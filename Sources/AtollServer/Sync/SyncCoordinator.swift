@@ -56,6 +56,8 @@ public actor SyncCoordinator {
     /// The configured settings of an app (client recovery, maximum offline time), which the store's
     /// operator overrides take precedence over.
     let appSettings: @Sendable (String) -> ServerConfiguration.App
+    /// The server's wall clock (tests pass one they move): last-seen times, compaction, backups.
+    public nonisolated let clock: ServerClock
 
     struct RealmKey: Hashable {
         var appID: String
@@ -142,8 +144,10 @@ public actor SyncCoordinator {
     let cachedRealms: Int
 
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
-                appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) }) {
+                appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) },
+                clock: ServerClock = .system) {
         self.store = store
+        self.clock = clock
         self.metrics = metrics
         self.logger = logger
         self.cachedRealms = max(1, cachedRealms)
@@ -172,6 +176,9 @@ public actor SyncCoordinator {
         realms = realms.filter { !dropped.contains($0.value.id) }
     }
 
+    /// The time now, by ``clock``.
+    nonisolated func now() -> Date { clock.now() }
+
     /// A number that tells one connection's subscriptions from another's.
     func newConnectionID() -> UInt64 {
         defer { nextConnectionID += 1 }
@@ -185,7 +192,7 @@ public actor SyncCoordinator {
             touch(known.id)
             return known
         }
-        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: Date())
+        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: now())
         // While an app's history is being restarted the store may still hand out the old epoch:
         // nothing is cached until it is done.
         guard terminating[appID, default: 0] == 0 else { return realm }
@@ -209,7 +216,11 @@ public actor SyncCoordinator {
     }
 
     func unsubscribe(realmID: Int64, connection: UInt64, session: SessionID) {
-        let key = SubscriberKey(connection: connection, session: session)
+        forget(SubscriberKey(connection: connection, session: session), of: realmID)
+    }
+
+    /// Stops delivering to a subscriber and forgets its bound session.
+    func forget(_ key: SubscriberKey, of realmID: Int64) {
         subscribers[realmID]?[key] = nil
         bound[key] = nil
         if subscribers[realmID]?.isEmpty == true { subscribers[realmID] = nil }
@@ -246,7 +257,7 @@ public actor SyncCoordinator {
         for realm in try await store.realms(appID: appID) {
             let state = try await currentState(of: realm.id)
             try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
-                                           snapshot: Self.snapshot(of: state, timestamp: Self.now()))
+                                           snapshot: Self.snapshot(of: state, timestamp: timestamp()))
         }
         // A session that identified while the histories restarted (its bind came before sync was
         // off) holds an epoch that is gone: end it too, and forget what was read meanwhile.
