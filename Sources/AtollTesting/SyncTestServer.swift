@@ -106,6 +106,17 @@ public final class SyncTestServer: Sendable {
         return app
     }
 
+    /// Waits (bounded) until the server has no sync session of the app left; a session that left
+    /// has its client's last-seen time written, so a test can move ``clock`` past it.
+    public func waitUntilNoSessions(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while await !server.coordinator.sessions(appID: appId).isEmpty {
+            if ContinuousClock.now >= deadline { return false }
+            try? await _Concurrency.Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     /// Stops the server; its data stays for `restart()`.
     public func stop() async throws {
         guard let server = running.withLock({ value -> RunningAtollServer? in defer { value = nil }; return value }) else { return }
