@@ -54,7 +54,7 @@ public enum IdentDecision: Hashable, Sendable {
     case refuse(ErrorMessage)
 }
 
-/// The server's answer to an ident, decided from values: no store, no clock (docs/protocol.md §2.3).
+/// The server's answer to an ident, decided from values: no store, no clock (docs/protocol.md §2.6).
 ///
 /// ```swift
 /// switch IdentPolicy.decide(ident, facts: facts, now: now()) {
