@@ -113,6 +113,8 @@ let package = Package(
             dependencies: [
                 "AtollServer",
                 "AtollCore",
+                // ManualClock: tests move the server's time instead of waiting for it.
+                "AtollTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // A real WebSocket client for the sync endpoint's tests.

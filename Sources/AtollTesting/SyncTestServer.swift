@@ -26,6 +26,10 @@ public final class SyncTestServer: Sendable {
         return server
     }
 
+    /// The server's clock: real time until a test moves it (``ManualClock/advance(by:)``); it
+    /// stays the same across `restart()`.
+    public let clock: ManualClock
+
     /// The server's address; it stays the same across `restart()` (same port).
     public let baseURL: String
 
@@ -44,8 +48,9 @@ public final class SyncTestServer: Sendable {
         return logger
     }()
 
-    private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, running: RunningAtollServer) {
+    private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, clock: ManualClock, running: RunningAtollServer) {
         self.appId = appId
+        self.clock = clock
         self.configuration = configuration
         self.folder = folder
         self.running = Mutex(running)
@@ -62,8 +67,9 @@ public final class SyncTestServer: Sendable {
         // Tests kill no machines: a commit that survives the process is enough, and faster.
         configuration.durability = .normal
         configure(&configuration)
-        let running = try await AtollServer(configuration: configuration, logger: logger).start()
-        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, running: running)
+        let clock = ManualClock()
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.server).start()
+        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
     }
 
     /// An app as seen from one device: its own folder for users and realms.
@@ -101,6 +107,17 @@ public final class SyncTestServer: Sendable {
         return app
     }
 
+    /// Waits (bounded) until the server has no sync session of the app left; a session that left
+    /// has its client's last-seen time written, so a test can move ``clock`` past it.
+    public func waitUntilNoSessions(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while await !server.coordinator.sessions(appID: appId).isEmpty {
+            if ContinuousClock.now >= deadline { return false }
+            try? await _Concurrency.Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
     /// Stops the server; its data stays for `restart()`.
     public func stop() async throws {
         guard let server = running.withLock({ value -> RunningAtollServer? in defer { value = nil }; return value }) else { return }
@@ -118,7 +135,7 @@ public final class SyncTestServer: Sendable {
             let files = try TestCertificate.write(to: folder.url.appendingPathComponent("tls", isDirectory: true))
             configuration.tls = .init(certificateChainPath: files.certificatePath, privateKeyPath: files.privateKeyPath)
         }
-        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger).start()
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: clock.server).start()
         running.withLock { $0 = restarted }
     }
 

@@ -1,5 +1,6 @@
 import AtollCore
 import AtollServer
+import AtollTesting
 import Foundation
 import Testing
 
@@ -92,7 +93,7 @@ import Testing
 
     /// The server checks a session's token on each message, by its clock.
     @Test func aSessionWhoseTokenExpiredIsEndedAtItsNextMessage() async throws {
-        let clock = TestWallClock()
+        let clock = ManualClock()
         try await withServer(clock: clock) { server in
             let login = try await server.http.anonymousLogin()
             let client = try await Self.session(server, token: login.access_token)
@@ -108,11 +109,11 @@ import Testing
 
     /// An idle session ends when its token expires (its timer re-checks the clock until then).
     @Test func anIdleSessionEndsWhenItsTokenExpires() async throws {
-        let clock = TestWallClock()
+        let clock = ManualClock()
         try await withServer(clock: clock) { server in
             let login = try await server.http.anonymousLogin()
             let client = try await Self.session(server, token: login.access_token)
-            // The timer re-checks the clock at least every 10 s and finds the token expired.
+            // The timer sleeps on the server's clock: the advance wakes it and it finds the token expired.
             clock.advance(by: server.auth.accessTokens.lifetime + 1)
             let error = try await Self.endingError(client, timeout: .seconds(30))
             #expect(error.code == .accessTokenExpired)
@@ -121,15 +122,17 @@ import Testing
     }
 
     @Test func refreshingTheTokenKeepsTheSessionPastTheOldExpiry() async throws {
-        let clock = TestWallClock()
+        let clock = ManualClock()
         try await withServer(clock: clock) { server in
             let login = try await server.http.anonymousLogin()
             let client = try await Self.session(server, token: login.access_token)
             clock.advance(by: 60)
             let fresh = try #require(try await server.http.refresh(login.refresh_token).object["access_token"] as? String)
             client.send(.refreshAccessToken(RefreshAccessToken(session: 1, accessToken: fresh)))
-            clock.advance(by: server.auth.accessTokens.lifetime - 30)  // past the first token's expiry, not the second's
+            // Answered after the refresh (messages are handled in order): the server has the new token.
             #expect(try await Self.isAlive(client, request: 1))
+            clock.advance(by: server.auth.accessTokens.lifetime - 30)  // past the first token's expiry, not the second's
+            #expect(try await Self.isAlive(client, request: 2))
             await client.close()
         }
     }

@@ -206,7 +206,8 @@ extension ServerOperationsTests {
             }
             #expect(try await server.admin.setMaxOfflineTime(app: server.appId, seconds: 1).maxOfflineTime == 1)
             realm.syncSession!.suspend()
-            try await _Concurrency.Task.sleep(nanoseconds: 1_500_000_000)
+            #expect(await server.waitUntilNoSessions())
+            server.clock.advance(by: 2)
 
             // Nobody seen within the last second: the whole history but its newest entry folds into a snapshot.
             let compacted = try await server.admin.compact(app: server.appId)
@@ -236,7 +237,8 @@ extension ServerOperationsTests {
             }
             _ = try await server.admin.setMaxOfflineTime(app: server.appId, seconds: 1)
             realm.syncSession!.suspend()
-            try await _Concurrency.Task.sleep(nanoseconds: 1_500_000_000)
+            #expect(await server.waitUntilNoSessions())
+            server.clock.advance(by: 2)
             #expect(try await server.admin.compact(app: server.appId).first?.removedEntries ?? 0 >= 2)
             try await server.restart()
 

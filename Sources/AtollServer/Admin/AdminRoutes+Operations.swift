@@ -13,7 +13,7 @@ extension AdminRoutes {
         admin.post("apps/:app/backups") { request, context in
             let app = try await requireApp(context)
             let body = try await JSONBody.decode(BackupRequest.self, from: request)
-            let backup = try await translating { try await coordinator.backup(appID: app.id, path: body.realm, id: backups.newID(appID: app.id)) }
+            let backup = try await translating { try await coordinator.backup(appID: app.id, path: body.realm, id: backups.newID(appID: app.id, now: coordinator.now())) }
             try backups.write(backup)
             return try JSONBody.response(BackupBody(backup), status: .created)
         }

@@ -65,7 +65,7 @@ struct AdminRoutes: Sendable {
         if let app = try await store.app(id: id) { return app }
         guard creating else { throw ServerError(.appNotFound, "there is no app \(id)") }
         _ = try await auth.app(id)  // refuses an undeclared app outside development mode
-        try await store.createApp(StoredApp(id: id, createdAt: Date()))
+        try await store.createApp(StoredApp(id: id, createdAt: coordinator.now()))
         guard let app = try await store.app(id: id) else { throw ServerError(.internalError, "app \(id) was not recorded") }
         return app
     }

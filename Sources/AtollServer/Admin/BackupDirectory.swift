@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```swift
 /// let backups = BackupDirectory(dataDirectory: "atoll-data")
-/// let id = backups.newID(appID: "tasks")
+/// let id = backups.newID(appID: "tasks", now: coordinator.now())
 /// try backups.write(try await coordinator.backup(appID: "tasks", path: nil, id: id))
 /// ```
 public struct BackupDirectory: Sendable {
@@ -15,7 +15,7 @@ public struct BackupDirectory: Sendable {
     }
 
     /// A new backup id: the app, the time (UTC) and a random suffix, e.g. `tasks-20260101T120000Z-3fa2c1`.
-    public func newID(appID: String, now: Date = Date()) -> String {
+    public func newID(appID: String, now: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")

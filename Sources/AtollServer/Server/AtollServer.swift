@@ -26,14 +26,14 @@ public struct AtollServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let logger: Logger
-    /// The wall clock of tokens and sessions (tests pass one they can move).
-    let now: @Sendable () -> Date
+    /// The wall clock of tokens, sessions and history (tests pass one they move).
+    let clock: ServerClock
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                clock: ServerClock = .system) {
         self.configuration = configuration
         self.logger = logger
-        self.now = now
+        self.clock = clock
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way and closes the store.
@@ -105,9 +105,9 @@ public struct AtollServer: Sendable {
             let metrics = ServerMetrics()
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
-                                              appSettings: { [configuration] in configuration.settings(forApp: $0) })
+                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock)
             let auth = try await AuthService(
-                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: now,
+                store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
                 endSyncSessions: { userID, deviceID, reason in
                     await coordinator.endSessions(userID: userID, deviceID: deviceID, reason: reason)
                 })
@@ -132,7 +132,7 @@ public struct AtollServer: Sendable {
                     address: .hostname(configuration.host, port: configuration.port), serverName: "atoll-server"),
                 onServerRunning: onServerRunning,
                 logger: logger)
-            return Parts(application: application, compaction: CompactionService(coordinator: coordinator, logger: logger),
+            return Parts(application: application, compaction: CompactionService(coordinator: coordinator, clock: clock, logger: logger),
                          store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey)
         } catch {
             try? store.close()

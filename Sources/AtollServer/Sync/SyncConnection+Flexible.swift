@@ -84,14 +84,14 @@ extension SyncConnection {
             guard snapshot.version >= start.cursor else { return }
             var ownAfterCursor = false
             if start.file.isAssigned, snapshot.version > start.cursor {
-                ownAfterCursor = try await store.lastClientVersion(
+                ownAfterCursor = try await coordinator.lastClientVersion(
                     realmID: start.realm.id, fileIdent: start.file.ident, atOrBefore: snapshot.version) > start.lastOwnClientVersion
             }
             // Entries matter only for objects the client holds, and for its own acknowledgements.
             if !held.isEmpty || ownAfterCursor {
                 var cursor = start.cursor
                 while cursor < snapshot.version {
-                    let chunk = try await store.history(realmID: start.realm.id, after: cursor, maxBytes: Self.downloadMessageBytes)
+                    let chunk = try await coordinator.history(realmID: start.realm.id, after: cursor, maxBytes: Self.downloadMessageBytes)
                     guard let last = chunk.last else { break }
                     for entry in chunk where entry.serverVersion <= snapshot.version {
                         if entry.changeset.fileIdent == start.file.ident {

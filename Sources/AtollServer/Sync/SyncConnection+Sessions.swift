@@ -94,7 +94,7 @@ extension SyncConnection {
             sessions[refresh.session]?.tokenExpires = expires
             scheduleTokenExpiry(refresh.session)
             // The coordinator ends sessions by device: tell it the new one.
-            if session.identified { await coordinator.rebound(connection: id, session: refresh.session, deviceID: deviceID) }
+            if isIdentified(refresh.session) { await coordinator.rebound(connection: id, session: refresh.session, deviceID: deviceID) }
         case .user:
             try await endSession(ErrorMessage(
                 code: .invalidAccessToken, message: "the new access token is another user's", action: .protocolViolation,
@@ -107,88 +107,47 @@ extension SyncConnection {
 
     // MARK: Ident
 
+    /// Gathers what the server knows, lets ``IdentPolicy`` decide, and carries the decision out.
     func ident(_ ident: Ident) async throws {
         guard var session = sessions[ident.session] else { return }
         let realm: StoredRealm
-        let recoveryAllowed: Bool
-        let maxOfflineTime: TimeInterval?
+        let facts: IdentFacts
         do {
-            // Bound before an operator terminated sync, identified after: it ends like the others.
-            guard try await coordinator.isSyncEnabled(appID: appID) else {
-                try await endSession(ErrorMessage(
-                    code: .syncDisabled, message: "sync is not enabled for app \"\(appID)\" (an operator terminated it)",
-                    action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: ident.session))
-                return
-            }
-            // The realm as it is now: an operator may have replaced its history since the bind.
-            realm = try await coordinator.realm(appID: appID, path: session.realm.path)
-            recoveryAllowed = try await coordinator.clientRecoveryAllowed(appID: appID)
-            maxOfflineTime = try await coordinator.maxOfflineTime(appID: appID)
+            (realm, facts) = try await coordinator.identFacts(appID: appID, path: session.realm.path, for: ident)
         } catch {
             try await storeFailed(error)
         }
         session.realm = realm
         sessions[ident.session] = session
-        func reset(_ reason: ResetReason, _ message: String) async throws {
-            logger.info("client reset required", metadata: ["realm": "\(realm.path)", "reason": "\(reason)"])
-            try await endSession(ident.session, answer: .resetRequired(ResetRequired(
-                session: ident.session, epoch: realm.epoch, reason: reason, recoveryAllowed: recoveryAllowed,
-                message: message)))
-        }
-        let hasHistory = ident.fileIdent.isAssigned || ident.lastServerVersion > 0
-        if ident.epoch != realm.epoch && (ident.epoch != .none || hasHistory) {
-            return try await reset(realm.epochReason, Self.epochMessage(realm, client: ident.epoch))
-        }
-        let latest: Int64
         var file = ident.fileIdent
-        do {
-            if file.isAssigned {
-                guard let known = try await store.clientFile(realmID: realm.id, ident: file.ident), known.ident.salt == file.salt
-                else { return try await reset(.unknownFileIdent, "the server does not know \(file) in this realm") }
-                let away = Date().timeIntervalSince(known.lastSeen)
-                if let maxOfflineTime, away > maxOfflineTime {
-                    return try await reset(.historyCompacted, """
-                        the client was last seen \(Int(away)) s ago, longer than the app's maximum offline time \
-                        (\(maxOfflineTime) s): the server no longer keeps the history it would need
-                        """)
+        switch IdentPolicy.decide(ident, facts: facts, now: coordinator.now()) {
+        case .refuse(let error):
+            return try await endSession(error)
+        case .reset(let reset):
+            logger.info("client reset required", metadata: ["realm": "\(realm.path)", "reason": "\(reset.reason)"])
+            return try await endSession(ident.session, answer: .resetRequired(reset))
+        case .accept(let assignFile):
+            do {
+                if assignFile {
+                    file = try await coordinator.newClientFile(
+                        realmID: realm.id, userID: session.userID, maxPerUser: admission.limits.clientFilesPerUser)
                 }
+                session.lastOwnClientVersion = try await coordinator.lastClientVersion(
+                    realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
+            } catch let error as ServerStoreError where error.code == .limitExceeded {
+                metrics.countRefusal(limit: "clientFilesPerUser")
+                logger.notice("client file refused", metadata: ["user": "\(session.userID)", "error": "\(error.message)"])
+                return try await endSession(IdentPolicy.clientFilesRefusal(ident, facts: facts, detail: error.message))
+            } catch {
+                try await storeFailed(error)
             }
-            if hasHistory && ident.lastServerVersion < realm.compactedThrough {
-                return try await reset(.historyCompacted, """
-                    the client integrated server version \(ident.lastServerVersion); the history up to \
-                    \(realm.compactedThrough) is compacted
-                    """)
-            }
-            latest = try await store.latestServerVersion(realmID: realm.id)
-            if ident.lastServerVersion > latest {
-                return try await reset(
-                    .historyRestored, "the client integrated server version \(ident.lastServerVersion), the history ends at \(latest)")
-            }
-            if !file.isAssigned {
-                do {
-                    file = try await store.newClientFile(
-                        realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: Date(), userID: session.userID,
-                        maxPerUser: admission.limits.clientFilesPerUser).ident
-                } catch let error as ServerStoreError where error.code == .limitExceeded {
-                    metrics.countRefusal(limit: "clientFilesPerUser")
-                    logger.notice("client file refused", metadata: ["user": "\(session.userID)", "error": "\(error.message)"])
-                    return try await endSession(ErrorMessage(
-                        code: .tryAgainLater, message: "\(error.message): an operator must remove some first", action: .retryLater,
-                        tryAgainAfterMilliseconds: 3_600_000, session: ident.session, epoch: realm.epoch))
-                }
-            }
-            session.lastOwnClientVersion = try await store.lastClientVersion(
-                realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
-            try await store.touchClientFiles(realmID: realm.id, idents: [file.ident], serverVersion: ident.lastServerVersion, now: Date())
-            session.lastSeenRecorded = Date()
-        } catch {
-            try await storeFailed(error)
         }
         session.file = file
-        session.identified = true
         session.cursor = ident.lastServerVersion
         sessions[ident.session] = session
-        try await send(.identAnswer(IdentAnswer(session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: latest)))
+        await seen(ident.session, integrated: ident.lastServerVersion)
+        try await send(.identAnswer(IdentAnswer(
+            session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: facts.latestServerVersion)))
         // Subscribe before catching up, so nothing integrated meanwhile is missed (duplicates are skipped).
         let events = self.events
         let backlog = self.backlog
@@ -201,23 +160,23 @@ extension SyncConnection {
         }
         // A flexible session catches up once it said what it holds and subscribes to.
         guard session.flexible == nil else { return }
-        try await catchUp(ident.session, through: latest)
+        try await catchUp(ident.session, through: facts.latestServerVersion)
     }
 
-    /// Why a client's epoch is not the realm's, as the realm's last epoch change says.
-    static func epochMessage(_ realm: StoredRealm, client: SyncEpoch) -> String {
-        let why = switch realm.epochReason {
-        case .historyRestored: "the server's history was restored from a backup"
-        case .breakingSchemaChange: "an operator made a breaking schema change"
-        default: "sync was terminated and enabled again"
-        }
-        return "\(why): the realm's history has \(realm.epoch); the client's copy has \(client)"
+    /// Records the session's client file as seen now: always when it says what the client
+    /// `integrated`, else at most once a minute (downloads call this often).
+    func seen(_ id: SessionID, integrated serverVersion: Int64? = nil) async {
+        guard let session = sessions[id], session.file.isAssigned else { return }
+        let now = coordinator.now()
+        guard serverVersion != nil || now.timeIntervalSince(session.lastSeenRecorded) > 60 else { return }
+        sessions[id]?.lastSeenRecorded = now
+        await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident, integrated: serverVersion)
     }
 
     // MARK: Upload
 
     func upload(_ upload: Upload) async throws {
-        guard let session = sessions[upload.session], session.identified, let last = upload.changesets.last else { return }
+        guard let session = sessions[upload.session], isIdentified(upload.session), let last = upload.changesets.last else { return }
         let epoch = session.realm.epoch
         let base = upload.changesets[0].lastServerVersion
         guard upload.changesets.allSatisfy({ $0.lastServerVersion == base }) else {
@@ -247,8 +206,7 @@ extension SyncConnection {
         } catch {
             try await storeFailed(error)
         }
-        await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident, integrated: base)
-        sessions[upload.session]?.lastSeenRecorded = Date()
+        await seen(upload.session, integrated: base)
         try await send(.uploadAck(UploadAck(
             session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
         try await reportCompensatingWrite(result.rejected, session: upload.session)
@@ -273,7 +231,7 @@ extension SyncConnection {
     // MARK: Mark
 
     func mark(_ mark: Mark) async throws {
-        guard let session = sessions[mark.session], session.identified else { return }
+        guard let session = sessions[mark.session], isIdentified(mark.session) else { return }
         if session.flexible != nil {
             try await flexibleCatchUp(mark.session)
             guard let caughtUp = sessions[mark.session] else { return }
@@ -282,7 +240,7 @@ extension SyncConnection {
             return
         }
         do {
-            let latest = try await store.latestServerVersion(realmID: session.realm.id)
+            let latest = try await coordinator.latestServerVersion(realmID: session.realm.id)
             try await catchUp(mark.session, through: latest)
         } catch let close as Close {
             throw close
@@ -292,83 +250,5 @@ extension SyncConnection {
         guard let caughtUp = sessions[mark.session] else { return }
         try await send(.markAnswer(MarkAnswer(
             session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: caughtUp.cursor)))
-    }
-
-    // MARK: Downloads
-
-    /// New history fanned out by the coordinator: sent at once when it follows what the session has,
-    /// read from the store when something is missing in between.
-    func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
-        guard let session = sessions[id], session.identified, session.realm.id == advance.realmID else { return }
-        if session.flexible != nil { return try await flexibleCatchUp(id) }
-        let fresh = advance.entries.drop { $0.serverVersion <= session.cursor }
-        guard let first = fresh.first, let last = fresh.last else { return }
-        if first.serverVersion == session.cursor + 1 {
-            try await sendDownloads(id, Array(fresh), latest: advance.latestServerVersion)
-        } else {
-            do { try await catchUp(id, through: last.serverVersion) } catch let close as Close { throw close } catch {
-                try await storeFailed(error)
-            }
-        }
-    }
-
-    /// Sends every history entry after the session's cursor up to (at least) `target`, read from the store.
-    func catchUp(_ id: SessionID, through target: Int64) async throws {
-        while let session = sessions[id], session.cursor < target {
-            let entries = try await store.history(realmID: session.realm.id, after: session.cursor, maxBytes: Self.downloadMessageBytes)
-            guard let last = entries.last else { return }
-            try await sendDownloads(id, entries, latest: max(target, last.serverVersion))
-        }
-    }
-
-    /// Sends `entries` (which follow the session's cursor) in download messages of about
-    /// ``downloadMessageBytes`` each. The client's own changesets are included: they are its
-    /// acknowledgement (docs/merge.md).
-    func sendDownloads(_ id: SessionID, _ entries: [HistoryEntry], latest: Int64) async throws {
-        guard var session = sessions[id] else { return }
-        var changesets: [DownloadChangeset] = []
-        var bytes = 0
-        func flush() async throws {
-            guard !changesets.isEmpty else { return }
-            let remaining = latest - session.cursor
-            let average = bytes / changesets.count
-            try await send(.download(Download(
-                session: id, epoch: session.realm.epoch, changesets: changesets,
-                progress: DownloadProgress(
-                    serverVersion: session.cursor, latestServerVersion: max(latest, session.cursor),
-                    downloadableBytes: UInt64(max(0, remaining) * Int64(average))))))
-            metrics.downloads.increment(by: Int64(changesets.count))
-            changesets = []
-            bytes = 0
-        }
-        for entry in entries where entry.serverVersion > session.cursor {
-            let encoded = entry.changeset.encoded()
-            let size = encoded.count
-            if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }
-            changesets.append(DownloadChangeset(
-                serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
-                originTimestamp: entry.changeset.timestamp, lastClientVersion: session.lastOwnClientVersion,
-                changeset: entry.changeset, encodedChangeset: encoded))
-            bytes += size
-            if entry.changeset.fileIdent == session.file.ident {
-                session.lastOwnClientVersion = max(session.lastOwnClientVersion, entry.changeset.version)
-            }
-            session.cursor = entry.serverVersion
-        }
-        try await flush()
-        sessions[id]?.cursor = session.cursor
-        sessions[id]?.lastOwnClientVersion = session.lastOwnClientVersion
-        if Date().timeIntervalSince(session.lastSeenRecorded) > 60 {
-            sessions[id]?.lastSeenRecorded = Date()
-            await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident)
-        }
-    }
-
-    /// The store failed: the client retries later on a new connection.
-    func storeFailed(_ error: any Error) async throws -> Never {
-        logger.error("sync store failure", metadata: ["error": "\(error)"])
-        try? await send(.error(ErrorMessage(
-            code: .tryAgainLater, message: "the server could not reach its store; try again later", tryAgainAfterMilliseconds: 1000)))
-        throw Close()
     }
 }

@@ -34,8 +34,8 @@ final class SyncConnection {
         var tokenExpires: Date
         /// Wakes the connection at ``tokenExpires``.
         var expiryTimer: _Concurrency.Task<Void, Never>?
+        /// Assigned once the ident is accepted (``ServerSessionLogic/state`` says whether it arrived).
         var file: FileIdent = .unassigned
-        var identified = false
         /// The newest server version sent to the client (or that it had at ident).
         var cursor: Int64 = 0
         /// The newest of the client's own client versions at or before ``cursor``.
@@ -79,8 +79,6 @@ final class SyncConnection {
     /// binds the id again or unbinds it; the epoch answers that unbind.
     var ended: [SessionID: SyncEpoch] = [:]
 
-    var store: any ServerStore { coordinator.store }
-
     init(
         id: UInt64, appID: String, app: ServerConfiguration.App, coordinator: SyncCoordinator, auth: AuthService,
         metrics: ServerMetrics, logger: Logger, limits: SyncLimits, admission: SyncAdmission, gate: InboundGate,
@@ -121,10 +119,12 @@ final class SyncConnection {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
         session.expiryTimer?.cancel()
         metrics.activeSessions.decrement()
-        await coordinator.unsubscribe(realmID: session.realm.id, connection: self.id, session: id)
-        if session.identified { await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident) }
+        await coordinator.leave(realmID: session.realm.id, connection: self.id, session: id, fileIdent: session.file)
         return session
     }
+
+    /// Whether session `id` identified (the connection's order logic is the one record of it).
+    func isIdentified(_ id: SessionID) -> Bool { logic.sessions[id]?.state == .identified }
 
     /// Ends session `id` with "access token expired" when its token expired (at `expires`) and
     /// was not refreshed: the client refreshes it and binds again (docs/protocol.md §2.6).
@@ -132,11 +132,13 @@ final class SyncConnection {
         guard let expires = sessions[id]?.tokenExpires else { return }
         sessions[id]?.expiryTimer?.cancel()
         let events = self.events
+        let clock = coordinator.clock
+        let now = clock.now()
         // At least a tick (a clock that does not move must not make this spin), at most ten
-        // seconds (the wall clock may be set forward meanwhile; tests move theirs).
-        let delay = min(10, max(0.05, expires.timeIntervalSince(auth.now())))
+        // seconds (the system clock may be set forward meanwhile).
+        let deadline = now.addingTimeInterval(min(10, max(0.05, expires.timeIntervalSince(now))))
         sessions[id]?.expiryTimer = _Concurrency.Task {
-            try? await _Concurrency.Task.sleep(for: .milliseconds(Int64(delay * 1000) + 1))
+            try? await clock.sleep(deadline)
             guard !_Concurrency.Task.isCancelled else { return }
             events.yield(.tokenExpiry(id))
         }
@@ -186,7 +188,7 @@ final class SyncConnection {
     /// Ends session `id` with "access token expired" (201, the client refreshes and binds again)
     /// when its token expired and was not refreshed; returns whether it did.
     func endSessionIfTokenExpired(_ id: SessionID) async throws -> Bool {
-        guard let session = sessions[id], session.tokenExpires <= auth.now() else { return false }
+        guard let session = sessions[id], session.tokenExpires <= coordinator.now() else { return false }
         logger.info("sync session's access token expired", metadata: ["user": "\(session.userID)"])
         try await endSession(ErrorMessage(
             code: .accessTokenExpired, message: "the access token expired and was not refreshed", session: id,

@@ -26,7 +26,7 @@ extension SyncCoordinator {
         var archives: [RealmArchive] = []
         for realm in realms { archives.append(try await store.archive(realmID: realm.id)) }
         logger.notice("backed up", metadata: ["app": "\(appID)", "backup": "\(id)", "realms": "\(archives.count)"])
-        return ServerBackup(id: id, appID: appID, path: path, createdAt: Date(), realms: archives)
+        return ServerBackup(id: id, appID: appID, path: path, createdAt: now(), realms: archives)
     }
 
     /// Puts a backup's history back. Every restored realm starts under a **new epoch** with reason
@@ -41,7 +41,7 @@ extension SyncCoordinator {
         let message = "the server's history was restored from backup \(backup.id) of \(backup.createdAt)"
         var touched: [String] = []
         for archive in backup.realms {
-            let realm = try await store.restore(appID: backup.appID, archive, epoch: Self.randomEpoch(), reason: .historyRestored, now: Date())
+            let realm = try await store.restore(appID: backup.appID, archive, epoch: Self.randomEpoch(), reason: .historyRestored, now: now())
             try await historyReplaced(realm, reason: .historyRestored, message: message)
             touched.append(realm.path)
         }
@@ -50,7 +50,7 @@ extension SyncCoordinator {
             for realm in try await store.realms(appID: backup.appID) where !restored.contains(realm.path) {
                 let epoch = Self.randomEpoch()
                 try await store.restartHistory(realmID: realm.id, epoch: epoch, reason: .historyRestored,
-                                               snapshot: Self.snapshot(of: ReplicaState(), timestamp: Self.now()))
+                                               snapshot: Self.snapshot(of: ReplicaState(), timestamp: timestamp()))
                 var emptied = realm
                 emptied.epoch = epoch
                 emptied.epochReason = .historyRestored

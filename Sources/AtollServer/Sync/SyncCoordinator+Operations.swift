@@ -65,8 +65,8 @@ extension SyncCoordinator {
         Changeset(version: 0, timestamp: timestamp, fileIdent: 0, instructions: ReplicaState().instructions(becoming: state))
     }
 
-    /// Milliseconds since 1970, the changesets' clock.
-    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+    /// Milliseconds since 1970 by the server's clock, the changesets' clock.
+    func timestamp() -> Int64 { Int64(now().timeIntervalSince1970 * 1000) }
 
     /// After a realm's history was replaced under a new epoch: forgets what is cached about it and
     /// ends its bound sessions with "reset required" for `reason`, so their clients reset now.
@@ -78,8 +78,7 @@ extension SyncCoordinator {
         for (subscriber, session) in bound where session.info.appID == realm.appID && session.info.path == realm.path {
             session.reset(ResetRequired(session: session.info.session, epoch: realm.epoch, reason: reason,
                                         recoveryAllowed: recovery, message: message))
-            bound[subscriber] = nil
-            subscribers[realm.id]?[subscriber] = nil
+            forget(subscriber, of: realm.id)
         }
     }
 

@@ -4,10 +4,11 @@ import Foundation
 /// History retention: when clients were last seen, and compaction of the history no live client
 /// needs (an app's maximum offline time).
 extension SyncCoordinator {
-    /// Records that client files of a realm were seen now; see ``ServerStore/touchClientFiles(realmID:idents:serverVersion:now:)``.
+    /// Records that a client file of a realm was seen now (and integrated `serverVersion`); see
+    /// ``ServerStore/touchClientFiles(realmID:idents:serverVersion:now:)``. A failure is logged.
     func seen(realmID: Int64, fileIdent: Int64, integrated serverVersion: Int64? = nil) async {
         do {
-            try await store.touchClientFiles(realmID: realmID, idents: [fileIdent], serverVersion: serverVersion, now: Date())
+            try await store.touchClientFiles(realmID: realmID, idents: [fileIdent], serverVersion: serverVersion, now: now())
         } catch {
             logger.warning("could not record a client file as seen", metadata: ["error": "\(error)"])
         }
@@ -19,7 +20,8 @@ extension SyncCoordinator {
     ///
     /// - Returns: what was compacted, one result per realm looked at.
     @discardableResult
-    public func compact(appID: String? = nil, now: Date = Date()) async throws -> [(path: String, result: CompactionResult)] {
+    public func compact(appID: String? = nil) async throws -> [(path: String, result: CompactionResult)] {
+        let now = self.now()
         var apps = [appID].compactMap { $0 }
         if appID == nil { apps = try await store.apps().map(\.id) }
         var results: [(path: String, result: CompactionResult)] = []

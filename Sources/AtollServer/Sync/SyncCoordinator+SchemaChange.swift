@@ -64,7 +64,7 @@ extension SyncCoordinator {
                               objectType: change.type, property: change.name)
                 : SchemaError(.unknownType, "no realm of app \(appID) has an object type \(change.type)", objectType: change.type)
         }
-        let timestamp = Self.now()
+        let timestamp = self.timestamp()
         var rewritten: [String] = []
         for realm in candidates {
             let epoch = Self.randomEpoch()

@@ -56,6 +56,8 @@ public actor SyncCoordinator {
     /// The configured settings of an app (client recovery, maximum offline time), which the store's
     /// operator overrides take precedence over.
     let appSettings: @Sendable (String) -> ServerConfiguration.App
+    /// The server's wall clock (tests pass one they move): last-seen times, compaction, backups.
+    public nonisolated let clock: ServerClock
 
     struct RealmKey: Hashable {
         var appID: String
@@ -87,90 +89,30 @@ public actor SyncCoordinator {
 
     func setAfterEarlyRebase(_ hook: (@Sendable () async -> Void)?) { afterEarlyRebase = hook }
 
-    /// The state of a flexible-sync realm (one per app), kept in memory once a session needs it:
-    /// flexible-sync queries run against it.
-    struct MaterializedRealm {
-        var version: Int64 = 0
-        var state = ReplicaState()
-        /// Entries that arrived ahead of `version` (integrations finish in any order).
-        var ahead: [Int64: HistoryEntry] = [:]
-        var isLoaded = false
-
-        /// Takes in entries after ``version``. Entries read from the store are the whole history
-        /// after it, in order (a compacted prefix is one snapshot entry, so versions may jump) and
-        /// apply at once; appended ones wait in ``ahead`` until the versions before them arrived.
-        mutating func absorb(_ entries: some Sequence<HistoryEntry>, readFromStore: Bool = false) {
-            for entry in entries where entry.serverVersion > version {
-                if readFromStore {
-                    state.apply(entry.changeset)
-                    version = entry.serverVersion
-                } else {
-                    ahead[entry.serverVersion] = entry
-                }
-            }
-            ahead = ahead.filter { $0.key > version }
-            while let next = ahead.removeValue(forKey: version + 1) {
-                state.apply(next.changeset)
-                version = next.serverVersion
-            }
-        }
-    }
     var materialized: [Int64: MaterializedRealm] = [:]
 
-    /// The schema of a realm's history up to `version`, which uploads are checked against.
-    struct TrackedSchema {
-        var epoch: SyncEpoch
-        var version: Int64 = 0
-        var schema = HistorySchema()
-
-        /// Takes in entries after ``version``, in order. Entries read from the store are the whole
-        /// history after it (where a compacted prefix is one snapshot entry, versions jump);
-        /// appended ones are taken only when they directly follow, the rest is read later.
-        mutating func absorb(_ entries: [HistoryEntry], readFromStore: Bool) {
-            for entry in entries where readFromStore ? entry.serverVersion > version : entry.serverVersion == version + 1 {
-                schema.absorb(entry.changeset)
-                version = entry.serverVersion
-            }
-        }
-    }
     var schemas: [Int64: TrackedSchema] = [:]
-    private var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
+    /// Loads of materialized realms under way.
+    var loads: [Int64: _Concurrency.Task<Void, any Error>] = [:]
     /// The realms whose state or schema is cached, by recency of use (a counter, not a clock).
     var recency: [Int64: UInt64] = [:]
-    private var tick: UInt64 = 0
+    var tick: UInt64 = 0
     /// How many realms' states and schemas stay cached (``ServerConfiguration/Limits/cachedRealms``).
     let cachedRealms: Int
 
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
-                appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) }) {
+                appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) },
+                clock: ServerClock = .system) {
         self.store = store
+        self.clock = clock
         self.metrics = metrics
         self.logger = logger
         self.cachedRealms = max(1, cachedRealms)
         self.appSettings = appSettings
     }
 
-    /// Marks a realm's cached state as just used and, past ``cachedRealms``, drops the least
-    /// recently used (those with bound sessions last, those being loaded never): memory does
-    /// not grow with the number of realms ever touched. A dropped state is rebuilt from the
-    /// store when it is needed again.
-    func touch(_ realmID: Int64) {
-        tick += 1
-        recency[realmID] = tick
-        guard recency.count > cachedRealms else { return }
-        // A tenth at once, so the sort is paid rarely.
-        let excess = recency.count - cachedRealms + cachedRealms / 10
-        let victims = recency.filter { $0.key != realmID && loads[$0.key] == nil }
-            .sorted { (subscribers[$0.key] != nil ? 1 : 0, $0.value) < (subscribers[$1.key] != nil ? 1 : 0, $1.value) }
-            .prefix(excess).map(\.key)
-        for victim in victims {
-            recency[victim] = nil
-            materialized[victim] = nil
-            schemas[victim] = nil
-        }
-        let dropped = Set(victims)
-        realms = realms.filter { !dropped.contains($0.value.id) }
-    }
+    /// The time now, by ``clock``.
+    nonisolated func now() -> Date { clock.now() }
 
     /// A number that tells one connection's subscriptions from another's.
     func newConnectionID() -> UInt64 {
@@ -185,7 +127,7 @@ public actor SyncCoordinator {
             touch(known.id)
             return known
         }
-        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: Date())
+        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: now())
         // While an app's history is being restarted the store may still hand out the old epoch:
         // nothing is cached until it is done.
         guard terminating[appID, default: 0] == 0 else { return realm }
@@ -209,7 +151,11 @@ public actor SyncCoordinator {
     }
 
     func unsubscribe(realmID: Int64, connection: UInt64, session: SessionID) {
-        let key = SubscriberKey(connection: connection, session: session)
+        forget(SubscriberKey(connection: connection, session: session), of: realmID)
+    }
+
+    /// Stops delivering to a subscriber and forgets its bound session.
+    func forget(_ key: SubscriberKey, of realmID: Int64) {
         subscribers[realmID]?[key] = nil
         bound[key] = nil
         if subscribers[realmID]?.isEmpty == true { subscribers[realmID] = nil }
@@ -246,7 +192,7 @@ public actor SyncCoordinator {
         for realm in try await store.realms(appID: appID) {
             let state = try await currentState(of: realm.id)
             try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
-                                           snapshot: Self.snapshot(of: state, timestamp: Self.now()))
+                                           snapshot: Self.snapshot(of: state, timestamp: timestamp()))
         }
         // A session that identified while the histories restarted (its bind came before sync was
         // off) holds an epoch that is gone: end it too, and forget what was read meanwhile.
@@ -293,58 +239,6 @@ public actor SyncCoordinator {
 
     /// The number of sessions subscribed to a realm (for tests and metrics).
     func subscriberCount(realmID: Int64) -> Int { subscribers[realmID]?.count ?? 0 }
-
-    /// The schema of the realm's history at its newest server version: read from the store on first
-    /// use, then only what other integrations (here or on another node) appended since.
-    func currentSchema(of realm: StoredRealm) async throws -> HistorySchema {
-        touch(realm.id)
-        while true {
-            if schemas[realm.id]?.epoch != realm.epoch { schemas[realm.id] = TrackedSchema(epoch: realm.epoch) }
-            let version = schemas[realm.id]!.version
-            let entries = try await store.history(realmID: realm.id, after: version, maxBytes: 4 << 20)
-            // Another call may have moved on meanwhile: take what follows its version, in order.
-            guard schemas[realm.id]?.epoch == realm.epoch else { continue }
-            schemas[realm.id]!.absorb(entries, readFromStore: true)
-            let tracked = schemas[realm.id]!
-            if entries.isEmpty || tracked.version == version { return tracked.schema }
-        }
-    }
-
-    /// A flexible-sync realm's state at its newest server version, built from the store's history
-    /// on first use and kept up to date by every integration after that.
-    func snapshot(of realm: StoredRealm) async throws -> (version: Int64, state: ReplicaState) {
-        touch(realm.id)
-        while true {
-            if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty { return (known.version, known.state) }
-            if let load = loads[realm.id] {
-                try await load.value
-                continue
-            }
-            if materialized[realm.id] == nil { materialized[realm.id] = MaterializedRealm() }
-            let load = _Concurrency.Task { try await self.load(realm.id) }
-            loads[realm.id] = load
-            defer { loads[realm.id] = nil }
-            do {
-                try await load.value
-            } catch {
-                materialized[realm.id] = nil
-                throw error
-            }
-        }
-    }
-
-    /// Reads the history after what is materialized until the store has no more.
-    private func load(_ realmID: Int64) async throws {
-        while true {
-            let after = materialized[realmID]?.version ?? 0
-            let entries = try await store.history(realmID: realmID, after: after, maxBytes: 4 << 20)
-            materialized[realmID]?.absorb(entries, readFromStore: true)
-            if entries.isEmpty {
-                materialized[realmID]?.isLoaded = true
-                return
-            }
-        }
-    }
 
     /// A random non-zero epoch (0 means "none yet" on the wire).
     static func randomEpoch() -> SyncEpoch {

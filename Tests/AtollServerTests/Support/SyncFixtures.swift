@@ -83,14 +83,14 @@ struct SyncReplica {
         }
     }
 
-    /// Handles what arrives until nothing does for a moment.
-    mutating func drain(quiet: Duration = .milliseconds(200)) async throws {
-        while true {
-            let incoming: SyncTestClient.Incoming
-            do { incoming = try await client.nextIncoming(timeout: quiet) } catch is SyncTestClient.Timeout { return }
-            guard case .message(let message) = incoming else { throw SyncTestClient.Timeout(what: "messages (the connection closed)") }
-            try receive(message)
+    /// Handles what the server sent before it answered a ping sent now (what arrived meanwhile).
+    mutating func drain() async throws {
+        var received: [ServerMessage] = []
+        _ = try await client.pingRoundTrip { message in
+            received.append(message)
+            return true
         }
+        for message in received { try receive(message) }
     }
 
     /// Handles what arrives until the server acknowledged every local changeset.

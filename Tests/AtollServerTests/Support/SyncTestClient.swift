@@ -153,13 +153,22 @@ final class SyncTestClient: Sendable {
         }
     }
 
-    /// Whether nothing arrives within `window` (for "not sent twice" checks).
-    func staysQuiet(for window: Duration = .milliseconds(300)) async -> Bool {
-        do {
-            _ = try await mailbox.next(timeout: window)
-            return false
-        } catch {
-            return true
+    /// Whether nothing arrives before the answer to a ping sent now ("not sent twice" checks).
+    /// The server handles a connection's frames and the history fanned out to it in order, so
+    /// whatever it would send for what happened before arrives ahead of the pong: no waiting for time.
+    func staysQuiet() async -> Bool {
+        do { return try await pingRoundTrip { _ in false } } catch { return false }
+    }
+
+    /// Sends a ping and hands everything that arrives before its pong to `handle`; returns false
+    /// as soon as `handle` does (true once the pong arrived).
+    func pingRoundTrip(_ handle: (ServerMessage) throws -> Bool) async throws -> Bool {
+        let stamp = Int64.random(in: 1...Int64.max)
+        send(.ping(Ping(timestamp: stamp)))
+        while true {
+            let message = try await next(timeout: .seconds(30))
+            if case .pong(let pong) = message, pong.timestamp == stamp { return true }
+            guard try handle(message) else { return false }
         }
     }
 

@@ -1,7 +1,7 @@
 import AtollServer
+import AtollTesting
 import Foundation
 import Logging
-import Synchronization
 
 /// A real `AtollServer` on 127.0.0.1 with a free port and a temporary data folder.
 struct TestServer {
@@ -30,10 +30,8 @@ struct TestServer {
         return configuration
     }
 
-    static func start(_ configuration: ServerConfiguration, clock: TestWallClock? = nil) async throws -> TestServer {
-        let now: @Sendable () -> Date
-        if let clock { now = { clock.now() } } else { now = { Date() } }
-        let running = try await AtollServer(configuration: configuration, logger: logger, now: now).start()
+    static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil) async throws -> TestServer {
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock?.server ?? .system).start()
         return TestServer(configuration: configuration, running: running, http: HTTP(baseURL: running.baseURL))
     }
 
@@ -47,7 +45,7 @@ struct TestServer {
 /// Runs `body` against a fresh server, then stops it and removes its folder, whether `body` threw or not.
 func withServer(
     _ configuration: ServerConfiguration = TestServer.configuration(),
-    clock: TestWallClock? = nil,
+    clock: ManualClock? = nil,
     _ body: (TestServer) async throws -> Void
 ) async throws {
     defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
@@ -59,13 +57,4 @@ func withServer(
         throw error
     }
     try await server.running.shutdown()
-}
-
-/// A wall clock a test moves forward: the real time plus an offset the test sets.
-final class TestWallClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
-
-    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
-
-    func advance(by seconds: TimeInterval) { offset.withLock { $0 += seconds } }
 }

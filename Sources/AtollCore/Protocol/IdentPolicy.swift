@@ -1,0 +1,124 @@
+import Foundation
+
+/// What the server knows when a session identifies: read from its store and settings, then
+/// handed to ``IdentPolicy/decide(_:facts:now:)``.
+public struct IdentFacts: Hashable, Sendable {
+    /// A client file the server registered: its salt and when it was last seen.
+    public struct KnownFile: Hashable, Sendable {
+        public var salt: Int64
+        public var lastSeen: Date
+        public init(salt: Int64, lastSeen: Date) {
+            self.salt = salt
+            self.lastSeen = lastSeen
+        }
+    }
+
+    public var appID: String
+    /// Whether sync is on for the app (an operator may have terminated it since the bind).
+    public var syncEnabled: Bool
+    /// The realm's epoch now, and why it last changed.
+    public var epoch: SyncEpoch
+    public var epochReason: ResetReason
+    /// The server version the realm's history is compacted through (0: nothing compacted).
+    public var compactedThrough: Int64
+    public var latestServerVersion: Int64
+    /// The client file the ident names, as the realm has it; nil when unknown or not asked.
+    public var knownFile: KnownFile?
+    /// Whether a client that must reset may recover its unsynced changes.
+    public var recoveryAllowed: Bool
+    /// How long a client may stay away, in seconds; nil keeps all history.
+    public var maxOfflineTime: TimeInterval?
+
+    public init(appID: String, syncEnabled: Bool = true, epoch: SyncEpoch, epochReason: ResetReason = .epochChanged, compactedThrough: Int64 = 0,
+                latestServerVersion: Int64, knownFile: KnownFile? = nil, recoveryAllowed: Bool = true, maxOfflineTime: TimeInterval? = nil) {
+        self.appID = appID
+        self.syncEnabled = syncEnabled
+        self.epoch = epoch
+        self.epochReason = epochReason
+        self.compactedThrough = compactedThrough
+        self.latestServerVersion = latestServerVersion
+        self.knownFile = knownFile
+        self.recoveryAllowed = recoveryAllowed
+        self.maxOfflineTime = maxOfflineTime
+    }
+}
+
+/// What the server does with an ident.
+public enum IdentDecision: Hashable, Sendable {
+    /// The session goes on from the client's server version; with `assignFile` the server
+    /// registers a new client file first (see ``IdentPolicy/clientFilesRefusal(_:facts:detail:)``).
+    case accept(assignFile: Bool)
+    /// The client must reset: answer with this "reset required" and end the session.
+    case reset(ResetRequired)
+    /// The session ends with this error.
+    case refuse(ErrorMessage)
+}
+
+/// The server's answer to an ident, decided from values: no store, no clock (docs/protocol.md §2.6).
+///
+/// ```swift
+/// switch IdentPolicy.decide(ident, facts: facts, now: now()) {
+/// case .accept(let assignFile): …
+/// case .reset(let reset): send(.resetRequired(reset))
+/// case .refuse(let error): send(.error(error))
+/// }
+/// ```
+public enum IdentPolicy {
+    public static func decide(_ ident: Ident, facts: IdentFacts, now: Date) -> IdentDecision {
+        guard facts.syncEnabled else {
+            return .refuse(ErrorMessage(
+                code: .syncDisabled, message: "sync is not enabled for app \"\(facts.appID)\" (an operator terminated it)",
+                action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: ident.session))
+        }
+        func reset(_ reason: ResetReason, _ message: String) -> IdentDecision {
+            .reset(ResetRequired(session: ident.session, epoch: facts.epoch, reason: reason,
+                                 recoveryAllowed: facts.recoveryAllowed, message: message))
+        }
+        let hasHistory = ident.fileIdent.isAssigned || ident.lastServerVersion > 0
+        if ident.epoch != facts.epoch && (ident.epoch != .none || hasHistory) {
+            return reset(facts.epochReason, epochMessage(facts, client: ident.epoch))
+        }
+        if ident.fileIdent.isAssigned {
+            guard let known = facts.knownFile, known.salt == ident.fileIdent.salt else {
+                return reset(.unknownFileIdent, "the server does not know \(ident.fileIdent) in this realm")
+            }
+            let away = now.timeIntervalSince(known.lastSeen)
+            if let maxOfflineTime = facts.maxOfflineTime, away > maxOfflineTime {
+                return reset(.historyCompacted, """
+                    the client was last seen \(Int(away)) s ago, longer than the app's maximum offline time \
+                    (\(maxOfflineTime) s): the server no longer keeps the history it would need
+                    """)
+            }
+        }
+        if hasHistory && ident.lastServerVersion < facts.compactedThrough {
+            return reset(.historyCompacted, """
+                the client integrated server version \(ident.lastServerVersion); the history up to \
+                \(facts.compactedThrough) is compacted
+                """)
+        }
+        if ident.lastServerVersion > facts.latestServerVersion {
+            return reset(.historyRestored, """
+                the client integrated server version \(ident.lastServerVersion), the history ends at \(facts.latestServerVersion)
+                """)
+        }
+        return .accept(assignFile: !ident.fileIdent.isAssigned)
+    }
+
+    /// The error that ends the session when an accepted ident needs a new client file and the
+    /// user may not have another (`detail` says which limit): an operator must remove some first.
+    public static func clientFilesRefusal(_ ident: Ident, facts: IdentFacts, detail: String) -> ErrorMessage {
+        ErrorMessage(
+            code: .tryAgainLater, message: "\(detail): an operator must remove some first", action: .retryLater,
+            tryAgainAfterMilliseconds: 3_600_000, session: ident.session, epoch: facts.epoch)
+    }
+
+    /// Why a client's epoch is not the realm's, as the realm's last epoch change says.
+    static func epochMessage(_ facts: IdentFacts, client: SyncEpoch) -> String {
+        let why = switch facts.epochReason {
+        case .historyRestored: "the server's history was restored from a backup"
+        case .breakingSchemaChange: "an operator made a breaking schema change"
+        default: "sync was terminated and enabled again"
+        }
+        return "\(why): the realm's history has \(facts.epoch); the client's copy has \(client)"
+    }
+}

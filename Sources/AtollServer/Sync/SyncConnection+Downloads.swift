@@ -1,0 +1,78 @@
+import AtollCore
+import Foundation
+
+/// Downloads: history fanned out or read from the store, framed into download messages.
+extension SyncConnection {
+    /// New history fanned out by the coordinator: sent at once when it follows what the session has,
+    /// read from the store when something is missing in between.
+    func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
+        guard let session = sessions[id], isIdentified(id), session.realm.id == advance.realmID else { return }
+        if session.flexible != nil { return try await flexibleCatchUp(id) }
+        let fresh = advance.entries.drop { $0.serverVersion <= session.cursor }
+        guard let first = fresh.first, let last = fresh.last else { return }
+        if first.serverVersion == session.cursor + 1 {
+            try await sendDownloads(id, Array(fresh), latest: advance.latestServerVersion)
+        } else {
+            do { try await catchUp(id, through: last.serverVersion) } catch let close as Close { throw close } catch {
+                try await storeFailed(error)
+            }
+        }
+    }
+
+    /// Sends every history entry after the session's cursor up to (at least) `target`, read from the store.
+    func catchUp(_ id: SessionID, through target: Int64) async throws {
+        while let session = sessions[id], session.cursor < target {
+            let entries = try await coordinator.history(realmID: session.realm.id, after: session.cursor, maxBytes: Self.downloadMessageBytes)
+            guard let last = entries.last else { return }
+            try await sendDownloads(id, entries, latest: max(target, last.serverVersion))
+        }
+    }
+
+    /// Sends `entries` (which follow the session's cursor) in download messages of about
+    /// ``downloadMessageBytes`` each. The client's own changesets are included: they are its
+    /// acknowledgement (docs/merge.md).
+    func sendDownloads(_ id: SessionID, _ entries: [HistoryEntry], latest: Int64) async throws {
+        guard var session = sessions[id] else { return }
+        var changesets: [DownloadChangeset] = []
+        var bytes = 0
+        func flush() async throws {
+            guard !changesets.isEmpty else { return }
+            let remaining = latest - session.cursor
+            let average = bytes / changesets.count
+            try await send(.download(Download(
+                session: id, epoch: session.realm.epoch, changesets: changesets,
+                progress: DownloadProgress(
+                    serverVersion: session.cursor, latestServerVersion: max(latest, session.cursor),
+                    downloadableBytes: UInt64(max(0, remaining) * Int64(average))))))
+            metrics.downloads.increment(by: Int64(changesets.count))
+            changesets = []
+            bytes = 0
+        }
+        for entry in entries where entry.serverVersion > session.cursor {
+            let encoded = entry.changeset.encoded()
+            let size = encoded.count
+            if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }
+            changesets.append(DownloadChangeset(
+                serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                originTimestamp: entry.changeset.timestamp, lastClientVersion: session.lastOwnClientVersion,
+                changeset: entry.changeset, encodedChangeset: encoded))
+            bytes += size
+            if entry.changeset.fileIdent == session.file.ident {
+                session.lastOwnClientVersion = max(session.lastOwnClientVersion, entry.changeset.version)
+            }
+            session.cursor = entry.serverVersion
+        }
+        try await flush()
+        sessions[id]?.cursor = session.cursor
+        sessions[id]?.lastOwnClientVersion = session.lastOwnClientVersion
+        await seen(id)
+    }
+
+    /// The store failed: the client retries later on a new connection.
+    func storeFailed(_ error: any Error) async throws -> Never {
+        logger.error("sync store failure", metadata: ["error": "\(error)"])
+        try? await send(.error(ErrorMessage(
+            code: .tryAgainLater, message: "the server could not reach its store; try again later", tryAgainAfterMilliseconds: 1000)))
+        throw Close()
+    }
+}
