@@ -1,4 +1,4 @@
-import AtollServer
+import AtollCore
 import Foundation
 import Synchronization
 
@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let server = try await AtollServer(configuration: configuration, clock: clock.server).start()
+/// let server = try await AtollServer(configuration: configuration, clock: clock.wall).start()
 /// clock.advance(by: 3600)  // an hour later, at once
 /// ```
 public final class ManualClock: Sendable {
@@ -54,9 +54,9 @@ public final class ManualClock: Sendable {
         }
     }
 
-    /// This clock for ``AtollServer/AtollServer``.
-    public var server: ServerClock {
-        ServerClock(now: { self.now() }, sleep: { try await self.sleep(until: $0) })
+    /// This clock for a server (`AtollServer(configuration:logger:clock:)`) or an app (`App(id:configuration:clock:)`).
+    public var wall: WallClock {
+        WallClock(now: { self.now() }, sleep: { try await self.sleep(until: $0) })
     }
 
     /// Returns at the first advance after `generation` (at once if one happened), or on cancellation.

@@ -1,4 +1,4 @@
-import Atoll
+@_spi(Testing) import Atoll
 import AtollAdminClient
 import AtollServer
 import Foundation
@@ -68,13 +68,15 @@ public final class SyncTestServer: Sendable {
         configuration.durability = .normal
         configure(&configuration)
         let clock = ManualClock()
-        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.server).start()
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.wall).start()
         return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
     }
 
     /// An app as seen from one device: its own folder for users and realms.
     public func app(device: String = "device", id: String? = nil) -> App {
-        let app = App(id: id ?? appId, configuration: appConfiguration(device: device))
+        // The devices read the server's clock: a test that moves it moves theirs (token expiry,
+        // reconnect delays, timeouts) too.
+        let app = App(id: id ?? appId, configuration: appConfiguration(device: device), clock: clock.wall)
         apps.withLock { $0.append(app) }
         return app
     }
@@ -135,7 +137,7 @@ public final class SyncTestServer: Sendable {
             let files = try TestCertificate.write(to: folder.url.appendingPathComponent("tls", isDirectory: true))
             configuration.tls = .init(certificateChainPath: files.certificatePath, privateKeyPath: files.privateKeyPath)
         }
-        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: clock.server).start()
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: clock.wall).start()
         running.withLock { $0 = restarted }
     }
 

@@ -101,7 +101,11 @@ import Testing
             try add(realmA, "A while down 1")
             try add(realmA, "A while down 2")
             try add(realmB, "B while down")
-            try await _Concurrency.Task.sleep(for: .milliseconds(500))
+            // Both noticed: the restarted server is new to them.
+            for realm in [realmA, realmB] {
+                let session = try #require(realm.syncSession)
+                #expect(await waitUntil(timeout: Self.syncTimeout) { session.connectionState != .connected })
+            }
             try await server.restart()
 
             // Both reconnect by themselves (with their backoff) and upload what they wrote.
@@ -155,6 +159,9 @@ import Testing
 
             for realm in realms { realm.syncSession!.suspend() }
             #expect(realms.allSatisfy { $0.syncSession!.state == .paused })
+            // Once the server let go of every session nothing can travel: an upload or a download
+            // needs a bound session.
+            #expect(await waitUntil(timeout: Self.syncTimeout) { activeSessions(server) == 0 })
             for (index, realm) in realms.enumerated() {
                 let sharedHere = try #require(realm.object(ofType: SyncedTask.self, forPrimaryKey: shared._id))
                 try realm.write {
@@ -166,8 +173,8 @@ import Testing
                     }
                 }
             }
-            // Nothing travels while suspended.
-            try await _Concurrency.Task.sleep(for: .milliseconds(300))
+            // Nothing travelled while suspended.
+            #expect(activeSessions(server) == 0)
             for realm in realms { realm.refresh() }
             #expect(realms.allSatisfy { $0.objects(SyncedTask.self).count == 2 })
 
@@ -245,10 +252,12 @@ import Testing
             // The other session of the same connection keeps syncing.
             #expect(other.syncSession!.connectionState == .connected)
 
+            // The server let go of frodo's session (the other two stay): nothing reaches it now.
+            #expect(await waitUntil(timeout: Self.syncTimeout) { activeSessions(server) == 2 })
             try add(realmB, "from sam")
             try await upload(realmB)
             try add(realmA, "from frodo, paused")
-            try await _Concurrency.Task.sleep(for: .milliseconds(300))
+            try await download(other)  // a round trip on the connection frodo's paused session shares
             realmA.refresh()
             #expect(names(realmA) == ["from frodo, paused"])
 
@@ -308,7 +317,7 @@ import Testing
             let session = try #require(realmA.syncSession)
             let before = frodo.accessToken
             session.suspend()
-            try await _Concurrency.Task.sleep(for: .milliseconds(2_500))
+            server.clock.advance(by: 3)  // past the tokens' 2 s, for the server and the devices alike
             try add(realmA, "after expiry")
             session.resume()
             try await upload(realmA)
@@ -318,7 +327,7 @@ import Testing
 
             // Both reconnect after a server restart with expired tokens.
             try await server.stop()
-            try await _Concurrency.Task.sleep(for: .milliseconds(2_500))
+            server.clock.advance(by: 3)
             try await server.restart()
             try add(realmB, "after restart")
             try await upload(realmB)
@@ -351,14 +360,17 @@ import Testing
             try add(realmB, "after logout")
             try await upload(realmB)
             #expect(activeSessions(server) == 1)
-            try await _Concurrency.Task.sleep(for: .seconds(3))
+            // Past any reconnect delay a live session would wait out; then a round trip on sam's.
+            server.clock.advance(by: 300)
+            try await download(realmB)
             #expect(activeSessions(server) == 1)
             realmA.refresh()
             #expect(names(realmA) == ["before"])
             #expect(session.state == .inactive)
             // Resuming a logged-out user's session does nothing.
             session.resume()
-            try await _Concurrency.Task.sleep(for: .milliseconds(300))
+            // The session's commands run in call order: once this wait is answered, resume() ran.
+            await #expect(throws: (any Error).self) { try await session.wait(for: .upload) }
             #expect(session.state == .inactive)
             #expect(activeSessions(server) == 1)
         }

@@ -2,6 +2,7 @@
 import AtollServer
 import AtollTesting
 import Foundation
+import Synchronization
 import Testing
 
 final class SyncedTask: Object {
@@ -128,11 +129,23 @@ final class SyncedTask: Object {
         try await server.stop()
         var configuration = user.configuration(partitionValue: "shire")
         configuration.objectTypes = [SyncedTask.self]
-        let called = Recorder<SyncSession.Progress>()
-        let task = Realm.asyncOpen(configuration: configuration) { _ in called.append(SyncSession.Progress(transferredBytes: 0, transferrableBytes: 0)) }
-        try await _Concurrency.Task.sleep(nanoseconds: 200_000_000)
+        let callbacks = DispatchQueue(label: "asyncOpen callbacks")
+        let called = Recorder<String>()
+        let task = Realm.asyncOpen(configuration: configuration, callbackQueue: callbacks) { called.append("\($0)") }
         task.cancel()
-        try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+        // The server is down: an open that was not cancelled fails once the connect timeout passes
+        // on the app's clock, and calls back. Move the clock past it until the open's work ended.
+        let finished = Mutex(false)
+        let waiting = _Concurrency.Task {
+            await task.waitUntilFinished()
+            finished.withLock { $0 = true }
+        }
+        for _ in 0..<500 where !finished.withLock({ $0 }) {
+            server.clock.advance(by: 60)
+            try await _Concurrency.Task.sleep(for: .milliseconds(10))
+        }
+        await waiting.value
+        await withCheckedContinuation { done in callbacks.async { done.resume() } }  // what it queued has run
         #expect(called.all.isEmpty)
         try await server.tearDown()
     }

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import Synchronization
 
@@ -22,6 +23,14 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
 
     public init(id: String, configuration: AppConfiguration) {
         core = AppCore.shared(id: id, configuration: configuration)
+    }
+
+    /// Tests only: an app whose sync sessions and token checks read `clock` (reconnect delays,
+    /// timeouts, token expiry), so a test moves time instead of sleeping. The clock is taken when
+    /// the app's state is first made for this id and configuration.
+    @_spi(Testing)
+    public init(id: String, configuration: AppConfiguration, clock: WallClock) {
+        core = AppCore.shared(id: id, configuration: configuration, clock: clock)
     }
 
     private init(core: AppCore, _: Void) { self.core = core }
@@ -71,6 +80,8 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
 final class AppCore: @unchecked Sendable {
     let id: String
     let configuration: AppConfiguration
+    /// What sessions, connections and token checks read the time from.
+    let clock: WallClock
     let http: HTTPClient
     let folder: URL
     let metadata: MetadataStore?
@@ -82,23 +93,24 @@ final class AppCore: @unchecked Sendable {
 
     private static let cores = Mutex<[String: AppCore]>([:])
 
-    static func shared(id: String, configuration: AppConfiguration, fresh: Bool = false) -> AppCore {
+    static func shared(id: String, configuration: AppConfiguration, clock: WallClock = .system, fresh: Bool = false) -> AppCore {
         // The trusted roots are part of the sync connection, so they make another app.
         let key = "\(id)|\(configuration.resolvedBaseURL)|\(configuration.resolvedRoot.path)|\(configuration.trustedRootCertificates.hashValue)"
         return cores.withLock { cores in
             if !fresh, let core = cores[key] { return core }
-            let core = AppCore(id: id, configuration: configuration)
+            let core = AppCore(id: id, configuration: configuration, clock: clock)
             cores[key] = core
             return core
         }
     }
 
-    private init(id: String, configuration: AppConfiguration) {
+    private init(id: String, configuration: AppConfiguration, clock: WallClock) {
         self.id = id
         self.configuration = configuration
+        self.clock = clock
         http = HTTPClient(configuration: configuration)
         syncClient = SyncClient(
-            baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates)
+            baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates, clock: clock)
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))

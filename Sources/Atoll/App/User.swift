@@ -174,7 +174,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         guard state == .loggedIn else {
             throw AppError(.userLoggedOut, "the user \(id) is \(state == .removed ? "removed" : "logged out")")
         }
-        if !forceRefresh, let token, let expiry = JWTPayload.expiry(of: token), expiry.timeIntervalSinceNow > 30 {
+        if !forceRefresh, let token, let expiry = JWTPayload.expiry(of: token), expiry.timeIntervalSince(core.clock.now()) > 30 {
             return token
         }
         return try await refreshAccessToken()

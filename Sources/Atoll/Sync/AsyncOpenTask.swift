@@ -33,6 +33,13 @@ public final class AsyncOpenTask: @unchecked Sendable {
         if let session { observe(session, queue, block) }
     }
 
+    /// Tests only: returns once the open's work ended (opened, failed or cancelled); what it
+    /// handed its callback queue is queued by then.
+    @_spi(Testing)
+    public func waitUntilFinished() async {
+        await lock.withLock { task }?.value
+    }
+
     func run(_ body: @escaping @Sendable () async -> Void) {
         lock.withLock { task = _Concurrency.Task { await body() } }
     }

@@ -71,6 +71,7 @@ extension Realm {
         guard download, let session = opened.syncSession ?? sync.user.core.syncClient.session(for: configuration) else { return opened }
         sessionStarted(session)
         let timeout = sync.user.core.configuration.syncConnectTimeout
+        let clock = sync.user.core.clock
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.wait(for: .download) }
             if sync.cancelAsyncOpenOnNonFatalErrors {
@@ -78,7 +79,7 @@ extension Realm {
                 group.addTask { try await session.nextConnectionFailure() }
             }
             group.addTask {
-                try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                try await clock.sleep(for: timeout)
                 throw POSIXError(.ETIMEDOUT)
             }
             defer { group.cancelAll() }

@@ -30,8 +30,9 @@ extension SessionEngine {
             case .scheduleTimer(let timer, let generation, let delay):
                 if timer == .reconnect { reconnectGeneration = generation }
                 timers[timer]?.cancel()
+                let clock = sync.user.core.clock
                 timers[timer] = _Concurrency.Task { [weak self] in
-                    try? await _Concurrency.Task.sleep(nanoseconds: UInt64(max(0, delay)) * 1_000_000)
+                    try? await clock.sleep(for: Double(max(0, delay)) / 1000)
                     guard !_Concurrency.Task.isCancelled else { return }
                     await self?.run { $0.timerFired(timer, generation: generation) }
                 }
@@ -140,8 +141,9 @@ extension SessionEngine {
             report(SyncError(.clientUserError, "the access token could not be refreshed: \(error)", underlying: error as? any Swift.Error & Sendable))
             tokenRefreshAttempts += 1
             let delay = min(30.0, pow(2.0, Double(min(tokenRefreshAttempts, 6) - 1)))
+            let clock = sync.user.core.clock
             _Concurrency.Task { [weak self] in
-                try? await _Concurrency.Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                try? await clock.sleep(for: delay)
                 await self?.retryTokenRefresh()
             }
         }

@@ -23,13 +23,14 @@ extension SessionEngine {
             await session.engine.subscriptionsChanged()
         }
         let timeout = sync.user.core.configuration.syncConnectTimeout
+        let clock = sync.user.core.clock
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await session.wait(for: .upload)
                 try await session.wait(for: .download)
             }
             group.addTask {
-                try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
+                try await clock.sleep(for: timeout)
                 throw SyncError(.connectionFailed, "the fresh copy for the client reset did not download within \(Int(timeout)) s")
             }
             defer { group.cancelAll() }

@@ -9,8 +9,8 @@ final class SyncClient: @unchecked Sendable {
     private var sessionsByPath: [String: SyncSession] = [:]
     private var nextSessionID: UInt64 = 1
 
-    init(baseURL: String, appId: String, trustedRootCertificates: [String] = []) {
-        connection = SyncConnection(baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates)
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], clock: WallClock = .system) {
+        connection = SyncConnection(baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates, clock: clock)
     }
 
     /// The session of a synced realm's file, made and started on first use.

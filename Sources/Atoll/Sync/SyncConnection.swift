@@ -30,8 +30,12 @@ actor SyncConnection {
     /// Counts attempts to open: what a stale attempt reports once a newer one started is ignored.
     private var attempt: UInt64 = 0
 
-    init(baseURL: String, appId: String, trustedRootCertificates: [String] = []) {
+    /// What the open timeout is measured on.
+    private let clock: WallClock
+
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], clock: WallClock = .system) {
         self.trustedRootCertificates = trustedRootCertificates
+        self.clock = clock
         var ws = baseURL
         if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
         url = ws + "/api/client/v1/app/\(appId)/sync"
@@ -63,13 +67,14 @@ actor SyncConnection {
             return
         }
         let openTimeout = Self.openTimeout
+        let clock = clock
         task = _Concurrency.Task { [weak self] in
             var configuration = WebSocketClientConfiguration()
             configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
             let watchdog = _Concurrency.Task { [weak self] in
-                try? await _Concurrency.Task.sleep(for: openTimeout)
+                try? await clock.sleep(for: TimeInterval(openTimeout.components.seconds))
                 guard !_Concurrency.Task.isCancelled, !opened.isSet else { return }
                 await self?.closed(failure: ConnectionFailure(
                     code: .connectionFailed, message: "connecting to \(url) timed out after \(openTimeout) (no WebSocket upgrade answer)",

@@ -113,7 +113,7 @@ public struct AuthService: Sendable {
     /// The user an access token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for a forged or expired token or a removed user, `.userDisabled`.
     public func user(forAccessToken token: String) async throws -> StoredUser {
-        let claims = try await accessTokens.verify(token)
+        let claims = try await accessTokens.verify(token, now: now())
         guard let user = try await store.user(id: claims.sub.value), user.appID == claims.app else {
             throw ServerError(.invalidToken, "the access token's user no longer exists")
         }

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -27,10 +28,10 @@ public struct AtollServer: Sendable {
     public let configuration: ServerConfiguration
     public let logger: Logger
     /// The wall clock of tokens, sessions and history (tests pass one they move).
-    let clock: ServerClock
+    let clock: WallClock
 
     public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
-                clock: ServerClock = .system) {
+                clock: WallClock = .system) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock

@@ -2,22 +2,6 @@ import AtollCore
 import Foundation
 import JWTKit
 
-/// An access token's claims checked for signature and type only, so that an expired token can be told
-/// apart from a forged one.
-struct SignedAccessTokenClaims: JWTPayload {
-    var sub: SubjectClaim
-    var app: String
-    var exp: ExpirationClaim
-    var typ: String
-    var dev: String?
-
-    func verify(using algorithm: some JWTAlgorithm) async throws {
-        guard typ == "access" else {
-            throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token")
-        }
-    }
-}
-
 /// The outcome of ``AuthService/syncUser(accessToken:appID:session:)``.
 enum SyncUserCheck: Sendable {
     /// The user, with the device its token was issued to and when the token expires.
@@ -40,7 +24,7 @@ extension AuthService {
             .refused(ErrorMessage(code: code, message: message, action: action, session: session))
         }
         // Signature and type first; expiry by the service's clock, the one sessions expire by.
-        guard let claims = try? await accessTokens.keys.verify(token, as: SignedAccessTokenClaims.self) else {
+        guard let claims = try? await accessTokens.keys.verify(token, as: AccessTokenClaims.self) else {
             return refusal(.invalidAccessToken, "the access token is invalid")
         }
         guard claims.exp.value > now() else { return refusal(.accessTokenExpired, "the access token expired") }

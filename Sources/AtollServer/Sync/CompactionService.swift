@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -9,7 +10,7 @@ struct CompactionService: Service {
     static let interval: TimeInterval = 600
 
     let coordinator: SyncCoordinator
-    let clock: ServerClock
+    let clock: WallClock
     let logger: Logger
 
     func run() async throws {

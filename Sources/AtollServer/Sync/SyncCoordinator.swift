@@ -57,7 +57,7 @@ public actor SyncCoordinator {
     /// operator overrides take precedence over.
     let appSettings: @Sendable (String) -> ServerConfiguration.App
     /// The server's wall clock (tests pass one they move): last-seen times, compaction, backups.
-    public nonisolated let clock: ServerClock
+    public nonisolated let clock: WallClock
 
     struct RealmKey: Hashable {
         var appID: String
@@ -102,7 +102,7 @@ public actor SyncCoordinator {
 
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
                 appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) },
-                clock: ServerClock = .system) {
+                clock: WallClock = .system) {
         self.store = store
         self.clock = clock
         self.metrics = metrics

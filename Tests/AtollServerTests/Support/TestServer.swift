@@ -31,7 +31,7 @@ struct TestServer {
     }
 
     static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil) async throws -> TestServer {
-        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock?.server ?? .system).start()
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock?.wall ?? .system).start()
         return TestServer(configuration: configuration, running: running, http: HTTP(baseURL: running.baseURL))
     }
 

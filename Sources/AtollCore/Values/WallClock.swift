@@ -1,13 +1,14 @@
 import Foundation
 
-/// The server's wall clock: what time it is, and waiting for a time. Every time the server records
-/// (last seen, backups, changeset timestamps) and every deadline it checks (token expiry,
-/// compaction) reads it, so tests move time with AtollTesting's `ManualClock` instead of sleeping.
+/// A wall clock: what time it is, and waiting for a time. The server and the SDK read every time
+/// they record and wait for every deadline through one (token expiry, reconnect delays, timeouts,
+/// compaction), so tests move time with AtollTesting's `ManualClock` instead of sleeping. Pure
+/// code in AtollCore never reads it: it takes the time as a parameter.
 ///
 /// ```swift
 /// let server = try await AtollServer(configuration: configuration, clock: .system).start()
 /// ```
-public struct ServerClock: Sendable {
+public struct WallClock: Sendable {
     /// The time now.
     public let now: @Sendable () -> Date
     /// Returns once ``now`` reached `deadline`; throws `CancellationError` when the task is cancelled first.
@@ -18,8 +19,13 @@ public struct ServerClock: Sendable {
         self.sleep = sleep
     }
 
+    /// Returns once `seconds` passed on this clock.
+    public func sleep(for seconds: TimeInterval) async throws {
+        try await sleep(now().addingTimeInterval(seconds))
+    }
+
     /// The system's clock.
-    public static let system = ServerClock(now: { Date() }) { deadline in
+    public static let system = WallClock(now: { Date() }) { deadline in
         try await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSinceNow)))
     }
 }
