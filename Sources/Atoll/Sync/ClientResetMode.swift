@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 /// What a synced realm does when the server can no longer sync with its local copy (a client
@@ -38,14 +39,17 @@ public enum ClientResetMode: @unchecked Sendable {
         if case .manual = self { true } else { false }
     }
 
-    var name: String {
+    /// The mode without its blocks, as the reset's plan takes it.
+    var kind: ClientResetModeKind {
         switch self {
-        case .recoverUnsyncedChanges: "recoverUnsyncedChanges"
-        case .recoverOrDiscardUnsyncedChanges: "recoverOrDiscardUnsyncedChanges"
-        case .discardUnsyncedChanges: "discardUnsyncedChanges"
-        case .manual: "manual"
+        case .recoverUnsyncedChanges: .recoverUnsyncedChanges
+        case .recoverOrDiscardUnsyncedChanges: .recoverOrDiscardUnsyncedChanges
+        case .discardUnsyncedChanges: .discardUnsyncedChanges
+        case .manual: .manual
         }
     }
+
+    var name: String { kind.rawValue }
 }
 
 /// The client reset mode as a plain number, as Realm's Objective-C API has it

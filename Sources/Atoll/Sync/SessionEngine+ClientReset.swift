@@ -12,44 +12,19 @@ extension SessionEngine {
     /// manual handler when the same automatic action was already applied and never acknowledged
     /// (a reset that would loop).
     func clientReset(_ request: ClientSession.ResetRequest) async {
-        let why = "the server requires a client reset (\(request.reason)): \(request.message)"
-        let mode = sync.clientResetMode
         if let realm {
             // Read from the file: a reset applied by an earlier run of the app counts too.
             realm.refresh()
             pendingReset = (try? realm.loadPendingReset()) ?? pendingReset
             savedPendingReset = pendingReset
         }
-        if request.reason == .breakingSchemaChange, !mode.isManual {
-            // Neither recovery nor discarding can carry the local file over a schema it no longer matches.
-            return await handleManualReset(message: why + "; after a breaking schema change no automatic mode can run, so "
-                + "\(mode.name) falls back to the manual handler")
+        let previous = pendingReset.map { AppliedReset(action: $0.action, date: $0.date) }
+        switch ClientSession.resetPlan(for: request, mode: sync.clientResetMode.kind, previous: previous) {
+        case .manual(let message):
+            await handleManualReset(message: message)
+        case .automatic(let recover, let message, let note):
+            await automaticReset(recover: recover, why: message, note: note)
         }
-        var recover: Bool
-        var note = ""
-        switch mode {
-        case .manual:
-            return await handleManualReset(message: why)
-        case .discardUnsyncedChanges:
-            recover = false
-        case .recoverUnsyncedChanges:
-            guard request.recoveryAllowed else {
-                return await handleManualReset(message: why + "; the server has client recovery turned off, so recoverUnsyncedChanges falls back to the manual handler")
-            }
-            recover = true
-        case .recoverOrDiscardUnsyncedChanges:
-            recover = request.recoveryAllowed
-            if !recover { note = "the server has client recovery turned off, so the unsynced changes were discarded" }
-        }
-        if let previous = pendingReset, previous.action == (recover ? "recover" : "discard") {
-            let cycle = "a previous \(previous.action) reset of this file (\(previous.date)) was never acknowledged by the server"
-            guard case .recoverOrDiscardUnsyncedChanges = mode, recover else {
-                return await handleManualReset(message: why + "; \(cycle), so \(mode.name) falls back to the manual handler instead of looping")
-            }
-            recover = false
-            note = cycle + ", so the unsynced changes were discarded this time"
-        }
-        await automaticReset(recover: recover, why: why, note: note)
     }
 
     func automaticReset(recover: Bool, why: String, note: String) async {
