@@ -177,3 +177,25 @@ public func withSyncTestServer(
     }
     try await server.tearDown()
 }
+
+// MARK: Client resets
+
+/// What Realm's "test client reset handling" steps do: terminates sync on `server` (`whileTerminated`
+/// runs once `session` noticed: the realm is offline), enables it again, and reconnects the
+/// session until `done()` says the reset arrived. Bounded: about 10 s for each wait. Returns
+/// whether `done()` held.
+@MainActor
+public func forceClientReset(_ server: SyncTestServer, session: SyncSession, whileTerminated: () throws -> Void = {},
+                             until done: () -> Bool) async throws -> Bool {
+    let admin = AdminClient(server: server.server.baseURL, key: server.server.adminKey)
+    try await admin.terminateSync(app: server.appId)
+    _ = await waitUntil { session.connectionState != .connected }
+    try whileTerminated()
+    try await admin.enableSync(app: server.appId)
+    for attempt in 0..<200 where !done() {
+        // The session waits out the server's retry delay; cut it short.
+        if attempt % 4 == 0 { session.reconnect() }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return done()
+}

@@ -24,19 +24,11 @@ final class Note: Object {
         try await runnable.run()
     }
 
-    private func waitUntil(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<400 {
-            if condition() { return true }
-            try? await _Concurrency.Task.sleep(nanoseconds: 25_000_000)
-        }
-        return condition()
-    }
-
     /// The seeds' procedure with the tool: terminate and enable sync, and the client resets.
     @Test func terminateAndEnableFromTheToolResetTheClient() async throws {
         try await withSyncTestServer { server in
             let app = server.app(device: "frodo")
-            let resets = Recorder()
+            let resets = Counter()
             let user = try await app.login(credentials: .anonymous)
             var configuration = user.configuration(partitionValue: "notes", clientResetMode: .discardUnsyncedChanges(
                 afterReset: { _, _ in resets.count += 1 }))
@@ -58,7 +50,7 @@ final class Note: Object {
     @Test func backupAndRestoreFromTheTool() async throws {
         try await withSyncTestServer { server in
             let user = try await server.app(device: "frodo").login(credentials: .anonymous)
-            let resets = Recorder()
+            let resets = Counter()
             var configuration = user.configuration(partitionValue: "notes", clientResetMode: .discardUnsyncedChanges(
                 afterReset: { _, _ in resets.count += 1 }))
             configuration.objectTypes = [Note.self]
@@ -106,7 +98,7 @@ final class Note: Object {
 }
 
 /// A counter the reset blocks bump from the session's actor.
-final class Recorder: @unchecked Sendable {
+final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
     var count: Int {

@@ -1,5 +1,6 @@
 import Atoll
 import AtollCore
+import AtollTesting
 import Foundation
 import Testing
 

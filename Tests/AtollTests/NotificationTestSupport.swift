@@ -1,4 +1,5 @@
 import Atoll
+import AtollTesting
 import Foundation
 import Synchronization
 import Testing
@@ -67,18 +68,6 @@ struct Unchecked<Value>: @unchecked Sendable {
 }
 
 enum WaitError: Error { case timedOut(String) }
-
-/// Polls `condition` until it holds or `timeout` passes, suspending in between so the caller's
-/// actor can run scheduled work (a realm's refresh). Returns whether the condition held.
-func waitUntil(timeout: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
-               _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await _Concurrency.Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
 
 /// Runs `body` to completion on a new thread and returns its result; fails after `timeout`.
 func onAnotherThread<T: Sendable>(timeout: TimeInterval = 10, _ body: @escaping @Sendable () throws -> T) throws -> T {

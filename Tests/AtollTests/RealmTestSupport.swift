@@ -17,16 +17,6 @@ final class TestRealm {
     deinit { folder.remove() }
 }
 
-/// Collects values from `@Sendable` callbacks (migration blocks, other threads).
-final class Recorder<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Value] = []
-
-    func append(_ value: Value) { lock.withLock { values.append(value) } }
-
-    var all: [Value] { lock.withLock { values } }
-}
-
 extension TestRealm {
     /// The configuration of this test's file with other object types and migration settings.
     func configuration(

@@ -9,24 +9,15 @@ import Testing
 
 // MARK: Helpers
 
-/// Terminates sync on the server (`whileTerminated` runs once the session noticed: the realm is
-/// offline), enables it again and reconnects until `reported()` returns the client reset
-/// (bounded, ~10 s each).
+/// ``forceClientReset(_:session:whileTerminated:until:)`` (AtollTesting), returning the reset
+/// `reported()` gives.
 @MainActor
 func forceClientReset(_ server: SyncTestServer, session: SyncSession,
                       whileTerminated: () throws -> Void = {}, reported: () -> SyncError?) async throws -> SyncError {
-    let admin = AdminClient(server: server.server.baseURL, key: server.server.adminKey)
-    try await admin.terminateSync(app: server.appId)
-    for _ in 0..<200 where session.connectionState == .connected { try await _Concurrency.Task.sleep(nanoseconds: 50_000_000) }
-    try whileTerminated()
-    try await admin.enableSync(app: server.appId)
-    for attempt in 0..<200 {
-        if let reset = reported() { return reset }
-        // The session waits out the server's retry delay; cut it short.
-        if attempt % 4 == 0 { session.reconnect() }
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
-    }
-    throw SyncError(.clientInternalError, "no client reset was reported")
+    guard try await forceClientReset(server, session: session, whileTerminated: whileTerminated, until: { reported() != nil }),
+          let reset = reported()
+    else { throw SyncError(.clientInternalError, "no client reset was reported") }
+    return reset
 }
 
 /// The first client reset error among `errors`.

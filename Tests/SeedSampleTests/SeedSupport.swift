@@ -136,16 +136,7 @@ final class FlexibleSync_Team: Object {
 @MainActor
 func terminateAndEnableSync(_ server: SyncTestServer, session: SyncSession,
                             whileTerminated: () throws -> Void = {}, until done: () -> Bool) async throws {
-    let admin = AdminClient(server: server.server.baseURL, key: server.server.adminKey)
-    try await admin.terminateSync(app: server.appId)
-    for _ in 0..<200 where session.connectionState == .connected { try await _Concurrency.Task.sleep(nanoseconds: 50_000_000) }
-    try whileTerminated()
-    try await admin.enableSync(app: server.appId)
-    for attempt in 0..<200 where !done() {
-        if attempt % 4 == 0 { session.reconnect() }
-        try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
-    }
-    #expect(done(), "no client reset arrived")
+    #expect(try await forceClientReset(server, session: session, whileTerminated: whileTerminated, until: done), "no client reset arrived")
 }
 
 /// Collects errors handed to a handler on any thread.
