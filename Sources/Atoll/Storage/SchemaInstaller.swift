@@ -21,13 +21,6 @@ struct SchemaInstaller {
         self.path = path
     }
 
-    /// The file's newest committed version: the last history record, or the version recorded in
-    /// `_atoll_meta` when history was trimmed. Every commit appends a history record, so commits
-    /// write no other bookkeeping.
-    /// A commit of changes downloaded from the server (`integrateRemote`) writes no history record
-    /// and sets `version` in `_atoll_meta` instead, so the newest version is the larger of the two.
-    static let currentVersionSQL = "SELECT MAX(COALESCE((SELECT MAX(version) FROM _atoll_history), 0), COALESCE((SELECT value FROM _atoll_meta WHERE key = 'version'), 0))"
-
     /// The storage format: 2 added unresolved links (the `link` column of object collections and
     /// `_atoll_links`, `_atoll_unresolved`) and `_atoll_sync`.
     static let format: Int64 = 2
@@ -222,7 +215,7 @@ struct SchemaInstaller {
             let info = byName[schema.name]
             coordinator.install(TableInfo(schema: info?.schema ?? schema, classInfo: info))
         }
-        coordinator.setLatestVersion(try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0)
+        coordinator.setLatestVersion(try HistoryStore(connection: connection).currentVersion())
     }
 
     /// Brings a file of an older format up to ``format``: the internal tables it lacks and the
