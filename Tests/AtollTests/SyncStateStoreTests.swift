@@ -51,14 +51,39 @@ import Testing
         #expect(try realm.loadSyncState().pending == [rebased], "without includingPending the stored pending changesets stay")
     }
 
+    static let internalTables = ["_atoll_history", "_atoll_links", "_atoll_meta", "_atoll_pending_reset", "_atoll_subscription_sets",
+                                 "_atoll_subscriptions", "_atoll_sync_state", "_atoll_unresolved"]
+
+    private func internalTables(_ path: String) throws -> [String?] {
+        try RawSQLite.fetch("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_atoll\\_%' ESCAPE '\\' ORDER BY name", path: path)
+            .map { $0[0] }
+    }
+
     @Test func theInstallerCreatesEveryInternalTableWithTheFile() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let realm = try Realm(configuration: folder.configuration(objectTypes: Self.types))
-        let path = try #require(realm.configuration.fileURL).path
-        let names = try RawSQLite.fetch("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '\\_atoll\\_%' ESCAPE '\\' ORDER BY name", path: path)
-            .compactMap(\.first)
-        #expect(names == ["_atoll_history", "_atoll_links", "_atoll_meta", "_atoll_pending_reset", "_atoll_subscription_sets",
-                          "_atoll_subscriptions", "_atoll_sync_state", "_atoll_unresolved"])
+        let configuration = folder.configuration(objectTypes: Self.types)
+        _ = try Realm(configuration: configuration)
+        #expect(try internalTables(try #require(configuration.fileURL).path) == Self.internalTables)
+    }
+
+    @Test func aFileOfFormatTwoGetsTheSyncTablesAndLosesTheUnusedOneWhenOpened() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let configuration = folder.configuration(objectTypes: Self.types)
+        let path = try #require(configuration.fileURL).path
+        do { _ = try Realm(configuration: configuration) }
+        // What a format 2 file held: no sync tables until first use, and `_atoll_sync`.
+        try RawSQLite.execute("""
+            DROP TABLE _atoll_sync_state; DROP TABLE _atoll_pending_reset;
+            DROP TABLE _atoll_subscription_sets; DROP TABLE _atoll_subscriptions;
+            CREATE TABLE _atoll_sync (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+            UPDATE _atoll_meta SET value = 2 WHERE key = 'format';
+            """, path: path)
+        let realm = try Realm(configuration: configuration)
+        #expect(try internalTables(path) == Self.internalTables)
+        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["3"]])
+        try realm.write { try realm.saveSyncState(SyncState(serverVersion: 2)) }
+        #expect(try realm.loadSyncState().serverVersion == 2)
     }
 }
