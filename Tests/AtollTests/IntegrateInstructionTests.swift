@@ -194,27 +194,6 @@ import Testing
         #expect(try realm.historyChangesets().count == before.count + 1)
     }
 
-    @Test func pendingLocalChangesetsCanBeReadAndReplaced() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let realm = try Realm(configuration: folder.configuration(objectTypes: Self.types))
-        try realm.write { realm.add(FzNode()) }
-        try realm.write { Self.n(realm, 0)?.name = "a" }
-        try realm.write { Self.n(realm, 0)?.name = "b" }
-        let all = try realm.pendingLocalChangesets()
-        #expect(all.count == 3)
-        try realm.write { try realm.setLastUploadedVersion(all[0].version) }
-        let pending = try realm.pendingLocalChangesets()
-        #expect(pending.map(\.version) == Array(all.dropFirst()).map(\.version))
-        var rebased = pending[1]
-        rebased.instructions = [.set(Self.node(0), path: [.property("name")], value: .string("B"))]
-        try realm.integrateRemote([], rebasedPending: [rebased])
-        #expect(try realm.pendingLocalChangesets() == [rebased], "a changeset left out became empty")
-        #expect(throws: Realm.Error.self) {
-            try realm.write { try realm.replacePendingLocalChangesets([Changeset(version: 99, timestamp: 0, instructions: [])]) }
-        }
-    }
-
     @Test func notificationsReportRemoteChangesAtTheirIndices() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

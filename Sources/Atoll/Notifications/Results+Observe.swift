@@ -108,9 +108,7 @@ final class ResultsNotifier<Element: ObjectBase>: Notifier {
                 return properties.isDisjoint(with: watched) ? nil : .integer(row)
             }
             guard !targets.isEmpty else { continue }
-            let placeholders = targets.map { _ in "?" }.joined(separator: ", ")
-            let owners = (try? realm.connection.fetchAll("SELECT _row FROM \(table.table) WHERE \(table.column(index)) IN (\(placeholders))", targets)) ?? []
-            for case .integer(let row) in owners.map({ $0[0] }) { result.insert(row) }
+            for row in (try? realm.store.rows(table, where: index, in: targets)) ?? [] { result.insert(row) }
         }
         return result
     }

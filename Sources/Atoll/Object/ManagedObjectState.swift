@@ -32,7 +32,7 @@ public final class ManagedObjectState {
         realm.verifyThread()
         return realm.connection.serialized {
             if cacheStamp == realm.stamp, let cache { return cache }
-            let fetched = try? realm.connection.fetchOne(table.selectRow, [.integer(row)])
+            let fetched = try? realm.store.values(table, row)
             cache = fetched
             cacheStamp = realm.stamp
             return fetched

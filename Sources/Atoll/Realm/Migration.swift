@@ -12,7 +12,7 @@ import Foundation
 /// }
 /// ```
 public final class Migration: @unchecked Sendable {
-    let connection: Connection
+    let store: MigrationStore
     /// The schema before and after the migration.
     ///
     /// ```swift
@@ -29,20 +29,18 @@ public final class Migration: @unchecked Sendable {
 
     init(connection: Connection, stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema],
          changes: [SchemaInstaller.Change]) throws {
-        self.connection = connection
+        store = MigrationStore(connection: connection)
         oldTypes = stored
         newTypes = declared
         self.changes = changes
         for schema in stored {
             let columns = schema.properties.filter(\.isSingle)
-            let select = "SELECT _row\(columns.map { ", " + StorageLayout.quote($0.name) }.joined()) FROM \(StorageLayout.quote(StorageLayout.table(schema.name))) ORDER BY _row"
-            oldRows[schema.name] = try connection.fetchAll(select).map { row in
-                guard case .integer(let id) = row[0] else { return (0, [:]) }
+            oldRows[schema.name] = try store.rows(schema).map { row, stored in
                 var values: [String: Any] = [:]
                 for (offset, property) in columns.enumerated() {
-                    values[property.name] = Value(sql: row[offset + 1], type: property.type).map(MigrationObject.swiftValue) ?? NSNull()
+                    values[property.name] = Value(sql: stored[offset], type: property.type).map(MigrationObject.swiftValue) ?? NSNull()
                 }
-                return (id, values)
+                return (row, values)
             }
         }
     }
@@ -76,15 +74,7 @@ public final class Migration: @unchecked Sendable {
             guard let schema = newTypes.first(where: { $0.name == typeName }) else {
                 throw Realm.Error(.invalidValue, "Cannot create an object of '\(typeName)': the type is not in the new schema")
             }
-            // Non-optional properties start at their type's zero value, as in a new column.
-            let defaults = schema.properties.compactMap { property -> (String, String)? in
-                guard property.isSingle, !property.isOptional, let value = SchemaInstaller.defaultValue(property) else { return nil }
-                return (StorageLayout.quote(property.name), value)
-            }
-            let table = StorageLayout.quote(StorageLayout.table(typeName))
-            try connection.execute(defaults.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
-                : "INSERT INTO \(table) (\(defaults.map(\.0).joined(separator: ", "))) VALUES (\(defaults.map(\.1).joined(separator: ", ")))")
-            row = try connection.lastInsertedRow
+            row = try store.insertRow(schema)
         }
         let object = MigrationObject(migration: self, type: typeName, row: row, oldValues: nil)
         if let dictionary = value as? [String: Any] {
@@ -98,7 +88,7 @@ public final class Migration: @unchecked Sendable {
         deleted.insert("\(object.type)#\(object.row)")
         record {
             try detach(object.type, rows: [object.row])
-            try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(object.type))) WHERE _row = ?", [.integer(object.row)])
+            try store.deleteRow(object.type, object.row)
         }
     }
 
@@ -108,31 +98,12 @@ public final class Migration: @unchecked Sendable {
         guard let schema = newTypes.first(where: { $0.name == type }) else { return }
         for row in rows {
             for property in schema.properties where !property.isSingle {
-                try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.collectionTable(type, property))) WHERE owner = ?", [.integer(row)])
+                try store.clear(type, property, owner: row)
             }
         }
         for owner in newTypes {
             for property in owner.properties where property.objectType == type {
-                let table = StorageLayout.quote(property.isSingle ? StorageLayout.table(owner.name) : StorageLayout.collectionTable(owner.name, property))
-                for row in rows {
-                    switch property.collection {
-                    case .single:
-                        try connection.execute("UPDATE \(table) SET \(StorageLayout.quote(property.name)) = NULL WHERE \(StorageLayout.quote(property.name)) = ?", [.integer(row)])
-                    case .set:
-                        try connection.execute("DELETE FROM \(table) WHERE value = ?", [.integer(row)])
-                    case .map:
-                        try connection.execute("UPDATE \(table) SET value = NULL WHERE value = ?", [.integer(row)])
-                    case .list:
-                        let entries = try connection.fetchAll("SELECT owner, pos FROM \(table) WHERE value = ? ORDER BY owner, pos DESC", [.integer(row)])
-                        for entry in entries {
-                            guard case .integer(let listOwner) = entry[0], case .integer(let position) = entry[1] else { continue }
-                            try connection.execute("DELETE FROM \(table) WHERE owner = ? AND pos = ?", [.integer(listOwner), .integer(position)])
-                            // Close the gap without tripping the (owner, pos) key: negate, then restore.
-                            try connection.execute("UPDATE \(table) SET pos = -pos WHERE owner = ? AND pos > ?", [.integer(listOwner), .integer(position)])
-                            try connection.execute("UPDATE \(table) SET pos = -pos - 1 WHERE owner = ? AND pos < 0", [.integer(listOwner)])
-                        }
-                    }
-                }
+                for row in rows { try store.removeLinks(owner.name, property, to: row) }
             }
         }
     }
@@ -144,7 +115,7 @@ public final class Migration: @unchecked Sendable {
         for (row, _) in oldRows[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
         record {
             try detach(typeName, rows: (oldRows[typeName] ?? []).map(\.row))
-            try connection.execute("DELETE FROM \(StorageLayout.quote(StorageLayout.table(typeName)))")
+            try store.deleteAll(typeName)
         }
         return true
     }
@@ -162,16 +133,7 @@ public final class Migration: @unchecked Sendable {
             guard old.type == new.type, old.collection == new.collection else {
                 throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' to '\(newName)': their types differ (\(old.typeDescription) vs \(new.typeDescription)).")
             }
-            var renamed = old
-            renamed.name = "_atoll_renamed"
-            let table = StorageLayout.quote(StorageLayout.table(typeName))
-            if old.isSingle {
-                try connection.execute("UPDATE \(table) SET \(StorageLayout.quote(newName)) = \(StorageLayout.quote(oldName))")
-            } else {
-                let source = StorageLayout.quote(StorageLayout.collectionTable(typeName, old))
-                let target = StorageLayout.quote(StorageLayout.collectionTable(typeName, new))
-                try connection.execute("INSERT INTO \(target) SELECT * FROM \(source)")
-            }
+            try store.copy(typeName, from: old, to: new)
             for (index, entry) in (oldRows[typeName] ?? []).enumerated() {
                 oldRows[typeName]![index].values[newName] = entry.values[oldName]
             }
@@ -182,7 +144,7 @@ public final class Migration: @unchecked Sendable {
         guard let property = newTypes.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
         var result: Any?
         record {
-            let value = try connection.fetchOne("SELECT \(StorageLayout.quote(key)) FROM \(StorageLayout.quote(StorageLayout.table(type))) WHERE _row = ?", [.integer(row)])?.first ?? .null
+            let value = try store.field(type, row, key)
             result = Value(sql: value, type: property.type).map(MigrationObject.swiftValue)
         }
         return result
@@ -197,8 +159,7 @@ public final class Migration: @unchecked Sendable {
                 throw Realm.Error(.invalidValue, "'\(type).\(key)': migrations can set scalar properties only")
             }
             let converted = try Self.convert(value, to: property, at: "\(type).\(key)")
-            try connection.execute("UPDATE \(StorageLayout.quote(StorageLayout.table(type))) SET \(StorageLayout.quote(key)) = ? WHERE _row = ?",
-                                   [converted.sqlValue, .integer(row)])
+            try store.setField(type, row, key, converted.sqlValue)
         }
     }
 }
@@ -286,9 +247,7 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     }
     let version: Int64?
     do {
-        let connection = try Connection(path: path, readOnly: true)
-        defer { try? connection.queue.close() }
-        version = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'schema_version'")
+        version = try MigrationStore.schemaVersion(atPath: path)
     } catch {
         throw Realm.Error(.invalidDatabase, "\(path) is not a realm file: \(error)", underlying: error as? any Error & Sendable)
     }

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import GRDB
 
 extension Realm {
     /// Adds an unmanaged object (and the unmanaged objects it links to) to the realm. The object
@@ -115,12 +114,13 @@ extension Realm {
         if let (parentTable, parentRow, parentProperty) = parent {
             arguments += [.text(parentTable.name), .integer(parentRow), .text(parentTable.property(parentProperty).name)]
         }
+        let row: Int64
         do {
-            try connection.execute(table.insertRow, arguments)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT && primaryKey != nil {
-            throw Error(.primaryKeyExists, "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(primaryKey!)'.", underlying: error)
+            row = try store.insertRow(table, arguments)
+        } catch where primaryKey != nil && ObjectStore.isDuplicateKey(error) {
+            throw Error(.primaryKeyExists, "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(primaryKey!)'.",
+                        underlying: error as? any Swift.Error & Sendable)
         }
-        let row = try connection.lastInsertedRow
         transaction.summary.insert(table.name, row)
         let state = bind(object, info, table, row)
         if !table.schema.isEmbedded {
@@ -198,7 +198,7 @@ extension Realm {
             }
             return
         }
-        try connection.execute("UPDATE \(table.table) SET \(table.column(index)) = ? WHERE _row = ?", [value.sqlValue, .integer(state.row)])
+        try store.setField(table, state.row, index, value.sqlValue)
         let (id, path) = try address(table, state.row)
         transaction.record(.set(id, path: path + [.property(property.name)], value: value))
         transaction.summary.modify(table.name, state.row, property.name)
@@ -216,7 +216,7 @@ extension Realm {
         }
         try clearLink(state, index, transaction, recording: false)
         let targetRow = try addObject(target, update: .error, transaction, parent: isEmbedded(property) ? (table, state.row, index) : nil)
-        try connection.execute("UPDATE \(table.table) SET \(table.column(index)) = ? WHERE _row = ?", [.integer(targetRow), .integer(state.row)])
+        try store.setField(table, state.row, index, .integer(targetRow))
         let (id, path) = try address(table, state.row)
         transaction.record(.set(id, path: path + [.property(property.name)], value: try instructionValue(property, .integer(targetRow))))
         transaction.summary.modify(table.name, state.row, property.name)
@@ -227,18 +227,16 @@ extension Realm {
     private func clearLink(_ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction, recording: Bool = true) throws {
         let table = state.table
         let property = table.property(index)
-        try forgetUnresolvedLink(table, state.row, property.name)
-        guard let current = try connection.fetchInt("SELECT \(table.column(index)) FROM \(table.table) WHERE _row = ?", [.integer(state.row)]) else {
+        try store.forgetUnresolvedLink(table, state.row, property.name)
+        guard case .integer(let current)? = try store.field(table, state.row, index) else {
             if recording {
                 let (id, path) = try address(table, state.row)
                 transaction.record(.set(id, path: path + [.property(property.name)], value: .null))
             }
             return
         }
-        if isEmbedded(property), let target = coordinator.table(named: property.objectType ?? "") {
-            try deleteRow(target, current, transaction)
-        }
-        try connection.execute("UPDATE \(table.table) SET \(table.column(index)) = NULL WHERE _row = ?", [.integer(state.row)])
+        try deleteEmbedded(property, .integer(current), transaction)
+        try store.setField(table, state.row, index, .null)
         if recording {
             let (id, path) = try address(table, state.row)
             transaction.record(.set(id, path: path + [.property(property.name)], value: .null))

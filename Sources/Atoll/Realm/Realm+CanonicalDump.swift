@@ -60,12 +60,8 @@ private struct DumpReader {
 
     private mutating func load(_ table: TableInfo) throws {
         guard tableRows[table.name] == nil else { return }
-        let columns = table.columns.map { ", " + table.column($0) }.joined()
         var rows: [Int64: [SQLValue]] = [:]
-        for values in try realm.connection.fetchAll("SELECT _row\(columns) FROM \(table.table)") {
-            guard case .integer(let row) = values[0] else { continue }
-            rows[row] = Array(values.dropFirst())
-        }
+        for (row, values) in try realm.store.allRows(table) { rows[row] = values }
         tableRows[table.name] = rows
     }
 
@@ -87,7 +83,7 @@ private struct DumpReader {
         }
         for index in table.schema.properties.indices where !table.property(index).isSingle {
             let property = table.property(index)
-            let items = try collection(table.collectionTable(index), property)[row] ?? []
+            let items = try collection(table, index)[row] ?? []
             switch property.collection {
             case .list:
                 fields[property.name] = .list(try items.map { try element(property, $0[0], $0[1]) })
@@ -108,19 +104,10 @@ private struct DumpReader {
 
     /// A collection table's elements by owner: (value, link) for lists and sets, (value, link,
     /// key) for maps; lists in position order, sets in insertion order.
-    private mutating func collection(_ name: String, _ property: Property) throws -> [Int64: [[SQLValue]]] {
+    private mutating func collection(_ table: TableInfo, _ index: Int) throws -> [Int64: [[SQLValue]]] {
+        let name = table.collectionTable(index)
         if let known = elements[name] { return known }
-        let link = property.type == .object ? "link" : "NULL"
-        let sql = switch property.collection {
-        case .list: "SELECT owner, value, \(link) FROM \(name) ORDER BY owner, pos"
-        case .map: "SELECT owner, value, \(link), key FROM \(name) ORDER BY owner"
-        default: "SELECT owner, value, \(link) FROM \(name) ORDER BY owner, rowid"
-        }
-        var byOwner: [Int64: [[SQLValue]]] = [:]
-        for values in try realm.connection.fetchAll(sql) {
-            guard case .integer(let owner) = values[0] else { continue }
-            byOwner[owner, default: []].append(Array(values.dropFirst()))
-        }
+        let byOwner = try realm.store.allElements(table, index)
         elements[name] = byOwner
         return byOwner
     }
@@ -128,7 +115,7 @@ private struct DumpReader {
     private mutating func element(_ property: Property, _ raw: SQLValue, _ link: SQLValue) throws -> Value {
         guard property.type == .object else { return Value(sql: raw, type: property.type) ?? .null }
         guard case .integer(let row) = raw, let target = realm.coordinator.table(named: property.objectType ?? "") else {
-            return Realm.decodeLinkTarget(link).map(Value.link) ?? .null
+            return ObjectStore.decodeLinkTarget(link).map(Value.link) ?? .null
         }
         try load(target)
         guard let values = tableRows[target.name]?[row] else {
@@ -142,9 +129,8 @@ private struct DumpReader {
     private mutating func unresolvedLink(_ type: String, _ row: Int64, _ property: String) throws -> ObjectLink? {
         if unresolved == nil {
             var links: [String: ObjectLink] = [:]
-            for values in (try? realm.connection.fetchAll("SELECT owner_type, owner_row, prop, target FROM _atoll_links")) ?? [] {
-                guard case .text(let owner) = values[0], case .integer(let ownerRow) = values[1], case .text(let prop) = values[2],
-                      let link = Realm.decodeLinkTarget(values[3]) else { continue }
+            for (owner, ownerRow, prop, target) in (try? realm.store.allUnresolvedLinks()) ?? [] {
+                guard let link = ObjectStore.decodeLinkTarget(target) else { continue }
                 links["\(owner)\u{0}\(ownerRow)\u{0}\(prop)"] = link
             }
             unresolved = links

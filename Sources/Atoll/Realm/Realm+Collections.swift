@@ -32,11 +32,11 @@ extension Realm {
         return .object(materialize(table, row: row))
     }
 
-    private func collectionEdit(_ state: ManagedObjectState, _ index: Int, _ body: (String, WriteTransaction, ObjectID, [PathElement]) throws -> Void) {
+    private func collectionEdit(_ state: ManagedObjectState, _ index: Int, _ body: (WriteTransaction, ObjectID, [PathElement]) throws -> Void) {
         guard let transaction = requireWrite("modify '\(state.table.name).\(state.table.property(index).name)'") else { return }
         perform(transaction) {
             let (id, path) = try address(state.table, state.row)
-            try body(state.table.collectionTable(index), transaction, id, path + [.property(state.table.property(index).name)])
+            try body(transaction, id, path + [.property(state.table.property(index).name)])
             transaction.summary.modify(state.table.name, state.row, state.table.property(index).name)
         }
     }
@@ -49,109 +49,86 @@ extension Realm {
         property.type == .object && (property.collection == .list || property.collection == .set)
     }
 
-    /// The SQL condition selecting the slots users see.
-    private static func visible(_ property: Property) -> String {
-        hidesUnresolved(property) ? " AND value IS NOT NULL" : ""
-    }
-
     /// The stored position (which instructions use) of the list element users see at `index`, or
     /// of the end of the list when `index` is the visible count; `nil` when out of range.
     func storedPosition(_ state: ManagedObjectState, _ index: Int, at position: Int) throws -> Int64? {
-        let table = state.table.collectionTable(index)
         guard position >= 0 else { return nil }
         guard Self.hidesUnresolved(state.table.property(index)) else {
-            let count = try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+            let count = try store.count(state.table, state.row, index)
             return Int64(position) <= count ? Int64(position) : nil
         }
-        if let stored = try connection.fetchInt("SELECT pos FROM \(table) WHERE owner = ? AND value IS NOT NULL ORDER BY pos LIMIT 1 OFFSET ?",
-                                                 [.integer(state.row), .integer(Int64(position))]) {
+        if let stored = try store.position(state.table, state.row, index, ofVisible: position) {
             return stored
         }
-        let visible = try connection.fetchInt("SELECT COUNT(value) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        let visible = try store.count(state.table, state.row, index, visibleOnly: true)
         guard Int64(position) == visible else { return nil }
-        return try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        return try store.count(state.table, state.row, index)
     }
 
     // MARK: Reads
 
     func collectionCount(_ state: ManagedObjectState, _ index: Int) -> Int {
         verifyThread()
-        let counted = Self.hidesUnresolved(state.table.property(index)) ? "value" : "*"
-        return Int((try? connection.fetchInt("SELECT COUNT(\(counted)) FROM \(state.table.collectionTable(index)) WHERE owner = ?", [.integer(state.row)])) ?? 0)
+        let visibleOnly = Self.hidesUnresolved(state.table.property(index))
+        return Int((try? store.count(state.table, state.row, index, visibleOnly: visibleOnly)) ?? 0)
     }
 
     func listElement(_ state: ManagedObjectState, _ index: Int, at position: Int) -> StoredElement {
         verifyThread()
         let count = collectionCount(state, index)
         guard position >= 0, position < count, let stored = try? storedPosition(state, index, at: position),
-              let raw = try? connection.fetchOne("SELECT value FROM \(state.table.collectionTable(index)) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
+              let raw = try? store.listValue(state.table, state.row, index, at: stored) else {
             preconditionFailure("Index \(position) is out of bounds (must be less than \(count)).")
         }
-        return element(raw[0], state.table.property(index))
+        return element(raw, state.table.property(index))
     }
 
     /// Every element (lists in order, sets in insertion order) or map entry (keys sorted).
     func collectionElements(_ state: ManagedObjectState, _ index: Int) -> [(key: String?, element: StoredElement)] {
         verifyThread()
         let property = state.table.property(index)
-        let name = state.table.collectionTable(index)
-        let sql: String = switch property.collection {
-        case .list: "SELECT NULL, value FROM \(name) WHERE owner = ?\(Self.visible(property)) ORDER BY pos"
-        case .set: "SELECT NULL, value FROM \(name) WHERE owner = ?\(Self.visible(property)) ORDER BY rowid"
-        default: "SELECT key, value FROM \(name) WHERE owner = ? ORDER BY key"
-        }
-        let rows = (try? connection.fetchAll(sql, [.integer(state.row)])) ?? []
-        return rows.map { row in
-            var key: String?
-            if case .text(let k) = row[0] { key = k }
-            return (key, element(row[1], property))
-        }
+        let rows = (try? store.elements(state.table, state.row, index, visibleOnly: Self.hidesUnresolved(property))) ?? []
+        return rows.map { ($0.key, element($0.value, property)) }
     }
 
     // MARK: List
 
     func listInsert(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
-        collectionEdit(state, index) { table, transaction, id, path in
-            let count = Int64(try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0)
+        collectionEdit(state, index) { transaction, id, path in
+            let count = try store.count(state.table, state.row, index)
             guard let stored = try storedPosition(state, index, at: position) else {
                 throw Error(.invalidValue, "Index \(position) is out of bounds (must be less than or equal to \(collectionCount(state, index))).")
             }
             let value = try sqlElement(element, state, index, transaction)
-            if stored < count { try shiftPositions(table, state.row, from: stored, by: 1) }
-            try connection.execute("INSERT INTO \(table) (owner, pos, value) VALUES (?, ?, ?)", [.integer(state.row), .integer(stored), value])
+            if stored < count { try store.shiftPositions(state.table, state.row, index, from: stored, by: 1) }
+            try store.insertListValue(state.table, state.row, index, at: stored, value)
             transaction.record(.listInsert(id, path: path, index: Int(stored), value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func listSet(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
-        collectionEdit(state, index) { table, transaction, id, path in
+        collectionEdit(state, index) { transaction, id, path in
             guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
-                  let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
+                  let old = try store.listValue(state.table, state.row, index, at: stored) else {
                 throw Error(.invalidValue, "Index \(position) is out of bounds.")
             }
-            try deleteEmbeddedElement(state, index, old[0], transaction)
+            try deleteEmbedded(state.table.property(index), old, transaction)
             let value = try sqlElement(element, state, index, transaction)
-            try connection.execute("UPDATE \(table) SET value = ? WHERE owner = ? AND pos = ?", [value, .integer(state.row), .integer(stored)])
+            try store.setListValue(state.table, state.row, index, at: stored, value)
             transaction.record(.set(id, path: path + [.index(Int(stored))], value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func listRemove(_ state: ManagedObjectState, _ index: Int, at position: Int) {
-        collectionEdit(state, index) { table, transaction, id, path in
+        collectionEdit(state, index) { transaction, id, path in
             guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
-                  let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND pos = ?", [.integer(state.row), .integer(stored)]) else {
+                  let old = try store.listValue(state.table, state.row, index, at: stored) else {
                 throw Error(.invalidValue, "Index \(position) is out of bounds.")
             }
-            try deleteEmbeddedElement(state, index, old[0], transaction)
-            try removeListSlot(table, state.row, at: stored)
+            try deleteEmbedded(state.table.property(index), old, transaction)
+            try store.removeListValue(state.table, state.row, index, at: stored)
             transaction.record(.listErase(id, path: path, index: Int(stored)))
         }
-    }
-
-    /// Deletes the slot at stored position `position` and closes the gap.
-    func removeListSlot(_ table: String, _ owner: Int64, at position: Int64) throws {
-        try connection.execute("DELETE FROM \(table) WHERE owner = ? AND pos = ?", [.integer(owner), .integer(position)])
-        try shiftPositions(table, owner, from: position + 1, by: -1)
     }
 
     /// The stored positions of a move users see from `from` to `to`: the element lands just
@@ -162,7 +139,7 @@ extension Realm {
         guard Self.hidesUnresolved(state.table.property(index)) else { return (Int64(from), Int64(to)) }
         guard let storedFrom = try storedPosition(state, index, at: from) else { return nil }
         guard from != to else { return (storedFrom, storedFrom) }
-        let total = try connection.fetchInt("SELECT COUNT(*) FROM \(state.table.collectionTable(index)) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        let total = try store.count(state.table, state.row, index)
         guard to < count - 1 else { return (storedFrom, total - 1) }
         // The element at `to` once `from` is taken out, and its position in that shorter list.
         guard let next = try storedPosition(state, index, at: to < from ? to : to + 1) else { return nil }
@@ -170,65 +147,35 @@ extension Realm {
     }
 
     func listMove(_ state: ManagedObjectState, _ index: Int, from visibleFrom: Int, to visibleTo: Int) {
-        collectionEdit(state, index) { table, transaction, id, path in
+        collectionEdit(state, index) { transaction, id, path in
             guard let (storedFrom, storedTo) = try storedMove(state, index, from: visibleFrom, to: visibleTo) else {
                 throw Error(.invalidValue, "Cannot move from \(visibleFrom) to \(visibleTo): the list has \(collectionCount(state, index)) elements.")
             }
-            try moveListSlot(table, state.row, from: Int(storedFrom), to: Int(storedTo))
+            try store.moveListValue(state.table, state.row, index, from: storedFrom, to: storedTo)
             if storedFrom != storedTo { transaction.record(.listMove(id, path: path, from: Int(storedFrom), to: Int(storedTo))) }
         }
     }
 
-    /// Moves the slot at stored position `from` to `to`, as `Array.insert(remove(at: from), at: to)`.
-    func moveListSlot(_ table: String, _ owner: Int64, from: Int, to: Int) throws {
-        guard from != to else { return }
-        try connection.execute("UPDATE \(table) SET pos = -1 WHERE owner = ? AND pos = ?", [.integer(owner), .integer(Int64(from))])
-        if from < to {
-            try connection.execute("UPDATE \(table) SET pos = -(pos - 1) - 2 WHERE owner = ? AND pos > ? AND pos <= ?", [.integer(owner), .integer(Int64(from)), .integer(Int64(to))])
-        } else {
-            try connection.execute("UPDATE \(table) SET pos = -(pos + 1) - 2 WHERE owner = ? AND pos >= ? AND pos < ?", [.integer(owner), .integer(Int64(to)), .integer(Int64(from))])
-        }
-        try connection.execute("UPDATE \(table) SET pos = -pos - 2 WHERE owner = ? AND pos < -1", [.integer(owner)])
-        try connection.execute("UPDATE \(table) SET pos = ? WHERE owner = ? AND pos = -1", [.integer(Int64(to)), .integer(owner)])
-    }
-
     func collectionClear(_ state: ManagedObjectState, _ index: Int) {
-        collectionEdit(state, index) { table, transaction, id, path in
-            try clearCollection(state, index, transaction)
+        collectionEdit(state, index) { transaction, id, path in
+            try clearCollection(state.table, state.row, index, transaction)
             transaction.record(.clear(id, path: path))
         }
-    }
-
-    private func clearCollection(_ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws {
-        let table = state.table.collectionTable(index)
-        if isEmbedded(state.table.property(index)) {
-            for row in try connection.fetchAll("SELECT value FROM \(table) WHERE owner = ?", [.integer(state.row)]) {
-                try deleteEmbeddedElement(state, index, row[0], transaction)
-            }
-        }
-        try connection.execute("DELETE FROM \(table) WHERE owner = ?", [.integer(state.row)])
-    }
-
-    private func deleteEmbeddedElement(_ state: ManagedObjectState, _ index: Int, _ raw: SQLValue, _ transaction: WriteTransaction) throws {
-        guard isEmbedded(state.table.property(index)), case .integer(let row) = raw,
-              let target = coordinator.table(named: state.table.property(index).objectType ?? "") else { return }
-        try deleteRow(target, row, transaction)
     }
 
     // MARK: Set
 
     func setInsert(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) {
-        collectionEdit(state, index) { table, transaction, id, path in
+        collectionEdit(state, index) { transaction, id, path in
             let value = try sqlElement(element, state, index, transaction)
-            let exists = try connection.fetchOne("SELECT 1 FROM \(table) WHERE owner = ? AND value IS ?", [.integer(state.row), value]) != nil
-            guard !exists else { return }
-            try connection.execute("INSERT INTO \(table) (owner, value) VALUES (?, ?)", [.integer(state.row), value])
+            guard try store.setElement(state.table, state.row, index, holding: value) == nil else { return }
+            try store.insertSetValue(state.table, state.row, index, value)
             transaction.record(.setInsert(id, path: path, value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func setRemove(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) {
-        collectionEdit(state, index) { table, transaction, id, path in
+        collectionEdit(state, index) { transaction, id, path in
             let value: SQLValue
             switch element {
             case .value(let v): value = v.sqlValue
@@ -236,9 +183,9 @@ extension Realm {
                 guard let row = o._managedState?.row else { return }
                 value = .integer(row)
             }
-            guard try connection.fetchOne("SELECT 1 FROM \(table) WHERE owner = ? AND value IS ?", [.integer(state.row), value]) != nil else { return }
+            guard let element = try store.setElement(state.table, state.row, index, holding: value) else { return }
             transaction.record(.setErase(id, path: path, value: try instructionValue(state.table.property(index), value)))
-            try connection.execute("DELETE FROM \(table) WHERE owner = ? AND value IS ?", [.integer(state.row), value])
+            try store.removeSetElement(state.table, index, element)
         }
     }
 
@@ -251,35 +198,33 @@ extension Realm {
             guard let row = o._managedState?.row else { return false }
             value = .integer(row)
         }
-        return (try? connection.fetchOne("SELECT 1 FROM \(state.table.collectionTable(index)) WHERE owner = ? AND value IS ?", [.integer(state.row), value])) ?? nil != nil
+        return (try? store.setElement(state.table, state.row, index, holding: value)) ?? nil != nil
     }
 
     // MARK: Map
 
     func mapSet(_ state: ManagedObjectState, _ index: Int, key: String, _ element: StoredElement) {
-        collectionEdit(state, index) { table, transaction, id, path in
-            if let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND key = ?", [.integer(state.row), .text(key)]) {
-                try deleteEmbeddedElement(state, index, old[0], transaction)
-            }
+        collectionEdit(state, index) { transaction, id, path in
+            try deleteEmbedded(state.table.property(index), try store.mapValue(state.table, state.row, index, key: key), transaction)
             let value = try sqlElement(element, state, index, transaction)
-            try connection.execute("INSERT OR REPLACE INTO \(table) (owner, key, value) VALUES (?, ?, ?)", [.integer(state.row), .text(key), value])
+            try store.setMapValue(state.table, state.row, index, key: key, value)
             transaction.record(.set(id, path: path + [.key(key)], value: try instructionValue(state.table.property(index), value)))
         }
     }
 
     func mapRemove(_ state: ManagedObjectState, _ index: Int, key: String) {
-        collectionEdit(state, index) { table, transaction, id, path in
-            guard let old = try connection.fetchOne("SELECT value FROM \(table) WHERE owner = ? AND key = ?", [.integer(state.row), .text(key)]) else { return }
-            try deleteEmbeddedElement(state, index, old[0], transaction)
-            try connection.execute("DELETE FROM \(table) WHERE owner = ? AND key = ?", [.integer(state.row), .text(key)])
+        collectionEdit(state, index) { transaction, id, path in
+            guard let old = try store.mapValue(state.table, state.row, index, key: key) else { return }
+            try deleteEmbedded(state.table.property(index), old, transaction)
+            try store.removeMapValue(state.table, state.row, index, key: key)
             transaction.record(.mapErase(id, path: path, key: key))
         }
     }
 
     func mapValue(_ state: ManagedObjectState, _ index: Int, key: String) -> StoredElement? {
         verifyThread()
-        guard let row = try? connection.fetchOne("SELECT value FROM \(state.table.collectionTable(index)) WHERE owner = ? AND key = ?", [.integer(state.row), .text(key)]) else { return nil }
-        return element(row[0], state.table.property(index))
+        guard let raw = try? store.mapValue(state.table, state.row, index, key: key) else { return nil }
+        return element(raw, state.table.property(index))
     }
 
     // MARK: Whole collections
@@ -289,10 +234,9 @@ extension Realm {
     func replaceCollection(_ state: ManagedObjectState, _ index: Int, _ content: FieldContent, _ transaction: WriteTransaction) throws {
         let (id, basePath) = try address(state.table, state.row)
         let path = basePath + [.property(state.table.property(index).name)]
-        let table = state.table.collectionTable(index)
-        let existing = try connection.fetchInt("SELECT COUNT(*) FROM \(table) WHERE owner = ?", [.integer(state.row)]) ?? 0
+        let existing = try store.count(state.table, state.row, index)
         if existing > 0 {
-            try clearCollection(state, index, transaction)
+            try clearCollection(state.table, state.row, index, transaction)
             transaction.record(.clear(id, path: path))
         }
         let property = state.table.property(index)
@@ -303,17 +247,17 @@ extension Realm {
                 let value = try sqlElement(element, state, index, transaction)
                 if property.collection == .set {
                     guard seen.insert(value).inserted else { continue }
-                    try connection.execute("INSERT INTO \(table) (owner, value) VALUES (?, ?)", [.integer(state.row), value])
+                    try store.insertSetValue(state.table, state.row, index, value)
                     transaction.record(.setInsert(id, path: path, value: try instructionValue(property, value)))
                 } else {
-                    try connection.execute("INSERT INTO \(table) (owner, pos, value) VALUES (?, ?, ?)", [.integer(state.row), .integer(Int64(position)), value])
+                    try store.insertListValue(state.table, state.row, index, at: Int64(position), value)
                     transaction.record(.listInsert(id, path: path, index: position, value: try instructionValue(property, value)))
                 }
             }
         case .entries(let entries):
             for (key, element) in entries {
                 let value = try sqlElement(element, state, index, transaction)
-                try connection.execute("INSERT OR REPLACE INTO \(table) (owner, key, value) VALUES (?, ?, ?)", [.integer(state.row), .text(key), value])
+                try store.setMapValue(state.table, state.row, index, key: key, value)
                 transaction.record(.set(id, path: path + [.key(key)], value: try instructionValue(property, value)))
             }
         default: break

@@ -28,9 +28,7 @@ extension Realm {
         guard let transaction = requireWrite("delete objects") else { return }
         perform(transaction) {
             for table in coordinator.allTables where !table.schema.isEmbedded {
-                for row in try connection.fetchAll("SELECT _row FROM \(table.table)") {
-                    if case .integer(let id) = row[0] { try deleteRow(table, id, transaction) }
-                }
+                for row in try store.rows(table) { try deleteRow(table, row, transaction) }
             }
         }
     }
@@ -43,27 +41,35 @@ extension Realm {
         }
         // Embedded children go with their owner.
         for index in table.schema.properties.indices where isEmbedded(table.property(index)) {
-            guard let target = coordinator.table(named: table.property(index).objectType ?? "") else { continue }
-            let children: [[SQLValue]] = table.property(index).isSingle
-                ? try connection.fetchAll("SELECT \(table.column(index)) FROM \(table.table) WHERE _row = ?", [.integer(row)])
-                : try connection.fetchAll("SELECT value FROM \(table.collectionTable(index)) WHERE owner = ?", [.integer(row)])
-            for case .integer(let child) in children.map({ $0[0] }) { try deleteRow(target, child, transaction) }
+            let children: [SQLValue] = table.property(index).isSingle
+                ? [try store.field(table, row, index)].compactMap { $0 }
+                : try store.elements(table, row, index).map(\.value)
+            for child in children { try deleteEmbedded(table.property(index), child, transaction) }
         }
         for index in table.schema.properties.indices where !table.property(index).isSingle {
-            try connection.execute("DELETE FROM \(table.collectionTable(index)) WHERE owner = ?", [.integer(row)])
+            try store.clear(table, row, index)
         }
         try forgetUnresolvedLinks(of: table, row)
         // Links to the object stay, unresolved, as on every replica (docs/merge.md): readers no
         // longer see them, and they resolve again if an object with this key is created.
         if let id { try unresolveLinks(to: table, row, id: id, transaction) }
-        try connection.execute("DELETE FROM \(table.table) WHERE _row = ?", [.integer(row)])
+        try store.deleteRow(table, row)
         transaction.summary.delete(table.name, row)
         bumpStamp()
     }
 
-    /// Moves list positions `>= from` of one owner by `delta`, without tripping the (owner, pos) key.
-    func shiftPositions(_ table: String, _ owner: Int64, from: Int64, by delta: Int64) throws {
-        try connection.execute("UPDATE \(table) SET pos = -(pos + ?) - 1 WHERE owner = ? AND pos >= ?", [.integer(delta), .integer(owner), .integer(from)])
-        try connection.execute("UPDATE \(table) SET pos = -pos - 1 WHERE owner = ? AND pos < 0", [.integer(owner)])
+    /// Deletes the embedded object a stored value of `property` holds, if it holds one.
+    func deleteEmbedded(_ property: Property, _ raw: SQLValue?, _ transaction: WriteTransaction) throws {
+        guard isEmbedded(property), case .integer(let child)? = raw,
+              let target = coordinator.table(named: property.objectType ?? "") else { return }
+        try deleteRow(target, child, transaction)
+    }
+
+    /// Empties collection `p` of a row, deleting the embedded objects it held.
+    func clearCollection(_ table: TableInfo, _ row: Int64, _ p: Int, _ transaction: WriteTransaction) throws {
+        if isEmbedded(table.property(p)) {
+            for element in try store.elements(table, row, p) { try deleteEmbedded(table.property(p), element.value, transaction) }
+        }
+        try store.clear(table, row, p)
     }
 }

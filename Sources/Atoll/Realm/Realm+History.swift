@@ -12,8 +12,8 @@ extension Realm {
     /// The history records after a version, oldest first; a record that does not decode is a
     /// damaged file. Every reader of `_atoll_history` goes through here.
     func historyRecords(after version: Int64) throws -> [Changeset] {
-        try connection.fetchAll("SELECT changeset FROM _atoll_history WHERE version > ? ORDER BY version", [.integer(version)]).map { row in
-            guard case .blob(let data) = row[0] else {
+        try history.records(after: version).map { record in
+            guard let data = record else {
                 throw Error(.invalidDatabase, "a history record of \(coordinator.path) is not a changeset")
             }
             do {

@@ -42,8 +42,7 @@ extension Realm {
     }
 
     func rowForPrimaryKey(_ table: TableInfo, _ key: Value) throws -> Int64? {
-        guard let pkIndex = table.primaryKeyIndex else { return nil }
-        return try connection.fetchInt("SELECT _row FROM \(table.table) WHERE \(table.column(pkIndex)) IS ?", [key.sqlValue])
+        try store.row(table, primaryKey: key)
     }
 
     /// A managed accessor for a row.
@@ -65,15 +64,18 @@ extension Realm {
             // A row gone since the accessor was read (a download deleted it when the write began)
             // has no address: a change to it must fail, never be recorded on a null key (the
             // server refuses such a changeset, and the client could never sync again).
-            let column = table.primaryKeyIndex.map { table.column($0) } ?? "_row"
-            guard let key = try connection.fetchOne("SELECT \(column) FROM \(table.table) WHERE _row = ?", [.integer(row)])?.first else {
+            guard let pk = table.primaryKeyIndex else {
+                guard try store.exists(table, row) else {
+                    throw Error(.objectInvalidated, "Object of type '\(table.name)' has been deleted or invalidated")
+                }
+                return (ObjectID(type: table.name, primaryKey: .int(row)), [])
+            }
+            guard let key = try store.field(table, row, pk) else {
                 throw Error(.objectInvalidated, "Object of type '\(table.name)' has been deleted or invalidated")
             }
-            guard let pk = table.primaryKeyIndex else { return (ObjectID(type: table.name, primaryKey: .int(row)), []) }
             return (ObjectID(type: table.name, primaryKey: Value(sql: key, type: table.property(pk).type) ?? .null), [])
         }
-        guard let parent = try connection.fetchOne("SELECT _parent_type, _parent_row, _parent_prop FROM \(table.table) WHERE _row = ?", [.integer(row)]),
-              case .text(let parentType) = parent[0], case .integer(let parentRow) = parent[1], case .text(let parentProperty) = parent[2],
+        guard let (parentType, parentRow, parentProperty) = try store.parent(table, row),
               let parentTable = coordinator.table(named: parentType),
               let propertyIndex = parentTable.schema.properties.firstIndex(where: { $0.name == parentProperty }) else {
             throw Error(.invalidDatabase, "embedded object \(table.name)#\(row) has no owner")
@@ -83,12 +85,10 @@ extension Realm {
         let property = parentTable.property(propertyIndex)
         switch property.collection {
         case .list:
-            let position = try connection.fetchInt("SELECT pos FROM \(parentTable.collectionTable(propertyIndex)) WHERE owner = ? AND value = ?",
-                                                   [.integer(parentRow), .integer(row)]) ?? 0
+            let position = try store.position(parentTable, parentRow, propertyIndex, of: row) ?? 0
             path.append(.index(Int(position)))
         case .map:
-            if case .text(let key)? = try connection.fetchOne("SELECT key FROM \(parentTable.collectionTable(propertyIndex)) WHERE owner = ? AND value = ?",
-                                                              [.integer(parentRow), .integer(row)])?.first {
+            if let key = try store.key(parentTable, parentRow, propertyIndex, of: row) {
                 path.append(.key(key))
             }
         default: break
@@ -108,7 +108,7 @@ extension Realm {
 
     /// An embedded object's whole content, as one value.
     func embeddedValue(_ table: TableInfo, _ row: Int64) throws -> Value {
-        guard let values = try connection.fetchOne(table.selectRow, [.integer(row)]) else { return .null }
+        guard let values = try store.values(table, row) else { return .null }
         var fields: [String: Value] = [:]
         for (position, index) in table.columns.enumerated() {
             fields[table.property(index).name] = try instructionValue(table.property(index), values[position])
@@ -121,19 +121,15 @@ extension Realm {
 
     func collectionValue(_ table: TableInfo, _ index: Int, _ row: Int64) throws -> Value {
         let property = table.property(index)
-        let name = table.collectionTable(index)
+        guard !property.isSingle else { return .null }
+        let elements = try store.elements(table, row, index)
         switch property.collection {
-        case .single: return .null
-        case .list:
-            return .list(try connection.fetchAll("SELECT value FROM \(name) WHERE owner = ? ORDER BY pos", [.integer(row)])
-                .map { try instructionValue(property, $0[0]) })
-        case .set:
-            return .set(try connection.fetchAll("SELECT value FROM \(name) WHERE owner = ? ORDER BY rowid", [.integer(row)])
-                .map { try instructionValue(property, $0[0]) })
-        case .map:
+        case .list: return .list(try elements.map { try instructionValue(property, $0.value) })
+        case .set: return .set(try elements.map { try instructionValue(property, $0.value) })
+        default:
             var entries: [String: Value] = [:]
-            for entry in try connection.fetchAll("SELECT key, value FROM \(name) WHERE owner = ?", [.integer(row)]) {
-                if case .text(let key) = entry[0] { entries[key] = try instructionValue(property, entry[1]) }
+            for entry in elements {
+                if let key = entry.key { entries[key] = try instructionValue(property, entry.value) }
             }
             return .map(entries)
         }

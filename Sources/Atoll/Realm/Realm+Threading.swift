@@ -167,12 +167,7 @@ extension Realm {
     static func adoptSyncState(atPath path: String, keep: Bool) throws {
         let copy = try Connection(path: path, readOnly: false)
         defer { try? copy.queue.close() }
-        guard try copy.fetchOne("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(syncStateTable)]) != nil else { return }
-        if keep {
-            try copy.execute("UPDATE \(syncStateTable) SET value = 0 WHERE key IN ('file_ident', 'file_salt')")
-        } else {
-            try copy.execute("DROP TABLE \(syncStateTable)")
-        }
+        try SyncStateStore(connection: copy, path: path).adoptCopy(keep: keep)
     }
 
     /// Realm-level change notifications.
@@ -226,7 +221,7 @@ extension ObjectBase {
         guard let state = _managedState else { return self }
         guard state.realm.isFrozen else { return self }
         let live = state.realm.thaw()
-        guard (try? live.connection.fetchOne("SELECT 1 FROM \(state.table.table) WHERE _row = ?", [.integer(state.row)])) ?? nil != nil else {
+        guard (try? live.store.exists(state.table, state.row)) == true else {
             return nil
         }
         return live.materialize(state.table, row: state.row) as? Self
@@ -287,7 +282,7 @@ extension Realm {
         verifyThread()
         if snapshotVersion < reference.version { refresh() }
         guard case .object(let type, let row) = reference.target, let table = coordinator.table(named: type) else { return nil }
-        guard (try? connection.fetchOne("SELECT 1 FROM \(table.table) WHERE _row = ?", [.integer(row)])) ?? nil != nil else { return nil }
+        guard (try? store.exists(table, row)) == true else { return nil }
         return materialize(table, row: row) as? T
     }
 

@@ -96,12 +96,11 @@ extension Realm {
                 let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
                                           instructions: transaction.instructions)
                 if recordingHistory {
-                    try connection.execute("INSERT INTO _atoll_history (version, timestamp, changeset) VALUES (?, ?, ?)",
-                                           [.integer(version), .integer(changeset.timestamp), .blob(changeset.encoded())])
+                    try history.append(changeset)
                 } else {
-                    try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('version', ?)", [.integer(version)])
+                    try history.setVersion(version)
                 }
-                try connection.execute("COMMIT")
+                try connection.commit()
             }
         } catch {
             coordinator.commitFailed(version: version)
@@ -123,7 +122,7 @@ extension Realm {
     public func cancelWrite() {
         verifyThread()
         guard transaction != nil else { return }
-        try? connection.execute("ROLLBACK")
+        try? connection.rollback()
         transaction = nil
         coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
         try? finishWrite(version: nil)
@@ -152,8 +151,8 @@ extension Realm {
         while coordinator.repinning.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         do {
             try connection.run { _ in
-                try? connection.execute("COMMIT")
-                try connection.execute("BEGIN IMMEDIATE")
+                try? connection.commit()
+                try connection.beginWrite()
             }
         } catch {
             coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
@@ -162,7 +161,7 @@ extension Realm {
         do {
             try reloadVersion()
         } catch {
-            try? connection.execute("ROLLBACK")
+            try? connection.rollback()
             coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
             throw error
         }

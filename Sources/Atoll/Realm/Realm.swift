@@ -27,6 +27,9 @@ public final class Realm {
     public let configuration: Configuration
     let coordinator: RealmCoordinator
     let connection: Connection
+    /// The SQL of objects, history and sync bookkeeping, on `connection`.
+    let store: ObjectStore
+    let history: HistoryStore
     let confinement: Confinement
     private let isMainThreadRealm = Thread.isMainThread
     /// The version of the snapshot this realm reads.
@@ -85,6 +88,8 @@ public final class Realm {
         } catch {
             throw Error(.fileAccess, "cannot open \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
         }
+        store = ObjectStore(connection: connection)
+        history = HistoryStore(connection: connection)
         try beginRead()
         notified.store(snapshotVersion, ordering: .relaxed)
         if !isFrozen { coordinator.register(self) }
@@ -100,7 +105,7 @@ public final class Realm {
     deinit {
         coordinator.unregister(self)
         if transaction != nil {
-            try? connection.execute("ROLLBACK")
+            try? connection.rollback()
             coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
         }
         try? connection.queue.close()
@@ -147,8 +152,8 @@ public final class Realm {
     private func beginRead() throws {
         pinnedEpoch = coordinator.checkpointEpoch.load(ordering: .sequentiallyConsistent)
         try connection.run { _ in
-            try connection.execute("BEGIN DEFERRED")
-            snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
+            try connection.beginRead()
+            snapshotVersion = try history.currentVersion()
         }
         hasReadTransaction = true
         stamp &+= 1
@@ -157,7 +162,7 @@ public final class Realm {
     /// Inside a fresh write transaction: reads the newest version.
     func reloadVersion() throws {
         hasReadTransaction = false
-        snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
+        snapshotVersion = try history.currentVersion()
         stamp &+= 1
     }
 
@@ -176,14 +181,14 @@ public final class Realm {
         let old = snapshotVersion
         do {
             try connection.run { _ in
-                try connection.execute("COMMIT")
-                try connection.execute("BEGIN DEFERRED")
-                snapshotVersion = try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0
+                try connection.commit()
+                try connection.beginRead()
+                snapshotVersion = try history.currentVersion()
                 // The checkpoint grew the file; SQLite maps a file again only when the log
                 // changed, so a new limit (one page off every other time) makes it map the
                 // whole file now instead of reading the new pages with read().
                 mapsOddLimit.toggle()
-                try connection.execute("PRAGMA mmap_size = \(Connection.mmapSize - (mapsOddLimit ? 4096 : 0))")
+                try connection.setMemoryMapLimit(Connection.mmapSize - (mapsOddLimit ? 4096 : 0))
             }
         } catch {
             preconditionFailure("cannot read \(coordinator.path): \(error)")
@@ -206,7 +211,7 @@ public final class Realm {
 
     private func endRead() throws {
         guard hasReadTransaction else { return }
-        try connection.execute("COMMIT")
+        try connection.commit()
         hasReadTransaction = false
     }
 
@@ -281,7 +286,7 @@ public final class Realm {
     public var isEmpty: Bool {
         verifyThread()
         for table in coordinator.allTables where !table.schema.isEmbedded {
-            if (try? connection.fetchOne("SELECT 1 FROM \(table.table) LIMIT 1")) ?? nil != nil { return false }
+            if (try? store.isEmpty(table)) == false { return false }
         }
         return true
     }

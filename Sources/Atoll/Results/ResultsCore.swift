@@ -99,22 +99,9 @@ final class ResultsCore {
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
-        let columns = table.columns.map { ", t0." + table.column($0) }.joined()
-        var sql = "SELECT t0._row\(columns) FROM \(table.table) AS t0"
-        switch base {
-        case .table:
-            sql += " WHERE \(translated.whereClause) ORDER BY \(translated.orderBy)"
-        case .collection(let owner, let property):
-            let isList = owner.table.property(property).collection == .list
-            sql += " JOIN \(owner.table.collectionTable(property)) AS base ON base.value = t0._row"
-            sql += " WHERE base.owner = ? AND (\(translated.whereClause))"
-            // Without a SORT, a list keeps its own order.
-            let sorted = bound.clauses.first.map { if case .sort = $0 { true } else { false } } ?? false
-            sql += " ORDER BY " + (sorted || !isList ? translated.orderBy : "base.pos")
-        }
-        if let limit = translated.limit { sql += " LIMIT \(limit)" }
-        let made = QueryPlan(sql: sql, arguments: translated.whereArguments + translated.orderByArguments,
-                             post: translated.postClauses, bound: bound)
+        var collection: (owner: TableInfo, property: Int)?
+        if case .collection(let owner, let property) = base { collection = (owner.table, property) }
+        let made = QueryPlan(bound, translated: translated, table: table, collection: collection)
         realm.coordinator.store(made, for: key)
         plan = made
         return made
@@ -133,9 +120,9 @@ final class ResultsCore {
         if case .collection(let owner, _) = base, owner.isInvalidated { return [] }
         do {
             let plan = try makePlan(table)
-            var arguments = plan.arguments
-            if case .collection(let owner, _) = base { arguments.insert(.integer(owner.row), at: 0) }
-            var rows = try realm.connection.fetchRows(plan.sql, arguments)
+            var owner: Int64?
+            if case .collection(let state, _) = base { owner = state.row }
+            var rows = try realm.store.rows(matching: plan, owner: owner)
             if !plan.post.isEmpty {
                 let resolver = RealmObjectResolver(realm: realm)
                 rows = plan.bound.apply(plan.post, to: rows, values: { resolver.values(table, $0.values) }, resolver: resolver)
@@ -183,7 +170,7 @@ struct RealmObjectResolver: ObjectResolver {
     func object(for link: ObjectLink) -> [String: AtollCore.Value]? {
         guard let table = realm.coordinator.table(named: link.objectType),
               let row = try? realm.rowForPrimaryKey(table, link.primaryKey),
-              let values = try? realm.connection.fetchOne(table.selectRow, [.integer(row)]) else { return nil }
+              let values = try? realm.store.values(table, row) else { return nil }
         return self.values(table, values)
     }
 
@@ -214,21 +201,4 @@ struct ResultsDescriptor {
         }
         return ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }
-}
-
-/// A query translated to SQL, cached per file: results of the same query skip binding and
-/// translation.
-struct QueryPlan: @unchecked Sendable {
-    struct Key: Hashable, @unchecked Sendable {
-        let objectType: String
-        /// The collection table (and kind) the results are scoped to, if any.
-        let collection: String?
-        let expression: QueryExpression
-    }
-
-    let sql: String
-    /// Arguments of the SQL after the collection owner's row (which the caller puts first).
-    let arguments: [SQLValue]
-    let post: [BoundClause]
-    let bound: BoundQuery
 }

@@ -21,31 +21,6 @@ struct SchemaInstaller {
         self.path = path
     }
 
-    /// The file's newest committed version: the last history record, or the version recorded in
-    /// `_atoll_meta` when history was trimmed. Every commit appends a history record, so commits
-    /// write no other bookkeeping.
-    /// A commit of changes downloaded from the server (`integrateRemote`) writes no history record
-    /// and sets `version` in `_atoll_meta` instead, so the newest version is the larger of the two.
-    static let currentVersionSQL = "SELECT MAX(COALESCE((SELECT MAX(version) FROM _atoll_history), 0), COALESCE((SELECT value FROM _atoll_meta WHERE key = 'version'), 0))"
-
-    /// The storage format: 2 added unresolved links (the `link` column of object collections and
-    /// `_atoll_links`, `_atoll_unresolved`) and `_atoll_sync`.
-    static let format: Int64 = 2
-
-    static let createInternalTables = [
-        "CREATE TABLE IF NOT EXISTS _atoll_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS _atoll_history (version INTEGER PRIMARY KEY, timestamp INTEGER NOT NULL, changeset BLOB NOT NULL)",
-        // Sync bookkeeping by key, e.g. the last local version the server acknowledged.
-        "CREATE TABLE IF NOT EXISTS _atoll_sync (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
-        // To-one links to an object that no longer exists: the column holds NULL, the link's
-        // target (an encoded `Value.link`) is kept here until the object is created again.
-        "CREATE TABLE IF NOT EXISTS _atoll_links (owner_type TEXT NOT NULL, owner_row INTEGER NOT NULL, prop TEXT NOT NULL, target BLOB NOT NULL, PRIMARY KEY (owner_type, owner_row, prop)) WITHOUT ROWID",
-        "CREATE INDEX IF NOT EXISTS _atoll_links_target ON _atoll_links(target)",
-        // Targets that unresolved links (to-one or in collections) may name: creating one of them
-        // resolves its links. May hold stale entries; never misses one.
-        "CREATE TABLE IF NOT EXISTS _atoll_unresolved (target BLOB PRIMARY KEY) WITHOUT ROWID",
-    ]
-
     /// One difference between the stored and the declared schema.
     enum Change: Equatable {
         case addType(String)
@@ -167,13 +142,12 @@ struct SchemaInstaller {
             guard userTables.isEmpty else {
                 throw Realm.Error(.invalidDatabase, "\(coordinator.path) is an SQLite file but not a realm file")
             }
-            for statement in Self.createInternalTables { try connection.execute(statement) }
-            try setMeta(connection, "format", .integer(Self.format))
+            try InternalTables.create(connection)
             try setMeta(connection, "version", .integer(0))
             try setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
         }
         let stored = try storedSchema(connection)
-        if hasMeta && !configuration.readOnly { try Self.upgradeFormat(connection, stored) }
+        if hasMeta && !configuration.readOnly { try InternalTables.upgrade(connection, stored) }
         let storedVersion = try UInt64(connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'schema_version'") ?? 0)
         let changes = Self.diff(stored: stored, declared: declared.map(\.schema))
         let migrating = hasMeta && configuration.schemaVersion > storedVersion
@@ -222,24 +196,7 @@ struct SchemaInstaller {
             let info = byName[schema.name]
             coordinator.install(TableInfo(schema: info?.schema ?? schema, classInfo: info))
         }
-        coordinator.setLatestVersion(try connection.fetchInt(SchemaInstaller.currentVersionSQL) ?? 0)
-    }
-
-    /// Brings a file of an older format up to ``format``: the internal tables it lacks and the
-    /// `link` column of object collections.
-    static func upgradeFormat(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
-        let current = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'format'") ?? 1
-        guard current < format else { return }
-        for statement in createInternalTables { try connection.execute(statement) }
-        for schema in stored {
-            for property in schema.properties where property.type == .object && !property.isSingle {
-                let table = StorageLayout.quote(StorageLayout.collectionTable(schema.name, property))
-                let columns = try connection.fetchAll("SELECT name FROM pragma_table_info('\(StorageLayout.collectionTable(schema.name, property))')")
-                guard !columns.contains(where: { $0.first == .text("link") }) else { continue }
-                try connection.execute("ALTER TABLE \(table) ADD COLUMN link BLOB")
-            }
-        }
-        try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
+        coordinator.setLatestVersion(try HistoryStore(connection: connection).currentVersion())
     }
 
     // MARK: Diff and apply

@@ -12,6 +12,8 @@ final class TableInfo: @unchecked Sendable {
     let columnPosition: [Int?]
     let selectRow: String
     let insertRow: String
+    /// `insertRow` with the row number given first (objects without a primary key keep theirs).
+    let insertNumberedRow: String
     let primaryKeyIndex: Int?
     /// The class's bound probe, cached here: the hot path of field access reads it.
     var probe: ObjectBase {
@@ -36,6 +38,8 @@ final class TableInfo: @unchecked Sendable {
         let all = names + extra
         insertRow = all.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
             : "INSERT INTO \(table) (\(all.joined(separator: ", "))) VALUES (\(all.map { _ in "?" }.joined(separator: ", ")))"
+        let numbered = ["_row"] + names
+        insertNumberedRow = "INSERT INTO \(table) (\(numbered.joined(separator: ", "))) VALUES (\(numbered.map { _ in "?" }.joined(separator: ", ")))"
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         quotedColumns = schema.properties.map { StorageLayout.quote($0.name) }
         quotedCollectionTables = schema.properties.map {

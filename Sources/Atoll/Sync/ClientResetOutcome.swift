@@ -109,31 +109,3 @@ struct PendingReset: Equatable {
     /// nil when nothing was recovered (the server accepting the new identity settles it).
     var recoveredVersion: Int64?
 }
-
-extension Realm {
-    static let pendingResetTable = "_atoll_pending_reset"
-
-    func loadPendingReset() throws -> PendingReset? {
-        guard try connection.fetchOne("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(Self.pendingResetTable)]) != nil,
-              let row = try connection.fetchOne("SELECT action, date, recovered_version FROM \(Self.pendingResetTable) WHERE id = 1"),
-              case .text(let action) = row[0], case .real(let date) = row[1]
-        else { return nil }
-        let version: Int64? = if case .integer(let v) = row[2] { v } else { nil }
-        return PendingReset(action: action, date: Date(timeIntervalSince1970: date), recoveredVersion: version)
-    }
-
-    /// Records (or with nil clears) the pending reset; call inside a write transaction.
-    func savePendingReset(_ reset: PendingReset?) throws {
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS \(Self.pendingResetTable)
-            (id INTEGER PRIMARY KEY CHECK (id = 1), action TEXT NOT NULL, date REAL NOT NULL, recovered_version INTEGER)
-            """)
-        guard let reset else {
-            try connection.execute("DELETE FROM \(Self.pendingResetTable)")
-            return
-        }
-        try connection.execute(
-            "INSERT OR REPLACE INTO \(Self.pendingResetTable) (id, action, date, recovered_version) VALUES (1, ?, ?, ?)",
-            [.text(reset.action), .real(reset.date.timeIntervalSince1970), reset.recoveredVersion.map(SQLValue.integer) ?? .null])
-    }
-}

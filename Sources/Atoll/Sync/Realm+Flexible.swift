@@ -11,8 +11,8 @@ extension Realm {
         for table in coordinator.allTables where !table.schema.isEmbedded {
             guard let pk = table.primaryKeyIndex else { continue }
             let type = table.property(pk).type
-            for row in try connection.fetchAll("SELECT \(table.column(pk)) FROM \(table.table)") {
-                ids.append(ObjectID(type: table.name, primaryKey: Value(sql: row[0], type: type) ?? .null))
+            for key in try store.column(table, pk) {
+                ids.append(ObjectID(type: table.name, primaryKey: Value(sql: key, type: type) ?? .null))
             }
         }
         return ids
@@ -25,8 +25,7 @@ extension Realm {
     func announceSchemaIfNeeded() throws {
         let schemas = coordinator.allTables.map(\.schema).sorted { $0.name < $1.name }
         let announced = Changeset(version: 0, timestamp: 0, instructions: schemas.map(Instruction.addTable)).encoded()
-        let known = try? connection.fetchOne("SELECT value FROM \(Self.syncStateTable) WHERE key = 'announced_schema'")?.first
-        if case .blob(let data)? = known, data == announced { return }
+        if let known = try? syncStateStore.announcedSchema(), known == announced { return }
         try write {
             try saveAnnouncedSchema(announced)
             for schema in schemas { transaction?.record(.addTable(schema)) }

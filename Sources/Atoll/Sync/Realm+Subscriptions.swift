@@ -2,164 +2,13 @@ import AtollCore
 import Foundation
 import Synchronization
 
-// Flexible-sync subscription sets in the realm file.
-//
-// Every `update` of the subscriptions commits a new set version (1, 2, …) holding a copy of the
-// previous set with the block's changes. Version 0 means no set was ever committed: it is complete
-// and empty. A version is pending until the server completes it (its data is downloaded) or
-// rejects it (error). A pending version is superseded as soon as a newer one is committed, and
-// every older version once a newer one completes; superseded versions keep their row (their state)
-// but not their subscriptions.
-//
-// The rows are raw SQL, like the sync state: they record no history and never sync as data.
-
-/// One subscription of a committed (or draft) set.
-struct StoredSubscription: Equatable {
-    var id: ObjectId
-    var name: String?
-    var objectType: String
-    /// Query text as sent to the server, arguments inlined.
-    var query: String
-    var createdAt: Date
-    var updatedAt: Date
-}
-
-/// Where a set version stands with the server.
-enum StoredSubscriptionState: Equatable {
-    case pending
-    case complete
-    case error(String)
-    case superseded
-}
-
-/// A committed set version and its subscriptions, in the order they were added.
-struct StoredSubscriptionSet: Equatable {
-    var version: Int64
-    var subscriptions: [StoredSubscription]
-
-    static let empty = StoredSubscriptionSet(version: 0, subscriptions: [])
-}
+// Flexible-sync subscription sets of a realm: what the sync engine and waiters read and mark.
+// The SQL is in Storage/SubscriptionStorage.swift.
 
 /// The newest subscription set, as the sync engine sends it to the server.
 struct SubscriptionSetRecord: Equatable, Sendable {
     var version: Int64
     var queries: [TypeQuery]
-}
-
-/// The SQL of the subscription tables, on any connection to the file (a realm's, whose snapshot
-/// it reads, or a fresh one that sees the newest commit).
-enum SubscriptionStorage {
-    static let setsTable = "_atoll_subscription_sets"
-    static let subscriptionsTable = "_atoll_subscriptions"
-
-    static func tablesExist(_ connection: Connection) throws -> Bool {
-        try connection.fetchOne("SELECT 1 FROM sqlite_master WHERE name = ?", [.text(setsTable)]) != nil
-    }
-
-    /// Creates the tables; inside a write transaction. Dates are seconds since 2001 (`Date`'s own
-    /// representation, so they read back exactly).
-    static func createTables(_ connection: Connection) throws {
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS \(setsTable) (
-                version INTEGER PRIMARY KEY, state TEXT NOT NULL, error TEXT, created_at REAL NOT NULL)
-            """)
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS \(subscriptionsTable) (
-                set_version INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, name TEXT,
-                object_type TEXT NOT NULL, query TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
-                PRIMARY KEY (set_version, position)) WITHOUT ROWID
-            """)
-    }
-
-    /// The newest committed set, or `nil` when none was ever committed.
-    static func latest(_ connection: Connection) throws -> StoredSubscriptionSet? {
-        guard try tablesExist(connection),
-              let version = try connection.fetchInt("SELECT MAX(version) FROM \(setsTable)") else { return nil }
-        let rows = try connection.fetchAll("""
-            SELECT id, name, object_type, query, created_at, updated_at FROM \(subscriptionsTable)
-            WHERE set_version = ? ORDER BY position
-            """, [.integer(version)])
-        return StoredSubscriptionSet(version: version, subscriptions: try rows.map(subscription))
-    }
-
-    private static func subscription(_ row: [SQLValue]) throws -> StoredSubscription {
-        guard case .text(let id) = row[0], let objectId = try? ObjectId(string: id),
-              case .text(let objectType) = row[2], case .text(let query) = row[3],
-              case .real(let created) = row[4], case .real(let updated) = row[5] else {
-            throw Realm.Error(.invalidDatabase, "a stored flexible-sync subscription is damaged")
-        }
-        var name: String?
-        if case .text(let text) = row[1] { name = text }
-        return StoredSubscription(id: objectId, name: name, objectType: objectType, query: query,
-                                  createdAt: Date(timeIntervalSinceReferenceDate: created),
-                                  updatedAt: Date(timeIntervalSinceReferenceDate: updated))
-    }
-
-    static func state(of version: Int64, _ connection: Connection) throws -> StoredSubscriptionState {
-        guard try tablesExist(connection) else { return .complete }
-        if version == 0 {
-            // The empty set is outdated once a newer set completed (the newest completed one stays
-            // complete until an even newer one completes).
-            let completed = try connection.fetchOne("SELECT 1 FROM \(setsTable) WHERE state = 'complete'")
-            return completed == nil ? .complete : .superseded
-        }
-        guard let row = try connection.fetchOne("SELECT state, error FROM \(setsTable) WHERE version = ?", [.integer(version)]),
-              case .text(let state) = row[0] else { return .superseded }
-        switch state {
-        case "pending": return .pending
-        case "complete": return .complete
-        case "error":
-            if case .text(let message) = row[1] { return .error(message) }
-            return .error("the server rejected the subscriptions")
-        default: return .superseded
-        }
-    }
-
-    /// Stores `subscriptions` as the next version, pending; supersedes older pending versions.
-    /// Inside a write transaction, after ``createTables(_:)``.
-    static func insert(_ subscriptions: [StoredSubscription], _ connection: Connection) throws -> Int64 {
-        let version = (try connection.fetchInt("SELECT MAX(version) FROM \(setsTable)") ?? 0) + 1
-        try connection.execute("INSERT INTO \(setsTable) (version, state, error, created_at) VALUES (?, 'pending', NULL, ?)",
-                               [.integer(version), .real(Date().timeIntervalSinceReferenceDate)])
-        for (position, subscription) in subscriptions.enumerated() {
-            try connection.execute("""
-                INSERT INTO \(subscriptionsTable) (set_version, position, id, name, object_type, query, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, [
-                    .integer(version), .integer(Int64(position)), .text(subscription.id.stringValue),
-                    subscription.name.map(SQLValue.text) ?? .null, .text(subscription.objectType), .text(subscription.query),
-                    .real(subscription.createdAt.timeIntervalSinceReferenceDate),
-                    .real(subscription.updatedAt.timeIntervalSinceReferenceDate),
-                ])
-        }
-        try connection.execute("UPDATE \(setsTable) SET state = 'superseded' WHERE version < ? AND state = 'pending'",
-                               [.integer(version)])
-        try dropSupersededSubscriptions(connection)
-        return version
-    }
-
-    /// The server completed `version`: when it was pending it becomes complete and every older
-    /// version superseded.
-    static func markComplete(_ version: Int64, _ connection: Connection) throws {
-        try connection.execute("UPDATE \(setsTable) SET state = 'complete', error = NULL WHERE version = ? AND state = 'pending'",
-                               [.integer(version)])
-        guard try state(of: version, connection) == .complete else { return }
-        try connection.execute("UPDATE \(setsTable) SET state = 'superseded', error = NULL WHERE version < ? AND state != 'superseded'",
-                               [.integer(version)])
-        try dropSupersededSubscriptions(connection)
-    }
-
-    static func markError(_ version: Int64, message: String, _ connection: Connection) throws {
-        try connection.execute("UPDATE \(setsTable) SET state = 'error', error = ? WHERE version = ? AND state = 'pending'",
-                               [.text(message), .integer(version)])
-    }
-
-    private static func dropSupersededSubscriptions(_ connection: Connection) throws {
-        try connection.execute("""
-            DELETE FROM \(subscriptionsTable)
-            WHERE set_version IN (SELECT version FROM \(setsTable) WHERE state = 'superseded')
-            """)
-    }
 }
 
 // MARK: - The sync engine's side
@@ -188,7 +37,6 @@ extension Realm {
         guard transaction != nil else {
             throw Error(.notInWriteTransaction, "Subscription set states can only change inside a write transaction")
         }
-        try SubscriptionStorage.createTables(connection)
         if complete {
             try SubscriptionStorage.markComplete(version, connection)
         } else {

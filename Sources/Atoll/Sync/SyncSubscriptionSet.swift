@@ -309,7 +309,6 @@ final class SubscriptionSetBox {
         try realm.beginWrite()
         let committed: StoredSubscriptionSet
         do {
-            try SubscriptionStorage.createTables(realm.connection)
             let latest = try SubscriptionStorage.latest(realm.connection) ?? .empty
             if let condition, !condition(latest.version) {
                 realm.cancelWrite()

@@ -1,0 +1,72 @@
+import AtollCore
+import Foundation
+
+/// Every internal table of a realm file, prefixed `_atoll_`. The installer creates them all with
+/// a new file and brings an older file up to ``format`` when it is opened for writing; nothing
+/// else creates tables of its own.
+enum InternalTables {
+    /// The storage format: 2 added unresolved links (the `link` column of object collections,
+    /// `_atoll_links`, `_atoll_unresolved`); 3 made every file hold the sync tables (sync state,
+    /// pending reset, subscriptions), created until then on first use, and dropped the unused
+    /// `_atoll_sync`.
+    static let format: Int64 = 3
+
+    static let statements = [
+        "CREATE TABLE IF NOT EXISTS _atoll_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        // One record per local commit: the changeset that describes it.
+        "CREATE TABLE IF NOT EXISTS _atoll_history (version INTEGER PRIMARY KEY, timestamp INTEGER NOT NULL, changeset BLOB NOT NULL)",
+        // To-one links to an object that no longer exists: the column holds NULL, the link's
+        // target (an encoded `Value.link`) is kept here until the object is created again.
+        "CREATE TABLE IF NOT EXISTS _atoll_links (owner_type TEXT NOT NULL, owner_row INTEGER NOT NULL, prop TEXT NOT NULL, target BLOB NOT NULL, PRIMARY KEY (owner_type, owner_row, prop)) WITHOUT ROWID",
+        "CREATE INDEX IF NOT EXISTS _atoll_links_target ON _atoll_links(target)",
+        // Targets that unresolved links (to-one or in collections) may name: creating one of them
+        // resolves its links. May hold stale entries; never misses one.
+        "CREATE TABLE IF NOT EXISTS _atoll_unresolved (target BLOB PRIMARY KEY) WITHOUT ROWID",
+        // The file's place in the server's history, by key (SyncStateStore).
+        "CREATE TABLE IF NOT EXISTS \(SyncStateStore.stateTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        // An automatic client reset applied and not yet acknowledged (DESIGN.md §4).
+        """
+        CREATE TABLE IF NOT EXISTS \(SyncStateStore.pendingResetTable)
+        (id INTEGER PRIMARY KEY CHECK (id = 1), action TEXT NOT NULL, date REAL NOT NULL, recovered_version INTEGER)
+        """,
+    ] + subscriptionStatements
+
+    /// The flexible-sync subscription tables (SubscriptionStorage). Dates are seconds since 2001
+    /// (`Date`'s own representation, so they read back exactly).
+    static let subscriptionStatements = [
+        """
+        CREATE TABLE IF NOT EXISTS \(SubscriptionStorage.setsTable) (
+            version INTEGER PRIMARY KEY, state TEXT NOT NULL, error TEXT, created_at REAL NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS \(SubscriptionStorage.subscriptionsTable) (
+            set_version INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, name TEXT,
+            object_type TEXT NOT NULL, query TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+            PRIMARY KEY (set_version, position)) WITHOUT ROWID
+        """,
+    ]
+
+    /// Creates the tables of a new file and records its format.
+    static func create(_ connection: Connection) throws {
+        for statement in statements { try connection.execute(statement) }
+        try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
+    }
+
+    /// Brings a file of an older format up to ``format``: the internal tables it lacks, the `link`
+    /// column of object collections, no `_atoll_sync`.
+    static func upgrade(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
+        let current = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'format'") ?? 1
+        guard current < format else { return }
+        for statement in statements { try connection.execute(statement) }
+        for schema in stored {
+            for property in schema.properties where property.type == .object && !property.isSingle {
+                let table = StorageLayout.quote(StorageLayout.collectionTable(schema.name, property))
+                let columns = try connection.fetchAll("SELECT name FROM pragma_table_info('\(StorageLayout.collectionTable(schema.name, property))')")
+                guard !columns.contains(where: { $0.first == .text("link") }) else { continue }
+                try connection.execute("ALTER TABLE \(table) ADD COLUMN link BLOB")
+            }
+        }
+        try connection.execute("DROP TABLE IF EXISTS _atoll_sync")
+        try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
+    }
+}
