@@ -120,7 +120,10 @@ extension ClientResetTests {
             // which would only get the reset again.
             let again = try Realm(configuration: configuration)
             #expect(again.syncSession?.state == .inactive)
-            try await _Concurrency.Task.sleep(nanoseconds: 500_000_000)
+            // The session stays stopped: a download wait fails at once instead of a round trip
+            // to the server, which would have answered with the reset again.
+            await #expect(throws: (any Error).self) { try await again.syncSession!.wait(for: .download) }
+            #expect(again.syncSession?.state == .inactive)
             #expect(resets().count == 1)
         }
     }
