@@ -1,6 +1,7 @@
 @_spi(Testing) import Atoll
 import AtollTesting
 import Foundation
+import Synchronization
 import Testing
 
 // Seed 001 (the reference of `RLMSyncError`): the codes, and what the page says happens with
@@ -98,8 +99,23 @@ import Testing
             var configuration = user.configuration(partitionValue: "Some Partition Value")
             configuration.objectTypes = [QsTask.self]
             let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
-            // Long enough for the first attempts and their retries with backoff.
-            try await _Concurrency.Task.sleep(nanoseconds: 1_500_000_000)
+            // Two more attempts fail, each once the clock passed its backoff; each failure is
+            // through the session's report (where a handler call would be) before the next.
+            let session = try #require(realm.syncSession)
+            for _ in 0..<2 {
+                let failure = Mutex<SyncError?>(nil)
+                let waiting = _Concurrency.Task {
+                    let error = await session.nextConnectionFailureForTesting()
+                    failure.withLock { $0 = error }
+                }
+                // Past the longest backoff on the clock at every poll: the next attempt starts now.
+                _ = await waitUntil(timeout: .seconds(30)) {
+                    server.clock.advance(by: 61)
+                    return failure.withLock { $0 != nil }
+                }
+                waiting.cancel()
+                #expect(failure.withLock { $0?.code } == .connectionFailed)
+            }
             #expect(!errors.all.contains { $0.code == .connectionFailed })
             #expect(realm.syncSession?.connectionState != .connected)
         }

@@ -241,6 +241,12 @@ public final class SyncSession: @unchecked Sendable {
 extension SyncSession {
     /// Throws the session's next connection failure (code 12): what an asynchronous open with
     /// `cancelAsyncOpenOnNonFatalErrors` fails with instead of retrying.
+    /// Tests only: returns at the session's next failed connection attempt, with its error.
+    @_spi(Testing)
+    public func nextConnectionFailureForTesting() async -> SyncError? {
+        do { try await nextConnectionFailure() } catch { return error as? SyncError }
+    }
+
     func nextConnectionFailure() async throws -> Never {
         let box = FailureWaitBox()
         let error: SyncError = await withTaskCancellationHandler {
