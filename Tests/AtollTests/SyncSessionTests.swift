@@ -289,8 +289,19 @@ import Testing
             let session = try #require(realm.syncSession)
             #expect(await waitUntil(timeout: Self.syncTimeout) { session.connectionState == .connected })
             try await server.stop()
-            // Attempts after about 1 s and 2 s more fail; the next waits 3–4 s.
-            try await _Concurrency.Task.sleep(for: .milliseconds(3_500))
+            // Four attempts fail, the clock moved past each delay: the next one waits 12–16 s.
+            for _ in 0..<4 {
+                let failure = Mutex<SyncError?>(nil)
+                let waiting = _Concurrency.Task {
+                    let error = await session.nextConnectionFailureForTesting()
+                    failure.withLock { $0 = error }
+                }
+                #expect(await waitUntil(timeout: Self.syncTimeout) {
+                    server.clock.advance(by: 61)
+                    return failure.withLock { $0 != nil }
+                })
+                waiting.cancel()
+            }
             #expect(session.connectionState != .connected)
             try await server.restart()
             let restarted = ContinuousClock.now
