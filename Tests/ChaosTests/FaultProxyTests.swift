@@ -95,9 +95,14 @@ import Testing
             // a FIN before the 101 is the known issue below).
             proxy.resetsConnections = true
             proxy.isBlackHoled = true
+            let before = proxy.statistics
             proxy.cutAll()
             try realm.write { realm.add(ChaosItem(value: ["origin": "black-holed"])) }
-            try await Task.sleep(for: .milliseconds(1500))
+            // The session reconnected into the black hole and its bytes went nowhere.
+            #expect(await waitUntil(timeout: .seconds(30)) {
+                let now = proxy.statistics
+                return now.connections > before.connections && now.chunksDropped > before.chunksDropped
+            })
             proxy.healAll()
             restartIfStopped(realm)
             session.reconnect()
