@@ -105,19 +105,19 @@ import Testing
         #expect(acked.last == .completeWait(upload))
         #expect(s.unacknowledged.isEmpty && s.uploadProgress.transferredBytes == s.uploadProgress.transferrableBytes)
 
-        let downloaded = s.received(Self.download([4, 5], to: 5))
+        let downloaded = s.received(Self.download([2, 3], to: 3))
         guard case .integrate(let batch) = downloaded.first else { Issue.record("no integrate: \(downloaded)"); return }
-        #expect(batch.changesets.map(\.serverVersion) == [4, 5])
-        #expect(batch.checkpoint == ClientSession.Checkpoint(fileIdent: Self.file, serverVersion: 5, epoch: Self.epoch))
+        #expect(batch.changesets.map(\.serverVersion) == [2, 3])
+        #expect(batch.checkpoint == ClientSession.Checkpoint(fileIdent: Self.file, serverVersion: 3, epoch: Self.epoch))
         // The checkpoint moves once the download is written, not when it arrives.
         #expect(s.checkpoint.serverVersion == 1)
         _ = Self.applied(downloaded, to: &s)
-        #expect(s.checkpoint.serverVersion == 5)
-        #expect(s.savedState.serverVersion == 5)
+        #expect(s.checkpoint.serverVersion == 3)
+        #expect(s.savedState.serverVersion == 3)
 
         let (download, mark) = s.wait(for: .download)
         #expect(mark == [.send(.mark(Mark(session: 1, requestID: 1)))])
-        #expect(s.received(.markAnswer(MarkAnswer(session: 1, epoch: Self.epoch, requestID: 1, serverVersion: 5))) == [.completeWait(download)])
+        #expect(s.received(.markAnswer(MarkAnswer(session: 1, epoch: Self.epoch, requestID: 1, serverVersion: 3))) == [.completeWait(download)])
     }
 
     @Test func uploadWaitCompletesAtOnceWhenNothingIsPending() {
@@ -338,6 +338,24 @@ import Testing
         #expect(actions.contains(.send(.unbind(1))))
         #expect(actions.contains { if case .failWait(wait, _) = $0 { true } else { false } })
         guard case .failed = s.state else { Issue.record("\(s.state)"); return }
+    }
+
+    /// A partition's history comes whole: a download that skips versions (or whose progress runs
+    /// past its last changeset) is a protocol violation, not a checkpoint the file would claim.
+    @Test func aDownloadWithMissingVersionsIsAProtocolViolation() {
+        var gap = Self.activeSession()
+        #expect(errors(gap.received(Self.download([1, 3], to: 3))).map(\.code) == [.clientSessionError])
+        var late = Self.activeSession()
+        _ = late.received(Self.download([1], to: 1))
+        #expect(errors(late.received(Self.download([3], to: 3))).map(\.code) == [.clientSessionError])
+        var ahead = Self.activeSession()
+        #expect(errors(ahead.received(Self.download([1], to: 2))).map(\.code) == [.clientSessionError])
+        // A new file's download of a compacted history starts with the server's snapshot.
+        var fresh = Self.activeSession()
+        let snapshot = DownloadChangeset(serverVersion: 40, originFileIdent: 0, originTimestamp: 0, lastClientVersion: 0,
+                                         changeset: Changeset(version: 0, timestamp: 0, fileIdent: 0, instructions: []))
+        let actions = fresh.received(Self.download([snapshot, ProtocolFixtures.serverChangeset(41)], to: 41))
+        #expect(errors(actions).isEmpty && actions.contains { if case .integrate = $0 { true } else { false } })
     }
 
     @Test func bootstrapsAreIntegratedWhole() {

@@ -94,9 +94,17 @@ extension ClientSession {
             guard c.serverVersion > last || (isViewChange && c.serverVersion == last) else {
                 return protocolViolation("download of server version \(c.serverVersion) after version \(last)")
             }
+            // A partition's history arrives whole: every version once, in order (a compacted
+            // history starts a new file with its snapshot at the version it covers). A gap would
+            // leave the file claiming versions it never integrated.
+            let startsCompactedHistory = last == 0 && c.originFileIdent == 0
+            guard target == .flexible || c.serverVersion == last &+ 1 || startsCompactedHistory else {
+                return protocolViolation("download of server version \(c.serverVersion) after version \(last): versions are missing")
+            }
             last = c.serverVersion
         }
-        guard progress.serverVersion >= last, progress.latestServerVersion >= progress.serverVersion else {
+        let jumps = target != .flexible && !download.changesets.isEmpty && progress.serverVersion != last
+        guard progress.serverVersion >= last, progress.latestServerVersion >= progress.serverVersion, !jumps else {
             return protocolViolation("download up to server version \(last) with progress at \(progress.serverVersion) of \(progress.latestServerVersion)")
         }
         partialBatch += download.changesets
