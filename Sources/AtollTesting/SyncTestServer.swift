@@ -72,6 +72,15 @@ public final class SyncTestServer: Sendable {
         return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
     }
 
+    /// Starts a server with a whole configuration (its data directory included, removed by
+    /// ``tearDown()``), reading `clock`.
+    public static func start(configuration: ServerConfiguration, appId: String = "test-app",
+                             clock: ManualClock = ManualClock()) async throws -> SyncTestServer {
+        let folder = try TemporaryFolder(existing: URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true))
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.wall).start()
+        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
+    }
+
     /// An app as seen from one device: its own folder for users and realms.
     public func app(device: String = "device", id: String? = nil) -> App {
         // The devices read the server's clock: a test that moves it moves theirs (token expiry,

@@ -22,6 +22,12 @@ public struct TemporaryFolder: Sendable {
         Realm.Configuration(fileURL: url.appendingPathComponent(name), objectTypes: objectTypes)
     }
 
+    /// A folder made elsewhere that this value removes (a server's data directory, say).
+    public init(existing url: URL) throws {
+        self.url = url
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
     public func remove() {
         try? FileManager.default.removeItem(at: url)
     }

@@ -51,7 +51,7 @@ struct ServerLifecycleTests {
         _ = try await first.http.register(email: "elrond@rivendell.example", password: "council")
         let session = try await first.http.emailLogin(email: "elrond@rivendell.example", password: "council")
             .decode(HTTP.Login.self)
-        let secretFile = first.folder.appendingPathComponent("token-secret")
+        let secretFile = first.dataFolder.appendingPathComponent("token-secret")
         let secret = try String(contentsOf: secretFile, encoding: .utf8)
         #expect(secret.trimmingCharacters(in: .whitespacesAndNewlines).utf8.count >= 32)
 

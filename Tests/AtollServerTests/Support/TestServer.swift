@@ -1,23 +1,12 @@
 import AtollServer
 import AtollTesting
 import Foundation
-import Logging
 
-/// A real `AtollServer` on 127.0.0.1 with a free port and a temporary data folder.
-struct TestServer {
-    let configuration: ServerConfiguration
-    let running: RunningAtollServer
-    let http: HTTP
+/// The server tests' server is AtollTesting's: a real `AtollServer` on 127.0.0.1 with a free port
+/// and a temporary data folder; these tests add the raw HTTP client they speak to it with.
+typealias TestServer = SyncTestServer
 
-    var folder: URL { URL(fileURLWithPath: configuration.dataDirectory) }
-    var auth: AuthService { running.auth }
-
-    static let logger: Logger = {
-        var logger = Logger(label: "atoll-server-tests")
-        logger.logLevel = .error
-        return logger
-    }()
-
+extension SyncTestServer {
     /// A test configuration: loopback, port 0, a new temporary folder, the fewest PBKDF2 rounds allowed.
     static func configuration(_ configure: (inout ServerConfiguration) -> Void = { _ in }) -> ServerConfiguration {
         let folder = FileManager.default.temporaryDirectory
@@ -30,15 +19,20 @@ struct TestServer {
         return configuration
     }
 
-    static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil) async throws -> TestServer {
-        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock?.wall ?? .system).start()
-        return TestServer(configuration: configuration, running: running, http: HTTP(baseURL: running.baseURL))
+    static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil) async throws -> SyncTestServer {
+        try await start(configuration: configuration, clock: clock ?? ManualClock())
     }
 
-    /// Stops the server and starts a new one on the same data folder (on a new port).
-    func restarted() async throws -> TestServer {
-        try await running.shutdown()
-        return try await Self.start(configuration)
+    var running: RunningAtollServer { server }
+    var http: HTTP { HTTP(baseURL: server.baseURL) }
+    var auth: AuthService { server.auth }
+    /// The server's data folder.
+    var dataFolder: URL { URL(fileURLWithPath: configuration.dataDirectory) }
+
+    /// Stops the server and starts it again on the same data folder and port.
+    func restarted() async throws -> SyncTestServer {
+        try await restart()
+        return self
     }
 }
 
@@ -48,13 +42,12 @@ func withServer(
     clock: ManualClock? = nil,
     _ body: (TestServer) async throws -> Void
 ) async throws {
-    defer { try? FileManager.default.removeItem(atPath: configuration.dataDirectory) }
     let server = try await TestServer.start(configuration, clock: clock)
     do {
         try await body(server)
     } catch {
-        try? await server.running.shutdown()
+        try? await server.tearDown()
         throw error
     }
-    try await server.running.shutdown()
+    try await server.tearDown()
 }
