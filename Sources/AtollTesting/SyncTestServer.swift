@@ -1,5 +1,6 @@
 @_spi(Testing) import Atoll
 import AtollAdminClient
+import AtollCore
 import AtollServer
 import Foundation
 import Logging
@@ -48,17 +49,24 @@ public final class SyncTestServer: Sendable {
         return logger
     }()
 
-    private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, clock: ManualClock, running: RunningAtollServer) {
+    /// What the server and the devices read: ``clock``, or the system's for `realTime`.
+    private let wall: WallClock
+
+    private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, clock: ManualClock, wall: WallClock? = nil,
+                 running: RunningAtollServer) {
         self.appId = appId
         self.clock = clock
+        self.wall = wall ?? clock.wall
         self.configuration = configuration
         self.folder = folder
         self.running = Mutex(running)
         baseURL = running.baseURL.absoluteString
     }
 
-    /// Starts a server; `configure` adjusts its configuration (apps, providers, lifetimes).
-    public static func start(appId: String = "test-app",
+    /// Starts a server; `configure` adjusts its configuration (apps, providers, lifetimes). With
+    /// `realTime` the server and its devices read the system's clock, as in production (a
+    /// benchmark's figures), and ``clock`` moves nothing.
+    public static func start(appId: String = "test-app", realTime: Bool = false,
                              _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in }) async throws -> SyncTestServer {
         let folder = try TemporaryFolder("atoll-sync-test")
         var configuration = ServerConfiguration(
@@ -68,8 +76,9 @@ public final class SyncTestServer: Sendable {
         configuration.durability = .normal
         configure(&configuration)
         let clock = ManualClock()
-        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.wall).start()
-        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
+        let wall = realTime ? WallClock.system : clock.wall
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: wall).start()
+        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, wall: wall, running: running)
     }
 
     /// Starts a server with a whole configuration (its data directory included, removed by
@@ -85,7 +94,7 @@ public final class SyncTestServer: Sendable {
     public func app(device: String = "device", id: String? = nil) -> App {
         // The devices read the server's clock: a test that moves it moves theirs (token expiry,
         // reconnect delays, timeouts) too.
-        let app = App(id: id ?? appId, configuration: appConfiguration(device: device), clock: clock.wall)
+        let app = App(id: id ?? appId, configuration: appConfiguration(device: device), clock: wall)
         apps.withLock { $0.append(app) }
         return app
     }
@@ -146,7 +155,7 @@ public final class SyncTestServer: Sendable {
             let files = try TestCertificate.write(to: folder.url.appendingPathComponent("tls", isDirectory: true))
             configuration.tls = .init(certificateChainPath: files.certificatePath, privateKeyPath: files.privateKeyPath)
         }
-        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: clock.wall).start()
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall).start()
         running.withLock { $0 = restarted }
     }
 

@@ -17,7 +17,7 @@ struct BootstrapBenchmark {
         let rows = TaskRow.generate(objects, seed: 5)
         let baseline = try rawInsert(rows)
 
-        let server = try await SyncTestServer.start()
+        let server = try await SyncTestServer.start(realTime: true)
         let loader = try await BenchDevice.login(server, device: "loader", connectTimeout: 600)
         try await loader.open("w5", .always)
         let load = try await measureAsync {

@@ -16,7 +16,7 @@ struct LatencyBenchmark {
     let warmup = 20
 
     func run() async throws {
-        let server = try await SyncTestServer.start()
+        let server = try await SyncTestServer.start(realTime: true)
         let idleDevices = IdleDevices()
         try await concurrently(idle, width: 16) { i in
             let device = try await BenchDevice.login(server, device: "idle-\(i)")

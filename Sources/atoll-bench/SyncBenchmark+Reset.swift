@@ -21,7 +21,7 @@ struct ResetBenchmark {
         let deleted = rows.suffix(changes - created.count - updated.count)
         let baseline = try rawBaseline(rows, created: created, updated: Array(updated), deleted: Array(deleted))
 
-        let server = try await SyncTestServer.start()
+        let server = try await SyncTestServer.start(realTime: true)
         let admin = AdminClient(server: server.server.baseURL, key: server.server.adminKey)
         var appConfiguration = server.appConfiguration(device: "w6")
         appConfiguration.syncConnectTimeout = 120
