@@ -63,3 +63,18 @@ extension SessionEngine {
         waits.removeValue(forKey: id)?.resume(throwing: CancellationError())
     }
 }
+
+/// Carries a wait's id from the actor to the cancellation handler.
+final class WaitBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _id: ClientSession.WaitID?
+    private var _cancelled = false
+    var id: ClientSession.WaitID? {
+        get { lock.withLock { _id } }
+        set { lock.withLock { _id = newValue } }
+    }
+    var isCancelled: Bool {
+        get { lock.withLock { _cancelled } }
+        set { lock.withLock { _cancelled = newValue } }
+    }
+}

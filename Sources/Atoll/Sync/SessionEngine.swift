@@ -175,17 +175,6 @@ actor SessionEngine {
 
     // MARK: Reporting
 
-    /// What the state machine holds, in one line (tests print it when a wait times out).
-    func diagnosticDescription() async -> String {
-        guard let session else { return "no session (stopped: \(isStopped.load(ordering: .acquiring)))" }
-        let connection = await connection.status
-        return "\(session.state), connection \(connection), file \(session.checkpoint.fileIdent.ident) at server version "
-            + "\(session.checkpoint.serverVersion) (merger \(session.merger.serverVersion)), acknowledged "
-            + "\(session.acknowledgedClientVersion), queued \(session.queuedClientVersion), uploaded on this bind "
-            + "\(session.uploadedOnBind), pending \(session.merger.pending.map(\.version))"
-    }
-
-
     func report(_ error: SyncError) {
         // Connection failures are retried with backoff: logged, not alarming.
         guard error.code != .connectionFailed else {
@@ -222,40 +211,5 @@ actor SessionEngine {
 extension SyncSession.Progress {
     init(_ progress: ClientSession.TransferProgress) {
         self.init(transferredBytes: Int(clamping: progress.transferredBytes), transferrableBytes: Int(clamping: progress.transferrableBytes))
-    }
-}
-
-/// Carries a wait's id from the actor to the cancellation handler.
-final class WaitBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _id: ClientSession.WaitID?
-    private var _cancelled = false
-    var id: ClientSession.WaitID? {
-        get { lock.withLock { _id } }
-        set { lock.withLock { _id = newValue } }
-    }
-    var isCancelled: Bool {
-        get { lock.withLock { _cancelled } }
-        set { lock.withLock { _cancelled = newValue } }
-    }
-}
-
-extension SyncSession {
-    /// Tests only: what the session's state machine holds, in one line, for a failure message.
-    @_spi(Testing)
-    public func diagnosticDescription() async -> String { await engine.diagnosticDescription() }
-
-    /// Tests only: runs `hook` once a client reset of that realm downloaded its fresh copy, before
-    /// it changes the file (to commit writes that race the reset).
-    @_spi(Testing)
-    public static func whenFreshCopyDownloaded(for configuration: Realm.Configuration, _ hook: (@Sendable () -> Void)?) {
-        SessionEngine.freshCopyHooks.withLock { $0[configuration.storageKey] = hook }
-    }
-
-    /// Tests only: makes the next download writes of the realm configured by `configuration` fail
-    /// with `fault`'s error (nil removes it), as a full disk or an I/O error would.
-    @_spi(Testing)
-    public static func injectDownloadWriteFault(for configuration: Realm.Configuration, _ fault: (@Sendable () throws -> Void)?) {
-        SessionEngine.downloadWriteFaults.withLock { $0[configuration.storageKey] = fault }
     }
 }
