@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// A wall clock a test moves: the real time plus an offset that ``advance(by:)`` grows. A server
 /// started with ``server`` reads it, and its timers (token expiry, compaction) wake as soon as an
@@ -19,7 +18,21 @@ public final class ManualClock: Sendable {
         var nextWaiter: UInt64 = 0
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
-    private let state = Mutex(State())
+    // NSLock, not Synchronization's Mutex: under the full suite's load the futex-based Mutex
+    // trapped ("Unknown error occurred while attempting to acquire a Mutex") in advance(by:).
+    private let lock = NSLock()
+    nonisolated(unsafe) private var _state = State()
+    private var state: Locked { Locked(clock: self) }
+
+    /// `state.withLock { … }` over the NSLock.
+    private struct Locked {
+        let clock: ManualClock
+        func withLock<T>(_ body: (inout State) -> T) -> T {
+            clock.lock.lock()
+            defer { clock.lock.unlock() }
+            return body(&clock._state)
+        }
+    }
 
     public init() {}
 
