@@ -33,6 +33,7 @@ extension SyncCoordinator {
         do {
             return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: early, start: start)
         } catch is RebaseAgain {
+            rebasedAgain += 1
             return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: nil, start: start)
         }
     }

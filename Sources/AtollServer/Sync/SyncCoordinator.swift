@@ -88,6 +88,8 @@ public actor SyncCoordinator {
     var afterEarlyRebase: (@Sendable () async -> Void)?
 
     func setAfterEarlyRebase(_ hook: (@Sendable () async -> Void)?) { afterEarlyRebase = hook }
+    /// Uploads whose early rebase no longer fitted the history found under the lock (rebased again).
+    var rebasedAgain = 0
 
     var materialized: [Int64: MaterializedRealm] = [:]
 
