@@ -1,6 +1,5 @@
 import AtollCore
 @testable import AtollServer
-import AtollTesting
 import Foundation
 import Testing
 
@@ -152,60 +151,6 @@ import Testing
         await closed.enter(5)
         closed.close()
         await closed.enter(5)
-    }
-
-    /// A client that stops reading fills its socket, and the server's next write to it waits for
-    /// good: past `writeTimeoutSeconds` (on the server's clock) the connection is closed, the other
-    /// client carries on, and the stalled one resumes from its last version on a new connection.
-    @Test(.timeLimit(.minutes(2))) func aClientThatStopsReadingIsDisconnectedAndResumesLater() async throws {
-        let clock = ManualClock()
-        let configuration = TestServer.configuration { $0.limits.writeTimeoutSeconds = 30 }
-        try await withServer(configuration, clock: clock) { server in
-            let token = try await SyncFixtures.accessToken(server)
-            let stalled = try await SyncTestClient.connect(to: server)
-            _ = try await stalled.hello()
-            let ident = try #require(try await stalled.bind(1, partition: .string("home"), token: token).identAnswer)
-            await stalled.stopReading()
-
-            let writer = try await SyncTestClient.connect(to: server)
-            _ = try await writer.hello()
-            _ = try #require(try await writer.bind(1, partition: .string("home"), token: token).identAnswer)
-            // 6 MiB of downloads for the stalled client: more than the socket buffers hold.
-            let big = String(repeating: "x", count: 1 << 18)
-            var version: Int64 = 0
-            for n in 1...24 {
-                let changeset = n == 1
-                    ? SyncFixtures.createTask("t", title: big, version: 1)
-                    : SyncFixtures.changeset(Int64(n), [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string(big + "\(n)"))])
-                writer.send(.upload(Upload(session: 1, changesets: [UploadChangeset(changeset, lastServerVersion: version)])))
-                version = try await writer.next { $0.uploadAck }.serverVersion
-            }
-            #expect(version == 24, "the writer is not held up by the stalled client")
-            // The server's write to the stalled client waits; past the timeout the connection goes.
-            let closed = await waitUntil(timeout: .seconds(60)) {
-                clock.advance(by: 10)
-                return server.running.metrics.exposition().contains("atoll_limit_refusals_total{limit=\"writeTimeoutSeconds\"} 1")
-            }
-            #expect(closed, "no connection was closed for a stalled write")
-            var left = false
-            for _ in 0..<500 where !left {
-                left = await server.running.coordinator.sessions(appID: "tasks").count == 1
-                if !left { try await Task.sleep(for: .milliseconds(10)) }
-            }
-            #expect(left, "the stalled session left")
-
-            // Back on a new connection, it resumes from what it had and gets everything.
-            let back = try await SyncTestClient.connect(to: server)
-            _ = try await back.hello()
-            let again = try #require(try await back.bind(
-                1, partition: .string("home"), token: token, file: ident.fileIdent, serverVersion: 0, epoch: ident.epoch).identAnswer)
-            #expect(again.latestServerVersion == 24)
-            #expect(try await back.downloads(1, through: 24).count == 24)
-            await back.close()
-            await writer.close()
-            await stalled.resumeReading()
-            await stalled.close()
-        }
     }
 
     @Test func theOutboundBacklogOverflowsOnceAndStaysOverflowed() {

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// Bytes of frames a connection received but has not handled yet. The task reading the socket
@@ -88,14 +87,4 @@ final class OutboundBacklog: Sendable {
     func handled() { state.withLock { $0.queued -= 1 } }
 
     var hasOverflowed: Bool { state.withLock { $0.overflowed } }
-}
-
-/// When the frame being written to a client started (nil when none is): what the write watchdog
-/// of a connection looks at.
-final class PendingWrite: Sendable {
-    private let state = Mutex<Date?>(nil)
-
-    var started: Date? { state.withLock { $0 } }
-    func begin(at date: Date) { state.withLock { $0 = date } }
-    func end() { state.withLock { $0 = nil } }
 }

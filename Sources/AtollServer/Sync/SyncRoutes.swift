@@ -1,4 +1,3 @@
-import Foundation
 import AtollCore
 import Hummingbird
 import HummingbirdWebSocket
@@ -54,13 +53,7 @@ struct SyncRoutes: Sendable {
     func serve(appID: String, address: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
         let app = try await auth.app(appID)
         let id = await coordinator.newConnectionID()
-        let clock = coordinator.clock
-        let pending = PendingWrite()
-        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in
-            pending.begin(at: clock.now())
-            defer { pending.end() }
-            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
-        }
+        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
         guard admission.open(connection: id, address: address) else {
             metrics.countRefusal(limit: "connectionsPerAddress")
             logger.notice("sync connection refused: too many from its address", metadata: ["address": "\(address)"])
@@ -74,10 +67,12 @@ struct SyncRoutes: Sendable {
         defer { admission.close(connection: id, address: address) }
         let (events, continuation) = AsyncStream<SyncConnection.Event>.makeStream()
         let gate = InboundGate(budget: admission.limits.inboundBufferBytes)
+        let connection = SyncConnection(
+            id: id, appID: appID, app: app, coordinator: coordinator, auth: auth,
+            metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, events: continuation,
+            writeFrame: writeFrame)
         let maxMessage = limits.maxIncomingFrameBytes
-        let writeTimeout = TimeInterval(admission.limits.writeTimeoutSeconds)
-        enum Ended { case reader, connection, stalledWrite }
-        await withTaskGroup(of: Ended.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
                     for try await message in inbound.messages(maxSize: maxMessage) {
@@ -91,32 +86,8 @@ struct SyncRoutes: Sendable {
                     }
                 } catch {}
                 continuation.finish()
-                return .reader
             }
-            group.addTask { [coordinator, auth, metrics, logger, limits, admission] in
-                // Made on the task that runs it: a connection handles its events on one task.
-                let connection = SyncConnection(
-                    id: id, appID: appID, app: app, coordinator: coordinator, auth: auth,
-                    metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, events: continuation,
-                    writeFrame: writeFrame)
-                await connection.run(events)
-                return .connection
-            }
-            // A client that stopped reading leaves a write pending for good (its socket is full): the
-            // connection would wait in it forever. Past the timeout the connection is cancelled.
-            group.addTask { [metrics, logger] in
-                while !Task.isCancelled {
-                    try? await clock.sleep(for: writeTimeout / 4)
-                    if let started = pending.started, clock.now().timeIntervalSince(started) >= writeTimeout {
-                        metrics.countRefusal(limit: "writeTimeoutSeconds")
-                        logger.notice("sync connection closed: the client took no data for \(Int(writeTimeout)) s", metadata: ["connection": "\(id)"])
-                        return .stalledWrite
-                    }
-                }
-                return .stalledWrite
-            }
-            // The connection handles what the reader queued before it ended; a stalled write ends it.
-            while let ended = await group.next(), ended == .reader {}
+            await connection.run(events)
             continuation.finish()
             gate.close()
             group.cancelAll()

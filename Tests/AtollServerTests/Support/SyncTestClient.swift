@@ -91,7 +91,6 @@ final class SyncTestClient: Sendable {
                                     incoming = .unreadable(error)
                                 }
                                 if let incoming { await mailbox.push(incoming) }
-                                await mailbox.waitWhilePaused()
                             }
                         }
                         try await group.next()
@@ -124,13 +123,6 @@ final class SyncTestClient: Sendable {
     }
 
     /// Closes the WebSocket and waits (bounded) until it is closed.
-    /// Stops reading the socket (after at most one more message), as a client that hangs does:
-    /// what the server sends piles up in the socket buffers.
-    func stopReading() async { await mailbox.pause() }
-
-    /// Reads again after ``stopReading()``.
-    func resumeReading() async { await mailbox.resume() }
-
     func close() async {
         outgoing.yield(.close)
         outgoing.finish()
@@ -237,16 +229,7 @@ private actor Mailbox {
     private var failure: (any Error)?
     private var isClosed = false
 
-    private var isPaused = false
-
     func connected() { isConnected = true }
-    func pause() { isPaused = true }
-    func resume() { isPaused = false }
-
-    /// Returns once reading may go on: never after ``pause()`` (until the task is cancelled).
-    func waitWhilePaused() async {
-        while isPaused, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
-    }
     func failed(_ error: any Error) { failure = error }
 
     func push(_ item: SyncTestClient.Incoming) {
