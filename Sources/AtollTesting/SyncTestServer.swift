@@ -217,3 +217,22 @@ public func forceClientReset(_ server: SyncTestServer, session: SyncSession, whi
     }
     return done()
 }
+
+extension SyncTestServer {
+    /// The next failed connection attempt of `session`, moving ``clock`` past the longest reconnect
+    /// delay at every poll so the attempt starts at once; nil when none failed within `timeout`.
+    @MainActor
+    public func nextConnectionFailure(of session: SyncSession, timeout: Duration = .seconds(30)) async -> SyncError? {
+        let failure = Mutex<SyncError?>(nil)
+        let waiting = Task {
+            let error = await session.nextConnectionFailureForTesting()
+            failure.withLock { $0 = error }
+        }
+        defer { waiting.cancel() }
+        _ = await waitUntil(timeout: timeout) {
+            clock.advance(by: 61)
+            return failure.withLock { $0 != nil }
+        }
+        return failure.withLock { $0 }
+    }
+}

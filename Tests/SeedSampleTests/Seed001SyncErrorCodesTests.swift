@@ -103,18 +103,7 @@ import Testing
             // through the session's report (where a handler call would be) before the next.
             let session = try #require(realm.syncSession)
             for _ in 0..<2 {
-                let failure = Mutex<SyncError?>(nil)
-                let waiting = _Concurrency.Task {
-                    let error = await session.nextConnectionFailureForTesting()
-                    failure.withLock { $0 = error }
-                }
-                // Past the longest backoff on the clock at every poll: the next attempt starts now.
-                _ = await waitUntil(timeout: .seconds(30)) {
-                    server.clock.advance(by: 61)
-                    return failure.withLock { $0 != nil }
-                }
-                waiting.cancel()
-                #expect(failure.withLock { $0?.code } == .connectionFailed)
+                #expect(await server.nextConnectionFailure(of: session)?.code == .connectionFailed)
             }
             #expect(!errors.all.contains { $0.code == .connectionFailed })
             #expect(realm.syncSession?.connectionState != .connected)

@@ -15,8 +15,10 @@ extension ClientSession {
             changeset.timestamp = download.originTimestamp
             return HistoryEntry(serverVersion: download.serverVersion, changeset: changeset)
         }
+        let before = merger.pending
         let toApply = merger.receive(entries)
-        pendingGeneration &+= 1
+        // Saved again only when it changed (raced commits bumped it already).
+        if merger.pending != before { pendingGeneration &+= 1 }
         checkpoint.serverVersion = max(merger.serverVersion, batch.checkpoint.serverVersion)
         checkpoint.epoch = batch.checkpoint.epoch
         checkpoint.querySetVersion = max(checkpoint.querySetVersion, batch.checkpoint.querySetVersion)
