@@ -27,7 +27,7 @@ import Testing
     /// Whether session 1 still answers a mark.
     static func isAlive(_ client: SyncTestClient, request: UInt64) async throws -> Bool {
         client.send(.mark(Mark(session: 1, requestID: request)))
-        return try await client.next(timeout: .seconds(10)) { message -> Bool? in
+        return try await client.next(timeout: .seconds(60)) { message -> Bool? in
             if let answer = message.markAnswer, answer.requestID == request { return true }
             if message.errorMessage != nil { return false }
             return nil
