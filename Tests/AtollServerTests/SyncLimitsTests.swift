@@ -1,5 +1,6 @@
 import AtollCore
 @testable import AtollServer
+import AtollTesting
 import Foundation
 import Testing
 
@@ -151,6 +152,67 @@ import Testing
         await closed.enter(5)
         closed.close()
         await closed.enter(5)
+    }
+
+    /// A client that stops reading fills its socket, and the server's next write to it waits for
+    /// good: past `writeTimeoutSeconds` (on the server's clock) the connection is closed, the other
+    /// client carries on, and the stalled one resumes from its last version on a new connection.
+    @Test(.timeLimit(.minutes(2))) func aClientThatStopsReadingIsDisconnectedAndResumesLater() async throws {
+        let clock = ManualClock()
+        let configuration = TestServer.configuration { $0.limits.writeTimeoutSeconds = 30 }
+        try await withServer(configuration, clock: clock) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let stalled = try await SyncTestClient.connect(to: server)
+            _ = try await stalled.hello()
+            let ident = try #require(try await stalled.bind(1, partition: .string("home"), token: token).identAnswer)
+            await stalled.stopReading()
+
+            let writer = try await SyncTestClient.connect(to: server)
+            _ = try await writer.hello()
+            _ = try #require(try await writer.bind(1, partition: .string("home"), token: token).identAnswer)
+            // Downloads for the stalled client, 256 KiB each, until its socket buffers are full and
+            // a write to it has waited past the timeout (the clock moves 10 s per upload). The
+            // writer is never held up meanwhile.
+            let big = String(repeating: "x", count: 1 << 18)
+            let refused = "atoll_limit_refusals_total{limit=\"writeTimeoutSeconds\"} 1"
+            var version: Int64 = 0
+            while version < 400, !server.running.metrics.exposition().contains(refused) {
+                let n = version + 1
+                let changeset = n == 1
+                    ? SyncFixtures.createTask("t", title: big, version: 1)
+                    : SyncFixtures.changeset(n, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string(big + "\(n)"))])
+                writer.send(.upload(Upload(session: 1, changesets: [UploadChangeset(changeset, lastServerVersion: version)])))
+                version = try await writer.next { $0.uploadAck }.serverVersion
+                #expect(version == n)
+                clock.advance(by: 10)
+            }
+            // The last uploads may still be on their way to the stalled client's socket.
+            let closed = await waitUntil(timeout: .seconds(60)) {
+                clock.advance(by: 10)
+                return server.running.metrics.exposition().contains(refused)
+            }
+            #expect(closed, "no connection was closed for a stalled write")
+            // Closing its socket failed the pending write: the connection ends and its session leaves.
+            var left = false
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !left, ContinuousClock.now < deadline {
+                left = await server.running.coordinator.sessions(appID: "tasks").count == 1
+                if !left { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(left, "the stalled session left")
+
+            // Back on a new connection, it resumes from what it had and gets everything.
+            let back = try await SyncTestClient.connect(to: server)
+            _ = try await back.hello()
+            let again = try #require(try await back.bind(
+                1, partition: .string("home"), token: token, file: ident.fileIdent, serverVersion: 0, epoch: ident.epoch).identAnswer)
+            #expect(again.latestServerVersion == version)
+            #expect(try await back.downloads(1, through: version).count == Int(version))
+            await back.close()
+            await writer.close()
+            await stalled.resumeReading()
+            await stalled.close()
+        }
     }
 
     @Test func theOutboundBacklogOverflowsOnceAndStaysOverflowed() {

@@ -110,7 +110,8 @@ final class AppCore: @unchecked Sendable {
         self.clock = clock
         http = HTTPClient(configuration: configuration)
         syncClient = SyncClient(
-            baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates, clock: clock)
+            baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates,
+            timeouts: (configuration.syncTimeouts ?? SyncTimeoutOptions()).snapshot, clock: clock)
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))

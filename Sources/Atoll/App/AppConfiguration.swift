@@ -29,6 +29,10 @@ public struct AppConfiguration: Sendable, Equatable {
     /// configuration.trustedRootCertificates = [try String(contentsOfFile: "ca.pem", encoding: .utf8)]
     /// ```
     public var trustedRootCertificates: [String] = []
+    /// Timeouts and intervals of the sync connection; `nil` means ``SyncTimeoutOptions``' defaults.
+    public var syncTimeouts: SyncTimeoutOptions?
+    /// Kept for source compatibility: an app always shares one sync connection among its realms.
+    public var enableSessionMultiplexing = true
 
     public static let defaultBaseURL = "http://localhost:9090"
 
@@ -39,6 +43,16 @@ public struct AppConfiguration: Sendable, Equatable {
         self.localAppVersion = localAppVersion
         self.defaultRequestTimeoutMS = defaultRequestTimeoutMS
         self.rootDirectory = rootDirectory
+    }
+
+    /// An app configuration with the given values; `nil` keeps a value's default.
+    @_disfavoredOverload  // `AppConfiguration(baseURL: nil)` means the initializer above
+    public init(baseURL: String? = nil, transport: (any Sendable)? = nil, defaultRequestTimeoutMS: UInt? = nil,
+                enableSessionMultiplexing: Bool? = nil, syncTimeouts: SyncTimeoutOptions? = nil) {
+        self.init(baseURL: baseURL, transport: transport)
+        if let defaultRequestTimeoutMS { self.defaultRequestTimeoutMS = defaultRequestTimeoutMS }
+        if let enableSessionMultiplexing { self.enableSessionMultiplexing = enableSessionMultiplexing }
+        self.syncTimeouts = syncTimeouts
     }
 
     var resolvedBaseURL: String {

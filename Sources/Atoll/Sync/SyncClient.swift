@@ -9,8 +9,10 @@ final class SyncClient: @unchecked Sendable {
     private var sessionsByPath: [String: SyncSession] = [:]
     private var nextSessionID: UInt64 = 1
 
-    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], clock: WallClock = .system) {
-        connection = SyncConnection(baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates, clock: clock)
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], timeouts: SyncTimeouts = SyncTimeouts(),
+         clock: WallClock = .system) {
+        connection = SyncConnection(
+            baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates, timeouts: timeouts, clock: clock)
     }
 
     /// The session of a synced realm's file, made and started on first use.

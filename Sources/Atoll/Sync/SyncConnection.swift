@@ -19,22 +19,31 @@ actor SyncConnection {
     private var task: _Concurrency.Task<Void, Never>?
     private var sessions: [SessionID: SessionEngine] = [:]
     private var framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
-    /// Frames waiting to be written, in order, and whether a send is writing them.
+    /// Frames waiting to be written, in order, and the attempt whose connection a send is writing
+    /// them to (a write stuck on a dead connection must not hold up the next one's).
     private var outbound: [[UInt8]] = []
-    private var isFlushing = false
+    private var flushing: UInt64?
     static let maxFrameBytes = 256 * 1024
-    /// How long connecting and the WebSocket upgrade may take together. A server (or a middlebox)
-    /// that closes the socket before answering the upgrade leaves the WebSocket client waiting
-    /// forever; past this the attempt counts as failed and the sessions retry.
-    static let openTimeout: Duration = .seconds(15)
+    /// The connect timeout (connecting and the WebSocket upgrade together: a server or a
+    /// middlebox that closes the socket before answering the upgrade leaves the WebSocket client
+    /// waiting forever, so past it the attempt counts as failed and the sessions retry) and the
+    /// keep-alive's ping interval and pong timeout.
+    private let timeouts: SyncTimeouts
+    /// Pings on the open connection. A connection that stopped carrying data (a peer gone without
+    /// a word, a black hole in the network) is dropped when no pong comes in time; a message lost
+    /// on the way shows when the server sees the next ping's message id.
+    private var keepAlive = ConnectionKeepAlive()
+    private var keepAliveTask: _Concurrency.Task<Void, Never>?
     /// Counts attempts to open: what a stale attempt reports once a newer one started is ignored.
     private var attempt: UInt64 = 0
 
     /// What the open timeout is measured on.
     private let clock: WallClock
 
-    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], clock: WallClock = .system) {
+    init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], timeouts: SyncTimeouts = SyncTimeouts(),
+         clock: WallClock = .system) {
         self.trustedRootCertificates = trustedRootCertificates
+        self.timeouts = timeouts
         self.clock = clock
         var ws = baseURL
         if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
@@ -66,7 +75,7 @@ actor SyncConnection {
             closed(failure: ConnectionFailure(code: .tlsHandshakeFailed, message: (error as? SyncError)?.message ?? "\(error)", underlying: error), attempt: attempt)
             return
         }
-        let openTimeout = Self.openTimeout
+        let openTimeout = TimeInterval(timeouts.connectMilliseconds) / 1000
         let clock = clock
         task = _Concurrency.Task { [weak self] in
             var configuration = WebSocketClientConfiguration()
@@ -74,10 +83,10 @@ actor SyncConnection {
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
             let watchdog = _Concurrency.Task { [weak self] in
-                try? await clock.sleep(for: TimeInterval(openTimeout.components.seconds))
+                try? await clock.sleep(for: openTimeout)
                 guard !_Concurrency.Task.isCancelled, !opened.isSet else { return }
                 await self?.closed(failure: ConnectionFailure(
-                    code: .connectionFailed, message: "connecting to \(url) timed out after \(openTimeout) (no WebSocket upgrade answer)",
+                    code: .connectionFailed, message: "connecting to \(url) timed out after \(openTimeout) s (no WebSocket upgrade answer)",
                     underlying: nil), attempt: attempt)
             }
             defer { watchdog.cancel() }
@@ -125,6 +134,7 @@ actor SyncConnection {
 
     func close() {
         task?.cancel()
+        keepAliveTask?.cancel()
         if let writer { _Concurrency.Task { try? await writer.close(.normalClosure, reason: nil) } }
     }
 
@@ -136,9 +146,44 @@ actor SyncConnection {
         self.writer = writer
         status = .open
         await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
+        startKeepAlive(attempt: attempt)
         notifyOpened()
         return true
     }
+
+    /// Pings from now on, the first at once (it measures the round trip).
+    private func startKeepAlive(attempt: UInt64) {
+        keepAlive = ConnectionKeepAlive(
+            intervalMilliseconds: timeouts.pingIntervalMilliseconds, timeoutMilliseconds: timeouts.pongTimeoutMilliseconds)
+        keepAliveTask?.cancel()
+        let clock = clock
+        keepAliveTask = _Concurrency.Task { [weak self] in
+            while !_Concurrency.Task.isCancelled {
+                guard let deadline = await self?.keepAliveTick(attempt: attempt) else { return }
+                do { try await clock.sleep(Date(timeIntervalSince1970: TimeInterval(deadline) / 1000)) } catch { return }
+            }
+        }
+    }
+
+    /// Sends the ping that is due or drops a connection whose pong is late; returns when to look
+    /// again (milliseconds since 1970), nil once attempt `attempt`'s connection is gone.
+    private func keepAliveTick(attempt: UInt64) async -> Int64? {
+        guard attempt == self.attempt, status == .open else { return nil }
+        let now = Self.milliseconds(clock.now())
+        switch keepAlive.tick(now: now) {
+        case .idle: break
+        case .sendPing(let ping): await send(.ping(ping))
+        case .timedOut:
+            let seconds = Double(timeouts.pongTimeoutMilliseconds) / 1000
+            logger.warning("sync connection: no pong within \(seconds) s; reconnecting")
+            closed(failure: ConnectionFailure(code: .connectionFailed, message: "the server did not answer a ping within \(seconds) s"),
+                   attempt: attempt)
+            return nil
+        }
+        return keepAlive.nextDeadline ?? now + timeouts.pingIntervalMilliseconds
+    }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private func notifyOpened() {
         for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
@@ -148,6 +193,8 @@ actor SyncConnection {
     private func closed(failure: ConnectionFailure?, attempt: UInt64) {
         guard attempt == self.attempt, status != .closed else { return }
         task?.cancel()  // an attempt stuck in its upgrade (the watchdog's case) is abandoned
+        keepAliveTask?.cancel()
+        keepAliveTask = nil
         status = .closed
         writer = nil
         task = nil
@@ -167,7 +214,9 @@ actor SyncConnection {
             await protocolFailure("undecodable server message: \(error)")
             return
         }
-        if let id = message.session, let engine = sessions[id] {
+        if case .pong(let pong) = message {
+            keepAlive.receivedPong(pong, now: Self.milliseconds(clock.now()))
+        } else if let id = message.session, let engine = sessions[id] {
             await engine.received(message)
         } else if case .error = message {
             for engine in sessions.values { await engine.received(message) }
@@ -181,16 +230,17 @@ actor SyncConnection {
         // at once and one caller at a time writes the queue (the actor may run other sends while
         // a write waits).
         outbound.append(contentsOf: framer.frames(for: message.encoded()))
-        guard !isFlushing else { return }
-        isFlushing = true
-        defer { isFlushing = false }
-        while !outbound.isEmpty, let writer {
+        let current = attempt
+        guard flushing != current else { return }
+        flushing = current
+        defer { if flushing == current { flushing = nil } }
+        while attempt == current, !outbound.isEmpty, let writer {
             let frame = outbound.removeFirst()
             do {
                 try await writer.writeBinaryMessage(ByteBuffer(bytes: frame))
             } catch {
                 logger.warning("sync connection: send failed: \(error)")
-                outbound = []
+                if attempt == current { outbound = [] }
                 return
             }
         }

@@ -114,11 +114,11 @@ public struct MessageReassembler: Sendable {
         }
         if let first = header {
             guard h.messageID == first.messageID else {
-                throw ProtocolError(.badFrame, "\(what) while message \(first.messageID) is at chunk \(received) of \(first.count)")
+                throw ProtocolError.inTransit("\(what) while message \(first.messageID) is at chunk \(received) of \(first.count)")
             }
             guard h.index == received else {
                 let problem = h.index < received ? "duplicate" : "out of order (expected chunk \(received))"
-                throw ProtocolError(.badFrame, "\(what): \(problem)")
+                throw ProtocolError.inTransit("\(what): \(problem)")
             }
             guard h.count == first.count, h.totalBytes == first.totalBytes else {
                 throw ProtocolError(.badFrame, "\(what): count or size differs from chunk 0 (\(first.count) chunks, \(first.totalBytes) bytes)")
@@ -126,9 +126,9 @@ public struct MessageReassembler: Sendable {
         } else {
             guard h.messageID == expectedMessageID else {
                 let problem = h.messageID < expectedMessageID ? "a duplicate" : "out of order (lost message \(expectedMessageID))"
-                throw ProtocolError(.badFrame, "\(what) is \(problem)")
+                throw ProtocolError.inTransit("\(what) is \(problem)")
             }
-            guard h.index == 0 else { throw ProtocolError(.badFrame, "\(what) arrived without chunk 0") }
+            guard h.index == 0 else { throw ProtocolError.inTransit("\(what) arrived without chunk 0") }
             header = h
             buffer = []
             buffer.reserveCapacity(Int(h.totalBytes))

@@ -12,11 +12,22 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
     public var message: String
     /// The session it concerns, `nil` for the whole connection.
     public var session: SessionID?
+    /// What the peer should do, when not the code's ``ServerErrorCode/defaultAction``: frames lost,
+    /// repeated or reordered on the way are the network's fault, not the peer's, and a new
+    /// connection (``ErrorAction/retryLater``) repairs them.
+    public var action: ErrorAction?
 
-    public init(_ code: ServerErrorCode, _ message: String, session: SessionID? = nil) {
+    public init(_ code: ServerErrorCode, _ message: String, session: SessionID? = nil, action: ErrorAction? = nil) {
         self.code = code
         self.message = message
         self.session = session
+        self.action = action
+    }
+
+    /// A frame lost, repeated or out of order on the way: the connection is closed and a new one
+    /// carries on from where the peers' versions say.
+    static func inTransit(_ message: String) -> ProtocolError {
+        ProtocolError(.badFrame, message, action: .retryLater)
     }
 
     public var description: String {

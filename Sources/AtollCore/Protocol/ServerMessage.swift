@@ -287,6 +287,6 @@ public struct ErrorMessage: Hashable, Sendable {
 
     /// The error a server sends back for a broken protocol rule.
     public init(_ error: ProtocolError, epoch: SyncEpoch = .none) {
-        self.init(code: error.code, message: error.message, session: error.session, epoch: epoch)
+        self.init(code: error.code, message: error.message, action: error.action, session: error.session, epoch: epoch)
     }
 }

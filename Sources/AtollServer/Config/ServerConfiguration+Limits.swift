@@ -38,6 +38,9 @@ extension ServerConfiguration {
         /// History notifications waiting for one connection: past it the client is too slow to keep
         /// up and is disconnected (it resumes from its last version when it reconnects).
         public var outboundBacklog = 4_096
+        /// Seconds a frame may wait to be written to a client: a client that stopped reading (its
+        /// socket full) is disconnected then, and resumes from its last version when it reconnects.
+        public var writeTimeoutSeconds = 60
         /// Failed logins per account per minute before logins of that account are refused (429).
         public var failedLoginsPerAccount = 10
         /// Failed logins per IP address per minute before its logins are refused (429).
@@ -66,6 +69,7 @@ extension ServerConfiguration {
             try read(.maxDecodedElements, \.maxDecodedElements)
             try read(.inboundBufferBytes, \.inboundBufferBytes)
             try read(.outboundBacklog, \.outboundBacklog)
+            try read(.writeTimeoutSeconds, \.writeTimeoutSeconds)
             try read(.failedLoginsPerAccount, \.failedLoginsPerAccount)
             try read(.failedLoginsPerAddress, \.failedLoginsPerAddress)
             try read(.concurrentPasswordHashes, \.concurrentPasswordHashes)
@@ -81,7 +85,8 @@ extension ServerConfiguration {
                 ("newAppsPerMinute", newAppsPerMinute), ("maxMessageBytes", maxMessageBytes),
                 ("unauthenticatedMessageBytes", unauthenticatedMessageBytes), ("inboundBufferBytes", inboundBufferBytes),
                 ("maxDecodedElements", maxDecodedElements),
-                ("outboundBacklog", outboundBacklog), ("failedLoginsPerAccount", failedLoginsPerAccount),
+                ("outboundBacklog", outboundBacklog), ("writeTimeoutSeconds", writeTimeoutSeconds),
+                ("failedLoginsPerAccount", failedLoginsPerAccount),
                 ("failedLoginsPerAddress", failedLoginsPerAddress), ("concurrentPasswordHashes", concurrentPasswordHashes),
                 ("cachedRealms", cachedRealms),
             ]

@@ -23,11 +23,15 @@ public struct SyncRequestContext: RequestContext, WebSocketRequestContext, Remot
     public var coreContext: CoreRequestContextStorage
     public let webSocket: WebSocketHandlerReference<Self>
     public let remoteAddress: SocketAddress?
+    /// The connection's channel: closed by the server when a client stops reading (its writes
+    /// would otherwise wait for good).
+    let channel: any Channel
 
     public init(source: Source) {
         coreContext = .init(source: source)
         webSocket = .init()
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }

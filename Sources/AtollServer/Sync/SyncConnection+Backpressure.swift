@@ -1,3 +1,5 @@
+import AtollCore
+import Foundation
 import Synchronization
 
 /// Bytes of frames a connection received but has not handled yet. The task reading the socket
@@ -87,4 +89,24 @@ final class OutboundBacklog: Sendable {
     func handled() { state.withLock { $0.queued -= 1 } }
 
     var hasOverflowed: Bool { state.withLock { $0.overflowed } }
+}
+
+/// When the frame being written to a client started, nil while none is. A client that stopped
+/// reading (its socket full) leaves a write waiting for good; ``stalled(clock:timeout:)`` is the
+/// connection's watchdog for it.
+final class PendingWrite: Sendable {
+    private let started = Mutex<Date?>(nil)
+
+    func begin(at date: Date) { started.withLock { $0 = date } }
+    func end() { started.withLock { $0 = nil } }
+
+    /// Returns true once a write has waited `timeout` on `clock` (checked every quarter of it),
+    /// false when the task is cancelled first.
+    func stalled(clock: WallClock, timeout: TimeInterval) async -> Bool {
+        while !Task.isCancelled {
+            do { try await clock.sleep(for: timeout / 4) } catch { return false }
+            if let since = started.withLock({ $0 }), clock.now().timeIntervalSince(since) >= timeout { return true }
+        }
+        return false
+    }
 }

@@ -253,7 +253,7 @@ final class SyncConnection {
     /// Sends a connection-level error and stops the connection.
     func closeConnection(_ error: ProtocolError) async throws -> Never {
         logger.info("closing sync connection", metadata: ["code": "\(error.code.rawValue)", "error": "\(error.message)"])
-        try? await send(.error(ErrorMessage(code: error.code, message: error.message)))
+        try? await send(.error(ErrorMessage(code: error.code, message: error.message, action: error.action)))
         throw Close()
     }
 

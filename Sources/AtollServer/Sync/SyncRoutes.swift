@@ -1,4 +1,5 @@
 import AtollCore
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -46,14 +47,23 @@ struct SyncRoutes: Sendable {
             },
             onUpgrade: { inbound, outbound, context in
                 guard let appID = context.requestContext.parameters.get("app") else { return }
-                try await serve(appID: appID, address: context.requestContext.clientAddress, inbound: inbound, outbound: outbound)
+                try await serve(appID: appID, address: context.requestContext.clientAddress, channel: context.requestContext.channel,
+                                inbound: inbound, outbound: outbound)
             })
     }
 
-    func serve(appID: String, address: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+    func serve(
+        appID: String, address: String, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+    ) async throws {
         let app = try await auth.app(appID)
         let id = await coordinator.newConnectionID()
-        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
+        let clock = coordinator.clock
+        let pending = PendingWrite()
+        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in
+            pending.begin(at: clock.now())
+            defer { pending.end() }
+            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+        }
         guard admission.open(connection: id, address: address) else {
             metrics.countRefusal(limit: "connectionsPerAddress")
             logger.notice("sync connection refused: too many from its address", metadata: ["address": "\(address)"])
@@ -72,6 +82,7 @@ struct SyncRoutes: Sendable {
             metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, events: continuation,
             writeFrame: writeFrame)
         let maxMessage = limits.maxIncomingFrameBytes
+        let writeTimeout = TimeInterval(admission.limits.writeTimeoutSeconds)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -86,6 +97,15 @@ struct SyncRoutes: Sendable {
                     }
                 } catch {}
                 continuation.finish()
+            }
+            // A client that stopped reading leaves a write waiting for good: closing its socket
+            // fails that write, which ends the connection and its sessions.
+            group.addTask { [metrics, logger] in
+                guard await pending.stalled(clock: clock, timeout: writeTimeout) else { return }
+                metrics.countRefusal(limit: "writeTimeoutSeconds")
+                logger.notice(
+                    "sync connection closed: the client took no data for \(Int(writeTimeout)) s", metadata: ["connection": "\(id)"])
+                channel.close(mode: .all, promise: nil)
             }
             await connection.run(events)
             continuation.finish()

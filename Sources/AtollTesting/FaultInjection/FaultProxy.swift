@@ -102,6 +102,15 @@ public final class FaultProxy: Sendable {
         }
     }
 
+    /// Makes every open connection lose everything from now on, in both directions, its sockets
+    /// staying open (a flow a middlebox forgot, a peer that froze); new connections pass. Such a
+    /// connection ends only when a peer gives up on it, or at ``healAll()`` or ``cutAll()``.
+    public func blackHoleOpenConnections() async {
+        for connection in core.openConnections() {
+            try? await connection.eventLoop.submit { connection.blackHole() }.get()
+        }
+    }
+
     /// Closes every open connection now (each counts as a cut). Faults stay as they are.
     public func cutAll() {
         for connection in core.openConnections() {

@@ -357,6 +357,13 @@ final class ProxyConnection: @unchecked Sendable {
     }
 
     /// `healAll()`: a connection with a hole in a stream is closed.
+    /// Loses everything from now on, in both directions, the sockets staying open.
+    func blackHole() {
+        eventLoop.assertInEventLoop()
+        guard !isClosed else { return }
+        blackHoled = true
+    }
+
     func healed() {
         guard !isClosed, lostData || blackHoled else { return }
         cut()

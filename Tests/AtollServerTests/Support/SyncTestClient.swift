@@ -91,6 +91,7 @@ final class SyncTestClient: Sendable {
                                     incoming = .unreadable(error)
                                 }
                                 if let incoming { await mailbox.push(incoming) }
+                                await mailbox.waitWhilePaused()
                             }
                         }
                         try await group.next()
@@ -121,6 +122,13 @@ final class SyncTestClient: Sendable {
     func sendMessageBytes(_ bytes: [UInt8]) {
         for frame in framer.frames(for: bytes) { outgoing.yield(.frame(frame)) }
     }
+
+    /// Stops reading the socket (after at most one more message), as a client that hangs does:
+    /// what the server sends piles up in the socket buffers.
+    func stopReading() async { await mailbox.pause() }
+
+    /// Reads again after ``stopReading()``.
+    func resumeReading() async { await mailbox.resume() }
 
     /// Closes the WebSocket and waits (bounded) until it is closed.
     func close() async {
@@ -229,7 +237,16 @@ private actor Mailbox {
     private var failure: (any Error)?
     private var isClosed = false
 
+    private var isPaused = false
+
     func connected() { isConnected = true }
+    func pause() { isPaused = true }
+    func resume() { isPaused = false }
+
+    /// Returns once reading may go on: never after ``pause()`` (until the task is cancelled).
+    func waitWhilePaused() async {
+        while isPaused, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+    }
     func failed(_ error: any Error) { failure = error }
 
     func push(_ item: SyncTestClient.Incoming) {

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Timeouts and intervals of the sync connection, in milliseconds, as `AppConfiguration.syncTimeouts`.
+/// An app reads them once, when it is made; later changes have no effect on it.
+///
+/// ```swift
+/// let timeouts = SyncTimeoutOptions(connectTimeout: 30_000, pingKeepalivePeriod: 10_000, pongKeepaliveTimeout: 10_000)
+/// let app = App(id: "tasks", configuration: AppConfiguration(baseURL: url, syncTimeouts: timeouts))
+/// ```
+public final class SyncTimeoutOptions: @unchecked Sendable, Equatable, CustomStringConvertible {
+    private struct Values: Equatable {
+        var connectTimeout: UInt = 120_000
+        var connectionLingerTime: UInt = 30_000
+        var pingKeepalivePeriod: UInt = 60_000
+        var pongKeepaliveTimeout: UInt = 120_000
+        var fastReconnectLimit: UInt = 60_000
+    }
+    private let lock = NSLock()
+    nonisolated(unsafe) private var values = Values()
+
+    /// How long connecting may take: TCP, TLS and the WebSocket upgrade together. Default 2 minutes.
+    public var connectTimeout: UInt {
+        get { lock.withLock { values.connectTimeout } }
+        set { lock.withLock { values.connectTimeout = newValue } }
+    }
+    /// How long the connection stays open once no session uses it. Default 30 seconds.
+    public var connectionLingerTime: UInt {
+        get { lock.withLock { values.connectionLingerTime } }
+        set { lock.withLock { values.connectionLingerTime = newValue } }
+    }
+    /// Time between a pong and the next ping the client sends. Default 1 minute.
+    public var pingKeepalivePeriod: UInt {
+        get { lock.withLock { values.pingKeepalivePeriod } }
+        set { lock.withLock { values.pingKeepalivePeriod = newValue } }
+    }
+    /// How long the client waits for the pong to a ping before it drops the connection and
+    /// reconnects. Default 2 minutes.
+    public var pongKeepaliveTimeout: UInt {
+        get { lock.withLock { values.pongKeepaliveTimeout } }
+        set { lock.withLock { values.pongKeepaliveTimeout = newValue } }
+    }
+    /// A reconnect within this long of losing the connection counts as a fast reconnect. Default 1 minute.
+    public var fastReconnectLimit: UInt {
+        get { lock.withLock { values.fastReconnectLimit } }
+        set { lock.withLock { values.fastReconnectLimit = newValue } }
+    }
+
+    public init() {}
+
+    /// The options with the given values; `nil` keeps a value's default.
+    public convenience init(connectTimeout: UInt? = nil, connectionLingerTime: UInt? = nil, pingKeepalivePeriod: UInt? = nil,
+                            pongKeepaliveTimeout: UInt? = nil, fastReconnectLimit: UInt? = nil) {
+        self.init()
+        if let connectTimeout { self.connectTimeout = connectTimeout }
+        if let connectionLingerTime { self.connectionLingerTime = connectionLingerTime }
+        if let pingKeepalivePeriod { self.pingKeepalivePeriod = pingKeepalivePeriod }
+        if let pongKeepaliveTimeout { self.pongKeepaliveTimeout = pongKeepaliveTimeout }
+        if let fastReconnectLimit { self.fastReconnectLimit = fastReconnectLimit }
+    }
+
+    public static func == (lhs: SyncTimeoutOptions, rhs: SyncTimeoutOptions) -> Bool {
+        lhs === rhs || lhs.lock.withLock { lhs.values } == rhs.lock.withLock { rhs.values }
+    }
+
+    public var description: String {
+        let v = lock.withLock { values }
+        return "SyncTimeoutOptions(connectTimeout: \(v.connectTimeout), connectionLingerTime: \(v.connectionLingerTime), "
+            + "pingKeepalivePeriod: \(v.pingKeepalivePeriod), pongKeepaliveTimeout: \(v.pongKeepaliveTimeout), "
+            + "fastReconnectLimit: \(v.fastReconnectLimit))"
+    }
+
+    /// The values an app's connection uses, read once.
+    var snapshot: SyncTimeouts {
+        let v = lock.withLock { values }
+        return SyncTimeouts(
+            connectMilliseconds: Int64(clamping: v.connectTimeout), pingIntervalMilliseconds: Int64(clamping: v.pingKeepalivePeriod),
+            pongTimeoutMilliseconds: Int64(clamping: v.pongKeepaliveTimeout))
+    }
+}
+
+/// The sync connection's timeouts, in milliseconds (``SyncTimeoutOptions``, read once).
+struct SyncTimeouts: Sendable, Equatable {
+    var connectMilliseconds: Int64 = 120_000
+    var pingIntervalMilliseconds: Int64 = 60_000
+    var pongTimeoutMilliseconds: Int64 = 120_000
+}
