@@ -136,6 +136,13 @@ let package = Package(
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollAdminClient", "AtollTesting"]),
+        // Realm app code in Realm's style, compiled in Swift 5 mode as most apps are: each file is
+        // what an app using one part of the API writes, with only the import changed.
+        .testTarget(
+            name: "AppCompatibilityTests",
+            dependencies: ["Atoll", "AtollTesting"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // Sync under injected faults (FaultProxy), a killed server process and killed clients.
         // `atoll-server` and `atoll-device` are dependencies so that they are built before these
         // tests run them (`ServerProcess`, `DeviceProcess`).
