@@ -198,6 +198,38 @@ import Testing
         ])
     }
 
+    /// A backlog goes up in parts of at most `maxUploadChangesets`: each is integrated in bounded
+    /// time, and the next part follows the previous one's echo, on the new base.
+    @Test func aLongBacklogIsUploadedInParts() {
+        let total = Int64(ClientSession.maxUploadChangesets + 44)
+        let pending = (1...total).map { ProtocolFixtures.changeset($0) }
+        var s = ClientSession(id: 1, target: .partition(.string("tasks")), accessToken: "t",
+                              saved: ClientSyncState(fileIdent: Self.file, serverVersion: 4, epoch: Self.epoch, queuedClientVersion: total, pending: pending))
+        _ = s.start(connectionIsOpen: true)
+        let first = Int64(ClientSession.maxUploadChangesets)
+        #expect(sent(s.received(Self.answer(latest: 4))) == [
+            .upload(Upload(session: 1, changesets: pending[0..<Int(first)].map { UploadChangeset($0, lastServerVersion: 4) })),
+        ])
+        #expect(sent(s.received(Self.ack(first, server: 4 + first))).isEmpty, "the next part waits for the echo")
+        let echo = Self.download((1...first).map { Self.echo($0, at: 4 + $0) }, to: 4 + first)
+        let next = sent(Self.applied(s.received(echo), to: &s))
+        #expect(next == [.upload(Upload(session: 1, changesets: pending[Int(first)...].map { UploadChangeset($0, lastServerVersion: 4 + first) }))])
+    }
+
+    /// Parts also stop at about `maxUploadBytes`; a changeset larger than that goes alone.
+    @Test func largeChangesetsAreUploadedInPartsOfAboutAMebibyte() {
+        let big = String(repeating: "x", count: ClientSession.maxUploadBytes * 6 / 10)
+        let pending = (1...3).map { ProtocolFixtures.changeset(Int64($0), name: $0 == 3 ? "small" : big) }
+        var s = ClientSession(id: 1, target: .partition(.string("tasks")), accessToken: "t",
+                              saved: ClientSyncState(fileIdent: Self.file, serverVersion: 4, epoch: Self.epoch, queuedClientVersion: 3, pending: pending))
+        _ = s.start(connectionIsOpen: true)
+        let uploads = sent(s.received(Self.answer(latest: 4))).compactMap { if case .upload(let u) = $0 { u } else { nil } }
+        #expect(uploads.map { $0.changesets.map(\.changeset.version) } == [[1]])
+        let echo = Self.download([Self.echo(1, at: 5)], to: 5)
+        let next = sent(Self.applied(s.received(echo), to: &s)).compactMap { if case .upload(let u) = $0 { u } else { nil } }
+        #expect(next.map { $0.changesets.map(\.changeset.version) } == [[2, 3]])
+    }
+
     /// A session starting from a saved state uploads its pending list plus what was committed
     /// after it was saved, and never a changeset that came back already (found by the client
     /// kill test: one re-sent out of order was refused forever).

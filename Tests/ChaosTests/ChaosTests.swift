@@ -86,6 +86,11 @@ import Testing
                 let sessions = realms.enumerated().map { "client \($0): \($1.syncSession.map { "\($0.state)/\($0.connectionState)" } ?? "none")" }
                 print("chaos: no convergence (seed \(seed)): \(sessions); \(proxy.openConnectionCount) open proxy connections; "
                     + "proxy: \(proxy.statistics); last faults: \(faultLog.suffix(5))")
+                let serverLines = server.server.metrics.exposition().split(separator: "\n").filter {
+                    !$0.hasPrefix("#") && ($0.contains("refusals") || $0.contains("sync_sessions") || $0.contains("http_requests"))
+                }
+                print("chaos: server: \(serverLines)")
+                print("chaos: sync errors reported: \(Set(syncErrors.all.suffix(20)))")
                 throw error
             }
             for task in acknowledgements { await task.value }

@@ -14,10 +14,20 @@ final class ClassInfo: @unchecked Sendable {
         let type: any PersistedField.Type
     }
 
+    /// A `LinkingObjects` property: computed from the origin's links, not stored. Managed
+    /// accessors see it at index `fields.count + its position`.
+    struct LinkingField {
+        let name: String
+        let field: Field
+        let originClass: ObjectBase.Type
+        let originProperty: String
+    }
+
     let type: ObjectBase.Type
     let schema: AtollCore.ObjectSchema
     /// One per schema property, same order.
     let fields: [Field]
+    let linkingFields: [LinkingField]
     let propertyIndex: [String: Int]
     /// Classes this one links to or embeds.
     let linkedClasses: [ObjectBase.Type]
@@ -62,16 +72,31 @@ final class ClassInfo: @unchecked Sendable {
     private init(discovering type: ObjectBase.Type) {
         self.type = type
         var found: [(name: String, field: Field)] = []
+        var linking: [(name: String, field: Field, origin: any LinkingObjectsField.Type)] = []
         _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 /* classType */)) { name, offset, fieldType, _ in
             let name = String(cString: name)
             if name.hasPrefix("_"), let persisted = fieldType as? any PersistedField.Type {
-                found.append((String(name.dropFirst()), Field(offset: offset, type: persisted)))
+                if let origin = fieldType as? any LinkingObjectsField.Type {
+                    linking.append((String(name.dropFirst()), Field(offset: offset, type: persisted), origin))
+                } else {
+                    found.append((String(name.dropFirst()), Field(offset: offset, type: persisted)))
+                }
             }
             return true
         }
         let prototype = type.init()
         var properties: [Property] = []
         var linked: [ObjectBase.Type] = []
+        var linkingFields: [LinkingField] = []
+        withExtendedLifetime(prototype) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+            for (name, field, origin) in linking {
+                let property = origin.originProperty(at: base + field.offset)
+                precondition(!property.isEmpty, "'\(type.className()).\(name)': declare LinkingObjects as @Persisted(originProperty: \"…\")")
+                linkingFields.append(LinkingField(name: name, field: field, originClass: origin.originClass, originProperty: property))
+                linked.append(origin.originClass)
+            }
+        }
         withExtendedLifetime(prototype) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
             for (name, field) in found {
@@ -88,6 +113,7 @@ final class ClassInfo: @unchecked Sendable {
         self.schema = AtollCore.ObjectSchema(
             name: type.className(), properties: properties, isEmbedded: type is EmbeddedObject.Type)
         self.fields = found.map(\.field)
+        self.linkingFields = linkingFields
         self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
         self.linkedClasses = linked
         self.probe = prototype
@@ -109,6 +135,9 @@ final class ClassInfo: @unchecked Sendable {
             let base = Unmanaged.passUnretained(object).toOpaque()
             for (index, field) in fields.enumerated() {
                 field.type.bind(at: base + field.offset, index: index)
+            }
+            for (position, linking) in linkingFields.enumerated() {
+                linking.field.type.bind(at: base + linking.field.offset, index: fields.count + position)
             }
         }
     }

@@ -10,6 +10,18 @@ final class ResultsCore {
         case table
         /// The objects of a list (or set) property of one object, in its order.
         case collection(owner: ManagedObjectState, property: Int)
+        /// The objects whose link `property` (of the results' type) points at `target`: a
+        /// `LinkingObjects`.
+        case linking(target: ManagedObjectState, property: Int)
+
+        /// The object whose row the query's first argument is (the owner or the target).
+        var anchor: ManagedObjectState? {
+            switch self {
+            case .table: nil
+            case .collection(let owner, _): owner
+            case .linking(let target, _): target
+            }
+        }
     }
 
     let realm: Realm
@@ -45,8 +57,12 @@ final class ResultsCore {
 
     /// What the results are, without a realm: notifiers keep this so they don't keep a realm open.
     var descriptor: ResultsDescriptor {
-        var owner: (table: TableInfo, row: Int64, property: Int)?
-        if case .collection(let state, let property) = base { owner = (state.table, state.row, property) }
+        var owner: ResultsDescriptor.Anchor?
+        switch base {
+        case .table: break
+        case .collection(let state, let property): owner = .init(table: state.table, row: state.row, property: property, linking: false)
+        case .linking(let state, let property): owner = .init(table: state.table, row: state.row, property: property, linking: true)
+        }
         return ResultsDescriptor(objectType: objectType, owner: owner, expression: expression, bound: bound)
     }
 
@@ -69,8 +85,12 @@ final class ResultsCore {
 
     private func planKey(_ expression: QueryExpression) -> QueryPlan.Key {
         var collection: String?
-        if case .collection(let owner, let property) = base {
+        switch base {
+        case .table: break
+        case .collection(let owner, let property):
             collection = owner.table.collectionTable(property) + (owner.table.property(property).collection == .list ? "#list" : "#set")
+        case .linking(_, let property):
+            collection = "linking#\(objectType)#\(property)"
         }
         return QueryPlan.Key(objectType: objectType, collection: collection, expression: expression)
     }
@@ -99,9 +119,12 @@ final class ResultsCore {
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
-        var collection: (owner: TableInfo, property: Int)?
-        if case .collection(let owner, let property) = base { collection = (owner.table, property) }
-        let made = QueryPlan(bound, translated: translated, table: table, collection: collection)
+        let scope: QueryPlan.Scope = switch base {
+        case .table: .table
+        case .collection(let owner, let property): .collection(owner: owner.table, property: property)
+        case .linking(_, let property): .linking(property: property)
+        }
+        let made = QueryPlan(bound, translated: translated, table: table, scope: scope)
         realm.coordinator.store(made, for: key)
         plan = made
         return made
@@ -117,12 +140,10 @@ final class ResultsCore {
     private func evaluate() -> [(row: Int64, values: [SQLValue])] {
         if cacheStamp == realm.stamp { return cache }
         guard let table else { return [] }
-        if case .collection(let owner, _) = base, owner.isInvalidated { return [] }
+        if let anchor = base.anchor, anchor.isInvalidated { return [] }
         do {
             let plan = try makePlan(table)
-            var owner: Int64?
-            if case .collection(let state, _) = base { owner = state.row }
-            var rows = try realm.store.rows(matching: plan, owner: owner)
+            var rows = try realm.store.rows(matching: plan, owner: base.anchor?.row)
             if !plan.post.isEmpty {
                 let resolver = RealmObjectResolver(realm: realm)
                 rows = plan.bound.apply(plan.post, to: rows, values: { resolver.values(table, $0.values) }, resolver: resolver)
@@ -188,16 +209,24 @@ struct RealmObjectResolver: ObjectResolver {
 
 /// A realm-free description of results: rebuilt in a realm with ``core(in:)``.
 struct ResultsDescriptor {
+    /// The collection's owner or the linked target, with the property.
+    struct Anchor {
+        let table: TableInfo
+        let row: Int64
+        let property: Int
+        let linking: Bool
+    }
+
     let objectType: String
-    let owner: (table: TableInfo, row: Int64, property: Int)?
+    let owner: Anchor?
     let expression: QueryExpression
     let bound: BoundQuery?
 
     func core(in realm: Realm) -> ResultsCore {
         var base = ResultsCore.Base.table
         if let owner {
-            let object = realm.materialize(owner.table, row: owner.row)
-            base = .collection(owner: object._managedState!, property: owner.property)
+            let state = realm.materialize(owner.table, row: owner.row)._managedState!
+            base = owner.linking ? .linking(target: state, property: owner.property) : .collection(owner: state, property: owner.property)
         }
         return ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }

@@ -26,7 +26,7 @@ extension SessionEngine {
     /// What the state machine holds, in one line (tests print it when a wait times out).
     func diagnosticDescription() async -> String {
         guard let session else { return "no session (stopped: \(isStopped.load(ordering: .acquiring)))" }
-        let connection = await connection.status
+        let connection = await connection.statusDescription
         return "\(session.state), connection \(connection), file \(session.checkpoint.fileIdent.ident) at server version "
             + "\(session.checkpoint.serverVersion) (merger \(session.merger.serverVersion)), acknowledged "
             + "\(session.acknowledgedClientVersion), queued \(session.queuedClientVersion), uploaded on this bind "

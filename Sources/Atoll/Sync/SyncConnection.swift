@@ -15,6 +15,8 @@ actor SyncConnection {
     private let trustedRootCertificates: [String]
     private let logger: Logging.Logger
     private(set) var status: Status = .closed
+    /// When ``status`` last changed, for diagnostics.
+    private var statusSince = Date()
     private var writer: WebSocketOutboundWriter?
     private var task: _Concurrency.Task<Void, Never>?
     private var sessions: [SessionID: SessionEngine] = [:]
@@ -53,6 +55,11 @@ actor SyncConnection {
         self.logger = logger
     }
 
+    /// The status, the attempt and how long it has been so (diagnostics: `SyncSession.diagnosticDescription()`).
+    var statusDescription: String {
+        "\(status) for \(Int(clock.now().timeIntervalSince(statusSince))) s (attempt \(attempt))"
+    }
+
     func register(_ engine: SessionEngine, id: SessionID) { sessions[id] = engine }
 
     func unregister(_ id: SessionID) { sessions[id] = nil }
@@ -64,6 +71,7 @@ actor SyncConnection {
             return
         }
         status = .opening
+        statusSince = clock.now()
         attempt += 1
         let attempt = attempt
         let url = url
@@ -145,6 +153,7 @@ actor SyncConnection {
         outbound = []
         self.writer = writer
         status = .open
+        statusSince = clock.now()
         await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
         startKeepAlive(attempt: attempt)
         notifyOpened()
@@ -196,6 +205,7 @@ actor SyncConnection {
         keepAliveTask?.cancel()
         keepAliveTask = nil
         status = .closed
+        statusSince = clock.now()
         writer = nil
         task = nil
         for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure) } }

@@ -57,14 +57,32 @@ extension ClientSession {
     /// The upload of every pending changeset on the merger's base, when the session is active,
     /// something in it is not acknowledged yet, and nothing in it was already uploaded on this
     /// bind (its echo is on the way; the next upload follows it).
+    ///
+    /// An upload carries at most ``maxUploadChangesets`` changesets and about ``maxUploadBytes``
+    /// (always at least one changeset): a client far behind sends its backlog in parts, each
+    /// integrated in bounded time, instead of one message the server works on for seconds while
+    /// the connection's pings wait (and time out, and the whole backlog is sent again).
     mutating func uploads() -> [Action] {
         guard state == .active, let batch = merger.upload(), let first = batch.changesets.first, let last = batch.changesets.last,
               first.version > uploadedOnBind, last.version > acknowledgedClientVersion
         else { return [] }
-        uploadedOnBind = last.version
+        var part: [Changeset] = []
+        var bytes = 0
+        for changeset in batch.changesets {
+            let size = unacknowledgedSizes[changeset.version] ?? changeset.encoded().count
+            if !part.isEmpty, part.count == Self.maxUploadChangesets || bytes + size > Self.maxUploadBytes { break }
+            part.append(changeset)
+            bytes += size
+        }
+        uploadedOnBind = part[part.count - 1].version
         return [.send(.upload(Upload(
-            session: id, changesets: batch.changesets.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))]
+            session: id, changesets: part.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))]
     }
+
+    /// The most changesets one upload carries.
+    public static let maxUploadChangesets = 256
+    /// About the most bytes of changesets one upload carries (a larger single changeset goes alone).
+    public static let maxUploadBytes = 1 << 20
 
     /// The server acknowledged every changeset up to `ack.clientVersion`.
     mutating func acknowledged(_ ack: UploadAck) -> [Action] {
