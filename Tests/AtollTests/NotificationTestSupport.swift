@@ -10,7 +10,7 @@ enum SeenChange: Equatable, Sendable, CustomStringConvertible {
     case update(deletions: [Int], insertions: [Int], modifications: [Int])
     case error
 
-    init<T>(_ change: RealmCollectionChange<Results<T>>) {
+    init<C: Collection>(_ change: RealmCollectionChange<C>) {
         switch change {
         case .initial(let results): self = .initial(count: results.count)
         case .update(_, let d, let i, let m): self = .update(deletions: d, insertions: i, modifications: m)

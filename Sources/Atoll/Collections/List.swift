@@ -137,7 +137,7 @@ extension List where Element: ObjectBase {
 
     /// Calls `block` when the list's contents change (see `Results.observe`).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
-        results.observe(keyPaths: keyPaths, on: queue, block)
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        results.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
     }
 }

@@ -2,7 +2,7 @@ import AtollCore
 import Foundation
 
 /// An unordered collection of distinct values or objects: `@Persisted var tags: MutableSet<String>`.
-public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomStringConvertible {
+public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     var backing: CollectionBacking<[Element]>
 
     public init() { backing = .unmanaged([]) }
@@ -11,9 +11,24 @@ public final class MutableSet<Element: RealmCollectionValue>: Sequence, CustomSt
 
     public var realm: Realm? { backing.realm }
 
+    public var isInvalidated: Bool { backing.isInvalidated }
+
     public var count: Int { backing.count }
 
     public var isEmpty: Bool { count == 0 }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The element at `position` in the set's (stable, unspecified) order.
+    /// - Complexity: O(n); iterate rather than index in a loop.
+    public subscript(position: Int) -> Element {
+        let elements = elements
+        precondition(position >= 0 && position < elements.count, "Index \(position) is out of bounds (must be less than \(elements.count)).")
+        return elements[position]
+    }
+
+    public func index(of element: Element) -> Int? { elements.firstIndex(of: element) }
 
     var elements: [Element] { backing.elements() }
 

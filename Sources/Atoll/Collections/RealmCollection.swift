@@ -1,0 +1,193 @@
+import AtollCore
+import Foundation
+
+/// What every collection of objects has: `Results`, `List`, `MutableSet` and `LinkingObjects`, so
+/// code can be written once over any of them (or over ``AnyRealmCollection``).
+///
+/// ```swift
+/// func overdue<C: RealmCollection>(_ tasks: C) -> Results<C.Element> where C.Element == Task {
+///     tasks.filter("due < %@", Date()).sorted(byKeyPath: "due")
+/// }
+/// ```
+/// Collections of values (`List<Int>`) are not `RealmCollection`s yet.
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Index == Int, Element: ObjectBase {
+    associatedtype Element
+
+    /// The realm of the collection, `nil` when unmanaged.
+    var realm: Realm? { get }
+    /// Whether the realm (or the collection's owner) is gone.
+    var isInvalidated: Bool { get }
+    /// Whether the collection is an immutable snapshot (``freeze()``).
+    var isFrozen: Bool { get }
+
+    func index(of object: Element) -> Int?
+    /// The index of the first object matching a query, or `nil`.
+    func index(matching predicateFormat: String, _ args: Any...) -> Int?
+
+    func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element>
+    func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element>
+    func sorted(byKeyPath keyPath: String, ascending: Bool) -> Results<Element>
+    func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor
+    func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String
+
+    func min<T: _PersistableScalar>(ofProperty property: String) -> T?
+    func max<T: _PersistableScalar>(ofProperty property: String) -> T?
+    func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T
+    func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T?
+
+    /// Calls `block` with the collection at once and after every change of it (see `Results.observe`).
+    func observe(keyPaths: [String]?, on queue: DispatchQueue?,
+                 _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken
+
+    func freeze() -> Self
+    func thaw() -> Self?
+}
+
+extension RealmCollection {
+    /// The objects at `indexes`, in order.
+    public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+
+    public func sorted(byKeyPath keyPath: String) -> Results<Element> { sorted(byKeyPath: keyPath, ascending: true) }
+
+    public func observe(keyPaths: [String]? = nil, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+        observe(keyPaths: keyPaths, on: nil, block)
+    }
+}
+
+extension RealmCollectionChange {
+    /// The same change with the collection made into another (a list's change from its results').
+    func map<Other>(_ transform: (CollectionType) -> Other) -> RealmCollectionChange<Other> {
+        switch self {
+        case .initial(let collection): .initial(transform(collection))
+        case .update(let collection, let deletions, let insertions, let modifications):
+            .update(transform(collection), deletions: deletions, insertions: insertions, modifications: modifications)
+        case .error(let error): .error(error)
+        }
+    }
+}
+
+extension Results: RealmCollection {
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        do {
+            guard let match = try filter(query: predicateFormat, arguments: args).first else { return nil }
+            return index(of: match)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}
+
+extension LinkingObjects: RealmCollection {}
+
+/// A `List` or `MutableSet` of objects as a `RealmCollection`: queries run on its live results.
+extension CollectionBacking {
+    /// The same collection in a frozen snapshot of its realm (itself when unmanaged or frozen).
+    func frozen() -> CollectionBacking {
+        guard case .managed(let state, let index) = self, !state.realm.isFrozen else { return self }
+        let object = state.realm.freeze().materialize(state.table, row: state.row)
+        return .managed(object._managedState!, index)
+    }
+
+    /// The same collection in a live realm on this thread; nil when its owner was deleted since.
+    func thawed() -> CollectionBacking? {
+        guard case .managed(let state, let index) = self, state.realm.isFrozen else { return self }
+        let live = state.realm.thaw()
+        guard (try? live.store.exists(state.table, state.row)) == true else { return nil }
+        return .managed(live.materialize(state.table, row: state.row)._managedState!, index)
+    }
+}
+
+extension List: RealmCollection where Element: ObjectBase {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        do {
+            guard let match = try results.filter(query: predicateFormat, arguments: args).first else { return nil }
+            return index(of: match)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        results.sorted(by: sortDescriptors)
+    }
+
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        results.average(ofProperty: property)
+    }
+
+    public func freeze() -> List<Element> {
+        let list = List()
+        list.backing = backing.frozen()
+        return list
+    }
+
+    public func thaw() -> List<Element>? {
+        guard let thawed = backing.thawed() else { return nil }
+        let list = List()
+        list.backing = thawed
+        return list
+    }
+}
+
+extension MutableSet: RealmCollection where Element: ObjectBase {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        do {
+            guard let match = try results.filter(query: predicateFormat, arguments: args).first else { return nil }
+            return index(of: match)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        do {
+            return try results.filter(query: predicateFormat, arguments: args)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        results.sorted(by: sortDescriptors)
+    }
+
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        results.distinct(by: keyPaths)
+    }
+
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        results.average(ofProperty: property)
+    }
+
+    /// Calls `block` when the set's contents change (see `Results.observe`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        results.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { self.frozenIfNeeded(like: $0) }) }
+    }
+
+    public func freeze() -> MutableSet<Element> {
+        let set = MutableSet()
+        set.backing = backing.frozen()
+        return set
+    }
+
+    public func thaw() -> MutableSet<Element>? {
+        guard let thawed = backing.thawed() else { return nil }
+        let set = MutableSet()
+        set.backing = thawed
+        return set
+    }
+
+    /// This set, or its frozen copy when the change hands out frozen results.
+    private func frozenIfNeeded(like results: Results<Element>) -> MutableSet<Element> { results.isFrozen ? freeze() : self }
+}
