@@ -87,8 +87,10 @@ extension Map: _Persistable {
 /// The key type of a `Map`: strings.
 public protocol _MapKey: Hashable {
     var _atollMapKey: String { get }
+    init(_atollMapKey: String)
 }
 
 extension String: _MapKey {
     public var _atollMapKey: String { self }
+    public init(_atollMapKey: String) { self = _atollMapKey }
 }
