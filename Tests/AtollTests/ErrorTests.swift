@@ -113,18 +113,18 @@ final class FloatKey: Object {
         #expect(error.message.contains("Member.email"))
     }
 
-    @Test func migrationRequiredForARemovedPropertyWithoutVersionBump() throws {
+    @Test func schemaMismatchForARemovedPropertyWithoutVersionBump() throws {
         let t = try TestRealm()
         do { _ = try Realm(configuration: t.configuration([MemberV1.self])) }
         let error = try openError(t.configuration([MemberWithoutLastName.self]))
-        #expect(error.code == .migrationRequired)
+        #expect(error.code == .schemaMismatch)
     }
 
-    @Test func invalidSchemaVersionForALowerVersion() throws {
+    @Test func failForALowerSchemaVersion() throws {
         let t = try TestRealm()
         do { _ = try Realm(configuration: t.configuration([MemberV1.self], schemaVersion: 2)) }
         let error = try openError(t.configuration([MemberV1.self], schemaVersion: 1))
-        #expect(error.code == .invalidSchemaVersion)
+        #expect(error.code == .fail)
         #expect(error.message == "Provided schema version 1 is less than last set version 2.")
     }
 
