@@ -1,0 +1,94 @@
+import Atoll
+import AtollTesting
+import Foundation
+import Testing
+
+/// Call sites written for realm-swift compile and behave the same: `beginWrite()` without `try`
+/// and the types nested in `Realm`.
+@Suite struct RealmAPIShapeTests {
+    // MARK: beginWrite
+
+    @Test func beginWriteNeedsNoTryAndCommitWriteKeepsTheChanges() throws {
+        let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+        let realm = try t.open()
+        realm.beginWrite()
+        #expect(realm.isInWriteTransaction)
+        realm.add(Dog(value: ["name": "Rex"]))
+        try realm.commitWrite()
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).map(\.name) == ["Rex"])
+
+        realm.beginWrite()
+        realm.add(Dog(value: ["name": "Fido"]))
+        realm.cancelWrite()
+        #expect(realm.objects(Dog.self).count == 1)
+    }
+
+    @Test func beginWriteMovesToTheNewestVersionFirst() throws {
+        let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+        let reader = try t.open()
+        reader.autorefresh = false
+        let writer = try t.open()
+        try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        #expect(reader.objects(Dog.self).isEmpty)
+        reader.beginWrite()
+        #expect(reader.objects(Dog.self).count == 1)
+        reader.cancelWrite()
+    }
+
+    @Test func beginWriteInsideAWriteTransactionStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+            let realm = try t.open()
+            realm.beginWrite()
+            realm.beginWrite()
+        }
+    }
+
+    @Test func beginWriteOnAReadOnlyRealmStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+            do { _ = try t.open() }
+            var configuration = t.configuration
+            configuration.readOnly = true
+            let realm = try Realm(configuration: configuration)
+            realm.beginWrite()
+        }
+    }
+
+    // MARK: Types nested in Realm
+
+    @Test func updatePolicyIsNestedInRealm() throws {
+        let t = try TestRealm(objectTypes: [Person.self, Dog.self, Address.self])
+        let realm = try t.open()
+        let policy: Realm.UpdatePolicy = .modified
+        try realm.write {
+            realm.add(Person(value: ["name": "Ann", "age": 30]))
+            realm.add(Person(value: ["name": "Ann", "age": 31]), update: policy)
+            realm.create(Person.self, value: ["name": "Ann", "age": 32], update: Realm.UpdatePolicy.all)
+        }
+        #expect(realm.objects(Person.self).map(\.age) == [32])
+        #expect(Realm.UpdatePolicy(rawValue: 1) == .error && Realm.UpdatePolicy.all.rawValue == 2 && Realm.UpdatePolicy.modified.rawValue == 3)
+    }
+
+    @Test func openBehaviorIsNestedInRealm() async throws {
+        let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+        let behaviors: [Realm.OpenBehavior] = [.never, .once, .always]
+        for behavior in behaviors {
+            // A local realm opens at once whatever the behaviour.
+            let realm = try await Realm(configuration: t.configuration, downloadBeforeOpen: behavior)
+            #expect(realm.isEmpty)
+        }
+    }
+
+    @Test func asyncOpenReturnsARealmAsyncOpenTask() async throws {
+        let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
+        let opened = Recorder<Bool>()
+        let queue = DispatchQueue(label: "open")
+        let task: Realm.AsyncOpenTask = Realm.asyncOpen(configuration: t.configuration, callbackQueue: queue) { result in
+            opened.append((try? result.get()) != nil)
+        }
+        task.addProgressNotification(queue: queue) { _ in }
+        #expect(await waitUntil { opened.all == [true] })
+    }
+}
