@@ -3,8 +3,8 @@ import AtollTesting
 import Foundation
 import Testing
 
-/// Call sites written for realm-swift compile and behave the same: `beginWrite()` without `try`
-/// and the types nested in `Realm`.
+/// Call sites written for realm-swift compile and behave the same: `beginWrite()` without `try`,
+/// the types nested in `Realm`, and the schema's member names.
 @Suite struct RealmAPIShapeTests {
     // MARK: beginWrite
 
@@ -90,5 +90,49 @@ import Testing
         }
         task.addProgressNotification(queue: queue) { _ in }
         #expect(await waitUntil { opened.all == [true] })
+    }
+
+    // MARK: Schema
+
+    @Test func schemaListsEveryObjectSchemaByRealmSwiftsNames() throws {
+        let t = try TestRealm(objectTypes: [Person.self, Dog.self, Address.self])
+        let realm = try t.open()
+        let schema = realm.schema
+        #expect(schema.objectSchema.map(\.className) == ["Address", "Dog", "Person"])
+        let person = try #require(schema["Person"])
+        #expect(schema["Cat"] == nil)
+        #expect(person.className == "Person")
+        #expect(ObjectIdentifier(person.objectClass) == ObjectIdentifier(Person.self))
+        #expect(!person.isEmbedded && !person.isAsymmetric)
+        #expect(schema["Address"]?.isEmbedded == true)
+        #expect(person.primaryKeyProperty?.name == "name")
+        #expect(person.properties.map(\.name) == ["name", "age", "height", "dogs", "tags", "scores", "address", "nicknames"])
+        #expect(person.description.contains("name: string (primary key)"))
+        #expect(schema.description.contains("Dog {"))
+    }
+
+    @Test func propertiesTellTheirTypeOptionalityAndTarget() throws {
+        let t = try TestRealm(objectTypes: [Person.self, Dog.self, Address.self])
+        let person = try #require(try t.open().schema["Person"])
+
+        let age = try #require(person["age"])
+        #expect(age.type == .int && !age.isOptional && !age.isArray && !age.isSet && !age.isMap)
+        #expect(age.objectClassName == nil)
+        #expect(age.columnName == "age")
+        #expect(person["height"]?.isOptional == true)
+        #expect(person["height"]?.type == .double)
+
+        let dogs = try #require(person["dogs"])
+        #expect(dogs.type == .object && dogs.isArray && dogs.objectClassName == "Dog")
+        #expect(person["tags"]?.isSet == true && person["tags"]?.type == .string)
+        #expect(person["scores"]?.isMap == true && person["scores"]?.type == .int)
+        #expect(person["address"]?.objectClassName == "Address")
+        #expect(person["nicknames"].map(\.description) == "nicknames: List<string>")
+        #expect(person["unknown"] == nil)
+
+        let dog = try #require(try t.open().schema["Dog"])
+        #expect(dog["_id"]?.type == .objectId)
+        #expect(dog["owner"]?.isOptional == true)
+        #expect(PropertyType.UUID == .uuid)
     }
 }
