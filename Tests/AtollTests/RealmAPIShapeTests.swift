@@ -83,13 +83,14 @@ import Testing
 
     @Test func asyncOpenReturnsARealmAsyncOpenTask() async throws {
         let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
-        let opened = Recorder<Bool>()
         let queue = DispatchQueue(label: "open")
-        let task: Realm.AsyncOpenTask = Realm.asyncOpen(configuration: t.configuration, callbackQueue: queue) { result in
-            opened.append((try? result.get()) != nil)
+        let opened: Bool = await withCheckedContinuation { done in
+            let task: Realm.AsyncOpenTask = Realm.asyncOpen(configuration: t.configuration, callbackQueue: queue) { result in
+                done.resume(returning: (try? result.get()) != nil)
+            }
+            task.addProgressNotification(queue: queue) { _ in }
         }
-        task.addProgressNotification(queue: queue) { _ in }
-        #expect(await waitUntil { opened.all == [true] })
+        #expect(opened)
     }
 
     // MARK: Schema

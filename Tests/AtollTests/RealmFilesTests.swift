@@ -313,4 +313,30 @@ import Testing
         let error = try #require(throws: Realm.Error.self) { try realm.writeCopy(toFile: copy) }
         #expect(error.code == .alreadyInWriteTransaction)
     }
+
+    // MARK: writeCopy(configuration:)
+
+    @Test func writeCopyToALocalConfigurationChecksItsFolderAndKey() throws {
+        let t = try TestRealm(objectTypes: Self.types)
+        let realm = try t.open()
+        try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
+
+        let nowhere = Realm.Configuration(fileURL: t.folder.url.appendingPathComponent("no/such/copy.realm"))
+        let missing = try #require(throws: Realm.Error.self) { try realm.writeCopy(configuration: nowhere) }
+        #expect(missing.code == .fileNotFound)
+
+        var keyed = Realm.Configuration(fileURL: t.folder.url.appendingPathComponent("keyed.realm"))
+        keyed.encryptionKey = Data(count: 64)
+        let key = try #require(throws: Realm.Error.self) { try realm.writeCopy(configuration: keyed) }
+        #expect(key.message.contains("not supported"))
+        #expect(!Realm.fileExists(for: keyed))
+
+        let inMemory = Realm.Configuration(inMemoryIdentifier: "copy-\(UUID().uuidString)")
+        let noFile = try #require(throws: Realm.Error.self) { try realm.writeCopy(configuration: inMemory) }
+        #expect(noFile.code == .invalidConfiguration)
+
+        let copy = Realm.Configuration(fileURL: t.folder.url.appendingPathComponent("copy.realm"), objectTypes: Self.types)
+        try realm.writeCopy(configuration: copy)
+        #expect(try Realm(configuration: copy).objects(Dog.self).map(\.name) == ["Rex"])
+    }
 }
