@@ -36,17 +36,19 @@ import Testing
         reader.cancelWrite()
     }
 
-    @Test func beginWriteInsideAWriteTransactionStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func beginWriteInsideAWriteTransactionStopsTheProcess() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
             let realm = try t.open()
             realm.beginWrite()
             realm.beginWrite()
         }
+        let output = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(output.contains("The Realm is already in a write transaction"))
     }
 
-    @Test func beginWriteOnAReadOnlyRealmStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
+    @Test func beginWriteOnAReadOnlyRealmStopsTheProcess() async throws {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
             do { _ = try t.open() }
             var configuration = t.configuration
@@ -54,6 +56,8 @@ import Testing
             let realm = try Realm(configuration: configuration)
             realm.beginWrite()
         }
+        let output = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
+        #expect(output.contains("Can't perform transactions on a read-only Realm"))
     }
 
     // MARK: Types nested in Realm
