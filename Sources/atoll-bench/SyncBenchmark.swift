@@ -85,7 +85,7 @@ actor BenchDevice {
         return configuration
     }
 
-    func open(_ partition: String, _ behavior: OpenBehavior) async throws {
+    func open(_ partition: String, _ behavior: Realm.OpenBehavior) async throws {
         realm = try await Realm(configuration: configuration(partition), actor: self, downloadBeforeOpen: behavior)
     }
 

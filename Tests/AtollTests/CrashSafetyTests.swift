@@ -24,7 +24,7 @@ import Glibc
         try seed(t)
         do {
             let realm = try t.open()
-            try realm.beginWrite()
+            realm.beginWrite()
             for i in 0..<2_000 { realm.add(Task(value: ["name": "abandoned \(i)"])) }
             realm.objects(Task.self).where { $0.name == "before" }.first?.done = true
             #expect(realm.objects(Task.self).count == 2_001)
@@ -43,7 +43,7 @@ import Glibc
         let other = try t.open()
         do {
             let realm = try t.open()
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.add(Task(value: ["name": "abandoned"]))
         }
         try other.write { other.add(Task(value: ["name": "written"])) }
@@ -58,7 +58,7 @@ import Glibc
             let configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Task.self])
             let realm = try Realm(configuration: configuration)
             try realm.write { realm.add(Task(value: ["name": "committed by the child"])) }
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.objects(Task.self).where { $0.name == "before" }.first?.priority = 9
             // About 5 MB: more than SQLite's page cache, so uncommitted pages spill into the WAL file.
             let filler = String(repeating: "x", count: 1_000)

@@ -18,7 +18,7 @@ final class RacedItem: Object {
 /// uploaded rebased over the download. Found by the chaos test (seed 7748234281985958114), where a
 /// client ended with another field value and list order than the server and the other clients.
 @MainActor @Suite(.serialized) struct DownloadRaceTests {
-    private func open(_ user: User, _ behavior: OpenBehavior) async throws -> Realm {
+    private func open(_ user: User, _ behavior: Realm.OpenBehavior) async throws -> Realm {
         var configuration = user.configuration(partitionValue: "race")
         configuration.objectTypes = [RacedItem.self]
         return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)

@@ -7,7 +7,7 @@ import Testing
 /// Flexible sync end to end: subscriptions choose what a device holds; the server sends exactly
 /// the matching objects, bootstraps when the set changes and removes what leaves the view.
 @MainActor @Suite(.serialized) struct FlexibleSyncEndToEndTests {
-    private func open(_ user: User, _ behavior: OpenBehavior = .never) async throws -> Realm {
+    private func open(_ user: User, _ behavior: Realm.OpenBehavior = .never) async throws -> Realm {
         var configuration = user.flexibleSyncConfiguration()
         configuration.objectTypes = [SyncedTask.self]
         return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)

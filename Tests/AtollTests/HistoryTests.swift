@@ -104,7 +104,7 @@ import Testing
         let realm = try t.open()
         try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
         let before = try realm.historyChangesets().count
-        try realm.beginWrite()
+        realm.beginWrite()
         realm.add(Dog(value: ["name": "Gone"]))
         realm.cancelWrite()
         #expect(try realm.historyChangesets().count == before)

@@ -39,7 +39,7 @@ final class FlexibleSyncRealm {
 enum FakeServer {
     static func mark(_ configuration: Realm.Configuration, version: Int64, error: String? = nil) throws {
         let realm = try Realm(configuration: configuration)
-        try realm.beginWrite()
+        realm.beginWrite()
         try realm.markSubscriptionSet(version: version, complete: error == nil, error: error)
         try realm.commitWrite(recordingHistory: false)
         SubscriptionEvents.stateChanged(path: configuration.storageKey)
@@ -468,7 +468,7 @@ enum FakeServer {
             try await FakeServer.untilCommitted(configuration, version: 1)
             // The engine integrates the bootstrap and completes the set in one transaction.
             let realm = try Realm(configuration: configuration)
-            try realm.beginWrite()
+            realm.beginWrite()
             realm.add(Task(value: ["name": "from the server", "owner": "Frodo"]))
             try realm.markSubscriptionSet(version: 1, complete: true, error: nil)
             try realm.commitWrite(recordingHistory: false)

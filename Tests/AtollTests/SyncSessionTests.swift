@@ -17,7 +17,7 @@ import Testing
         return configuration
     }
 
-    private func open(_ user: User, _ partition: String = "shire", _ behavior: OpenBehavior = .never) async throws -> Realm {
+    private func open(_ user: User, _ partition: String = "shire", _ behavior: Realm.OpenBehavior = .never) async throws -> Realm {
         try await Realm(configuration: configuration(user, partition), downloadBeforeOpen: behavior)
     }
 

@@ -14,7 +14,7 @@ final class SyncedTask: Object {
 
 /// Synced realms end to end: a real server on 127.0.0.1, apps standing in for devices.
 @MainActor @Suite(.serialized) struct SyncTests {
-    private func open(_ user: User, _ partition: String = "shire", _ behavior: OpenBehavior = .never) async throws -> Realm {
+    private func open(_ user: User, _ partition: String = "shire", _ behavior: Realm.OpenBehavior = .never) async throws -> Realm {
         var configuration = user.configuration(partitionValue: partition)
         configuration.objectTypes = [SyncedTask.self]
         return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)

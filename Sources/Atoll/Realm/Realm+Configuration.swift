@@ -17,13 +17,35 @@ extension Realm {
             set { _fileURL = newValue; _inMemoryIdentifier = nil }
         }
         /// Realms with the same identifier share their data in memory for as long as one is open.
-        /// Setting it clears `fileURL`.
+        /// Setting it clears `fileURL` and `seedFilePath`.
         public var inMemoryIdentifier: String? {
             get { _inMemoryIdentifier }
-            set { _inMemoryIdentifier = newValue; _fileURL = nil }
+            set {
+                _inMemoryIdentifier = newValue
+                _fileURL = nil
+                if newValue != nil { _seedFilePath = nil }
+            }
+        }
+        /// A realm file copied to `fileURL` when the realm is opened and no file is there yet: a
+        /// realm bundled with the app, with its first data. Setting it clears `inMemoryIdentifier`.
+        ///
+        /// ```swift
+        /// config.seedFilePath = Bundle.main.url(forResource: "seed", withExtension: "realm")
+        /// ```
+        ///
+        /// Make the seed with `writeCopy(toFile:)` (or, for a synced realm, with
+        /// `writeCopy(configuration:)` to the synced configuration). A missing seed file makes the
+        /// open fail with `Realm.Error.fileNotFound`.
+        public var seedFilePath: URL? {
+            get { _seedFilePath }
+            set {
+                _seedFilePath = newValue
+                if newValue != nil { _inMemoryIdentifier = nil }
+            }
         }
         private var _fileURL: URL?
         private var _inMemoryIdentifier: String?
+        private var _seedFilePath: URL?
         /// The types stored; `nil` means every `Object` subclass the process uses.
         public var objectTypes: [ObjectBase.Type]?
         public var schemaVersion: UInt64 = 0
@@ -32,7 +54,15 @@ extension Realm {
         public var readOnly = false
         /// Kept for source compatibility; an encryption key is not supported yet and must be `nil`.
         public var encryptionKey: Data?
-        /// Called on first open with the file size and used bytes; return `true` to compact.
+        /// Called when the file is first opened in the process (no other `Realm` of it open) with
+        /// the file's total size and the bytes its data uses; returning `true` compacts the file
+        /// (SQLite's `VACUUM`) before the realm opens.
+        ///
+        /// ```swift
+        /// config.shouldCompactOnLaunch = { totalBytes, usedBytes in
+        ///     totalBytes > 100 * 1024 * 1024 && Double(usedBytes) / Double(totalBytes) < 0.5
+        /// }
+        /// ```
         public var shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)?
         /// How the realm syncs; `nil` for a local realm. Made by `user.configuration(partitionValue:)`
         /// and `user.flexibleSyncConfiguration()`.
@@ -48,7 +78,8 @@ extension Realm {
             migrationBlock: MigrationBlock? = nil,
             deleteRealmIfMigrationNeeded: Bool = false,
             shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil,
-            objectTypes: [ObjectBase.Type]? = nil
+            objectTypes: [ObjectBase.Type]? = nil,
+            seedFilePath: URL? = nil
         ) {
             if let inMemoryIdentifier {
                 self.inMemoryIdentifier = inMemoryIdentifier
@@ -62,6 +93,7 @@ extension Realm {
             self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
             self.shouldCompactOnLaunch = shouldCompactOnLaunch
             self.objectTypes = objectTypes
+            if let seedFilePath { self.seedFilePath = seedFilePath }
         }
 
         private static let defaultLock = NSLock()

@@ -23,7 +23,7 @@ extension Realm {
         guard transaction == nil else {
             throw Error(.alreadyInWriteTransaction, "Cannot integrate changes from the server inside a write transaction")
         }
-        try beginWrite()
+        try beginWriteTransaction()
         do {
             try integrateRemoteInWrite(changesets)
         } catch {

@@ -96,80 +96,6 @@ extension Realm {
         try write(block)
     }
 
-    /// Writes a consistent copy of the realm — the version this realm reads — to
-    /// `configuration`'s file, which must not exist.
-    ///
-    /// ```swift
-    /// try realm.writeCopy(configuration: Realm.Configuration(fileURL: backupURL))
-    /// ```
-    public func writeCopy(configuration: Configuration) throws {
-        try checkThread()
-        guard let url = configuration.fileURL, configuration.inMemoryIdentifier == nil else {
-            throw Error(.fileAccess, "writeCopy(configuration:) needs a configuration with a fileURL")
-        }
-        guard transaction == nil else {
-            throw Error(.alreadyInWriteTransaction, "Cannot write a copy of a Realm while it is in a write transaction")
-        }
-        let destination = url.standardizedFileURL.path
-        let keepsSyncState = try Self.copyKeepsSyncState(from: self.configuration.syncConfiguration, to: configuration.syncConfiguration)
-        guard !FileManager.default.fileExists(atPath: destination) else {
-            throw Error(.fileExists, "File at path '\(destination)' already exists")
-        }
-        let folder = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)")
-        }
-        // The copy is built next to the destination and moved into place, so a failed copy leaves
-        // no half-written realm behind.
-        let partial = folder.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).partial").path
-        defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) } }
-        do {
-            try connection.copy(toPath: partial)
-            try Self.adoptSyncState(atPath: partial, keep: keepsSyncState)
-        } catch {
-            throw Error(.fileAccess, "cannot write a copy to \(destination): \(error)", underlying: error as? any Swift.Error & Sendable)
-        }
-        // link(2) fails if the destination appeared meanwhile: a copy never replaces a file.
-        guard link(partial, destination) == 0 else {
-            let code = errno
-            if code == EEXIST { throw Error(.fileExists, "File at path '\(destination)' already exists") }
-            throw Error(.fileAccess, "cannot write a copy to \(destination): \(String(cString: strerror(code)))")
-        }
-    }
-
-    /// Whether a copy from a realm synced as `source` to one synced as `destination` carries on
-    /// from the same place in the server's history (same kind of sync, same partition). A copy
-    /// to a local configuration leaves sync behind.
-    ///
-    /// - Throws: `.invalidConfiguration` across sync kinds or partitions, or from a local realm to
-    ///   a synced one.
-    static func copyKeepsSyncState(from source: SyncConfiguration?, to destination: SyncConfiguration?) throws -> Bool {
-        guard let destination else { return false }
-        guard let source else {
-            throw Error(.invalidConfiguration, "writeCopy(configuration:) cannot turn a local realm into a synced one; copy its objects into the synced realm instead")
-        }
-        guard source.enableFlexibleSync == destination.enableFlexibleSync else {
-            throw Error(.invalidConfiguration, source.enableFlexibleSync
-                ? "writeCopy(configuration:) cannot copy a flexible-sync realm to a partition-based sync configuration"
-                : "writeCopy(configuration:) cannot copy a partition-based sync realm to a flexible-sync configuration")
-        }
-        guard source.partition == destination.partition else {
-            throw Error(.invalidConfiguration, "writeCopy(configuration:) copies a synced realm only to a configuration of the same partition (\(source.partition?.path ?? "") → \(destination.partition?.path ?? ""))")
-        }
-        return true
-    }
-
-    /// Makes a fresh copy's sync state fit its new owner: another user's copy of the same realm
-    /// keeps its place in the history and its unsynced changes but gets a file ident of its own
-    /// on first sync; a local copy has no sync state.
-    static func adoptSyncState(atPath path: String, keep: Bool) throws {
-        let copy = try Connection(path: path, readOnly: false)
-        defer { try? copy.queue.close() }
-        try SyncStateStore(connection: copy, path: path).adoptCopy(keep: keep)
-    }
-
     /// Realm-level change notifications.
     public enum Notification: String, Sendable {
         case didChange = "RLMRealmDidChangeNotification"
@@ -180,24 +106,6 @@ extension Realm {
     public func observe(_ block: @escaping (Notification, Realm) -> Void) -> NotificationToken {
         verifyThread()
         return notifiers.register(RealmNotifier(block: block), in: self)
-    }
-
-    /// Deletes the files of a realm that no one has open; returns whether a file existed.
-    @discardableResult
-    public static func deleteFiles(for configuration: Configuration) throws -> Bool {
-        guard let url = configuration.fileURL else { return false }
-        guard !RealmCoordinator.isOpen(configuration) else {
-            throw Error(.fileAccess, "Cannot delete files of an open Realm: '\(url.path)' is still in use")
-        }
-        var existed = false
-        for suffix in ["", "-wal", "-shm"] {
-            let path = url.path + suffix
-            if FileManager.default.fileExists(atPath: path) {
-                existed = true
-                try FileManager.default.removeItem(atPath: path)
-            }
-        }
-        return existed
     }
 }
 

@@ -24,16 +24,6 @@ final class WriteTransaction {
     }
 }
 
-/// How `add(_:update:)` and `create(_:value:update:)` treat an existing object with the same key.
-public enum UpdatePolicy: Int, Sendable {
-    /// Adding an object whose primary key exists is an error.
-    case error = 1
-    /// Only properties whose value differs are written (and reported as changed).
-    case modified = 3
-    /// Every property is written.
-    case all = 2
-}
-
 extension Realm {
     /// Runs `block` in a write transaction and commits it; if `block` throws, nothing is kept.
     ///
@@ -45,7 +35,7 @@ extension Realm {
     /// ```
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
-        try beginWrite()
+        try beginWriteTransaction()
         let result: Result
         do {
             result = try connection.run { _ in try block() }
@@ -57,8 +47,31 @@ extension Realm {
         return result
     }
 
-    /// Starts a write transaction; the realm moves to the newest version first.
-    public func beginWrite() throws {
+    /// Starts a write transaction, which `commitWrite()` or `cancelWrite()` ends; the realm moves
+    /// to the newest version first, delivering notifications for what changed.
+    ///
+    /// ```swift
+    /// realm.beginWrite()
+    /// realm.add(dog)
+    /// try realm.commitWrite()
+    /// ```
+    ///
+    /// As in realm-swift this does not throw: misuse (a transaction already open, a read-only or
+    /// frozen realm, another thread) stops the program with a message saying what was wrong.
+    /// `write(_:)` throws instead.
+    public func beginWrite() {
+        do {
+            try beginWriteTransaction()
+        } catch let error as Error {
+            preconditionFailure(error.message)
+        } catch {
+            preconditionFailure("cannot begin a write transaction on \(coordinator.path): \(error)")
+        }
+    }
+
+    /// `beginWrite()` that throws: `.wrongThread`, `.readOnly`, `.alreadyInWriteTransaction`, or
+    /// `.fileAccess` when SQLite's write lock cannot be taken.
+    func beginWriteTransaction() throws {
         try checkThread()
         guard !isFrozen else { throw Error(.readOnly, "Can't perform transactions on a frozen Realm") }
         guard !configuration.readOnly else { throw Error(.readOnly, "Can't perform transactions on a read-only Realm") }

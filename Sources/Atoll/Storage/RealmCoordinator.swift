@@ -49,7 +49,8 @@ final class RealmCoordinator: @unchecked Sendable {
         }
     }
 
-    /// The coordinator for `configuration`'s storage, opening and migrating the file on first use.
+    /// The coordinator for `configuration`'s storage, opening and migrating the file on first use
+    /// (after copying the seed file and compacting, when the configuration asks for them).
     static func coordinator(for configuration: Realm.Configuration) throws -> RealmCoordinator {
         let key = configuration.storageKey
         // Opening is serialized so two threads never migrate the same file at once.
@@ -81,14 +82,20 @@ final class RealmCoordinator: @unchecked Sendable {
             }
             path = url.standardizedFileURL.path
             let folder = url.deletingLastPathComponent()
+            if let seed = configuration.seedFilePath {
+                try RealmFiles.copySeed(seed, to: path)
+            }
             if !configuration.readOnly {
                 do {
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 } catch {
-                    throw Realm.Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)")
+                    throw Realm.Error(.fileAccess, "cannot create the folder \(folder.path): \(error.localizedDescription)", path: path)
                 }
             } else if !FileManager.default.fileExists(atPath: path) {
-                throw Realm.Error(.fileNotFound, "cannot open \(path) read-only: the file does not exist")
+                throw Realm.Error(.fileNotFound, "cannot open \(path) read-only: the file does not exist", path: path)
+            }
+            if !configuration.readOnly, let shouldCompact = configuration.shouldCompactOnLaunch {
+                try RealmFiles.compactIfAsked(path, shouldCompact)
             }
         }
         let coordinator = RealmCoordinator(key: key, path: path, isInMemory: inMemory, readOnly: configuration.readOnly)

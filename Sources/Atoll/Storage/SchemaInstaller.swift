@@ -5,6 +5,9 @@ import Foundation
 /// creates the internal tables, adds new types and properties automatically, and runs the
 /// migration block (or refuses) when a change would lose data.
 struct SchemaInstaller {
+    /// The file needs a migration and `deleteRealmIfMigrationNeeded` is set: start from an empty file.
+    private struct DeleteAndRecreate: Error {}
+
     private var _coordinator: RealmCoordinator?
     private var _configuration: Realm.Configuration?
     private let path: String
@@ -68,15 +71,14 @@ struct SchemaInstaller {
         let connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
         do {
             try install(connection, declared: declared)
-        } catch let error as Realm.Error {
-            if error.code == .migrationRequired && configuration.deleteRealmIfMigrationNeeded && !configuration.readOnly {
-                try? connection.queue.close()
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: coordinator.path + suffix) }
-                let fresh = try Connection(path: coordinator.path, readOnly: false)
-                defer { try? fresh.queue.close() }
-                try install(fresh, declared: declared)
-                return
-            }
+        } catch is DeleteAndRecreate {
+            try? connection.queue.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: coordinator.path + suffix) }
+            let fresh = try Connection(path: coordinator.path, readOnly: false)
+            defer { try? fresh.queue.close() }
+            try install(fresh, declared: declared)
+            return
+        } catch {
             try? connection.queue.close()
             throw error
         }
@@ -154,14 +156,14 @@ struct SchemaInstaller {
 
         if hasMeta && configuration.deleteRealmIfMigrationNeeded && !configuration.readOnly
             && (configuration.schemaVersion != storedVersion || changes.contains(where: \.isDestructive)) {
-            throw Realm.Error(.migrationRequired, "The schema or its version changed and deleteRealmIfMigrationNeeded is set.")
+            throw DeleteAndRecreate()
         }
         if hasMeta && configuration.schemaVersion < storedVersion {
-            throw Realm.Error(.invalidSchemaVersion,
+            throw Realm.Error(.fail,
                 "Provided schema version \(configuration.schemaVersion) is less than last set version \(storedVersion).")
         }
         if changes.contains(where: \.isDestructive) && !migrating {
-            throw Realm.Error(.migrationRequired,
+            throw Realm.Error(.schemaMismatch,
                 "Migration is required due to the following errors:\n" +
                 changes.filter(\.isDestructive).map { "- " + $0.explanation }.joined(separator: "\n"))
         }

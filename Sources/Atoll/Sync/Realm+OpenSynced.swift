@@ -4,15 +4,24 @@ import Foundation
 import Glibc
 #endif
 
-/// When an asynchronous open of a synced realm waits for the server's data.
-public enum OpenBehavior: Sendable {
-    /// Open at once, with what is on the device; changes download in the background.
-    case never
-    /// Download everything before the first open of the file; later opens are immediate.
-    case once
-    /// Download every change before opening (needs a connection).
-    case always
+extension Realm {
+    /// When an asynchronous open of a synced realm waits for the server's data.
+    ///
+    /// ```swift
+    /// let realm = try await Realm(configuration: config, downloadBeforeOpen: .once)
+    /// ```
+    public enum OpenBehavior: Sendable {
+        /// Open at once, with what is on the device; changes download in the background.
+        case never
+        /// Download everything before the first open of the file; later opens are immediate.
+        case once
+        /// Download every change before opening (needs a connection).
+        case always
+    }
 }
+
+/// Internal code may say `OpenBehavior`; apps say `Realm.OpenBehavior`, as in realm-swift.
+typealias OpenBehavior = Realm.OpenBehavior
 
 extension Realm {
     /// Opens a realm, for a synced realm first downloading the server's changes as `downloadBeforeOpen`

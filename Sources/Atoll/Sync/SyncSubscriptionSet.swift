@@ -306,7 +306,7 @@ final class SubscriptionSetBox {
         precondition(draft == nil, "Cannot update subscriptions inside another subscription update block")
         precondition(!realm.isInWriteTransaction,
                      "Cannot update subscriptions inside a write transaction: call update outside realm.write { }")
-        try realm.beginWrite()
+        try realm.beginWriteTransaction()
         let committed: StoredSubscriptionSet
         do {
             let latest = try SubscriptionStorage.latest(realm.connection) ?? .empty

@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The files of a realm on disk, handled whole: the SQLite file and its log and shared-memory
+/// files beside it. `Realm+Files.swift` has the public API built on these.
+enum RealmFiles {
+    /// What SQLite keeps next to a realm file, by suffix of its path.
+    static let suffixes = ["", "-wal", "-shm", "-journal"]
+
+    /// Whether any file of the realm at `path` exists.
+    static func exist(_ path: String) -> Bool {
+        suffixes.contains { FileManager.default.fileExists(atPath: path + $0) }
+    }
+
+    /// Removes the files of the realm at `path`; returns whether there were any.
+    static func delete(_ path: String) throws -> Bool {
+        var existed = false
+        for suffix in suffixes where FileManager.default.fileExists(atPath: path + suffix) {
+            existed = true
+            do {
+                try FileManager.default.removeItem(atPath: path + suffix)
+            } catch {
+                throw Realm.Error(.fileAccess, "cannot delete \(path + suffix): \(error.localizedDescription)", path: path)
+            }
+        }
+        return existed
+    }
+
+    /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the
+    /// realm at `path` open. A WAL-mode connection keeps a lock on the file for as long as it is
+    /// open, so an exclusive lock taken without waiting fails exactly then.
+    static func isInUse(_ path: String) -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        var config = GRDB.Configuration()
+        config.busyMode = .immediateError
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+        func isLock(_ error: any Error) -> Bool {
+            guard let error = error as? DatabaseError else { return false }
+            return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+        }
+        do {
+            // Opening reads the file already (GRDB checks it is a database): that read may be
+            // the one refused.
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            defer { try? queue.close() }
+            try queue.inDatabase { db in
+                try db.execute(sql: "BEGIN EXCLUSIVE")
+                _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                try db.execute(sql: "COMMIT")
+            }
+            return false
+        } catch {
+            // Anything but a lock: not an SQLite file, which no one can have open as a realm.
+            return isLock(error)
+        }
+    }
+
+    /// Copies the seed realm at `seed` to `path` when no realm is there yet. The copy is made
+    /// beside `path` and linked into place, so a concurrent opener sees the whole seed or none.
+    static func copySeed(_ seed: URL, to path: String) throws {
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let seedPath = seed.standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: seedPath) else {
+            throw Realm.Error(.fileNotFound, "The seed file \(seedPath) does not exist", path: seedPath)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        let partial = partialPath(for: path)
+        defer { for suffix in suffixes { try? FileManager.default.removeItem(atPath: partial + suffix) } }
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: seedPath, toPath: partial)
+            // A seed copied while it was open may keep recent commits in its log.
+            if FileManager.default.fileExists(atPath: seedPath + "-wal") {
+                try FileManager.default.copyItem(atPath: seedPath + "-wal", toPath: partial + "-wal")
+            }
+        } catch {
+            throw Realm.Error(.fileAccess, "cannot copy the seed file \(seedPath) to \(path): \(error.localizedDescription)", path: path)
+        }
+        if FileManager.default.fileExists(atPath: partial + "-wal") {
+            // Fold the log into the copy, so only one file needs to move.
+            do {
+                let queue = try DatabaseQueue(path: partial)
+                try queue.inDatabase { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+                try queue.close()
+            } catch {
+                throw Realm.Error(.invalidDatabase, "The seed file \(seedPath) is not a realm file: \(error)", path: seedPath,
+                                  underlying: error as? any Error & Sendable)
+            }
+        }
+        do {
+            try publish(partial, at: path)
+        } catch let error as Realm.Error where error.code == .fileExists {
+            return  // another opener copied the seed first
+        }
+    }
+
+    /// A name beside `path` for a file being written, hidden and unique.
+    static func partialPath(for path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).partial").path
+    }
+
+    /// Gives the finished file at `partial` the name `path`; link(2) never replaces a file, so
+    /// one that appeared meanwhile is reported as `.fileExists`.
+    static func publish(_ partial: String, at path: String) throws {
+        guard link(partial, path) == 0 else {
+            let code = errno
+            if code == EEXIST { throw Realm.Error(.fileExists, "File at path '\(path)' already exists", path: path) }
+            if code == ENOENT { throw Realm.Error(.fileNotFound, "The folder of '\(path)' does not exist", path: path) }
+            throw Realm.Error(.fileAccess, "cannot write \(path): \(String(cString: strerror(code)))", path: path)
+        }
+    }
+
+    // MARK: Compaction
+
+    /// The size of the realm's data with its free space, and the bytes its data uses, as
+    /// `shouldCompactOnLaunch` receives them.
+    static func sizes(_ db: Database) throws -> (total: Int, used: Int) {
+        let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+        let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+        return (pages * pageSize, (pages - free) * pageSize)
+    }
+
+    /// Rewrites the file of `connection` without its free space. VACUUM keeps every `_row` (an
+    /// INTEGER PRIMARY KEY) and the order of other rows; the checkpoint moves the smaller file
+    /// out of the log and truncates the log.
+    static func compact(_ connection: Connection) throws {
+        try connection.run { db in
+            try db.execute(sql: "VACUUM")
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    /// Asks `shouldCompact` with the file's sizes and compacts it when it answers `true`; returns
+    /// whether it compacted. Runs before the file's first realm of the process opens.
+    @discardableResult
+    static func compactIfAsked(_ path: String, _ shouldCompact: (Int, Int) -> Bool) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        let connection = try Connection(path: path, readOnly: false)
+        defer { try? connection.queue.close() }
+        return try connection.run { db in
+            let sizes: (total: Int, used: Int)
+            do {
+                sizes = try Self.sizes(db)
+            } catch {
+                throw Connection.openError(error, path: path, readOnly: false)
+            }
+            guard shouldCompact(sizes.total, sizes.used) else { return false }
+            do {
+                try compact(connection)
+            } catch {
+                throw Realm.Error(.fileAccess, "cannot compact \(path): \(error)", path: path, underlying: error as? any Error & Sendable)
+            }
+            return true
+        }
+    }
+}
