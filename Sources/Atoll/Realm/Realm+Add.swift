@@ -23,7 +23,9 @@ extension Realm {
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         guard let transaction = requireWrite("create objects") else { return T() }
         if update != .error, let table = try? self.table(for: type, create: true), let pk = table.primaryKeyIndex {
-            let name = table.property(pk).name
+            // Values are keyed by the names the app uses (see `ObjectBase.propertiesMapping()`).
+            let info = ClassInfo.of(type)
+            let name = info.publicNames[pk]
             let given: Any? = (value as? [String: Any])?[name] ?? (value as? [Any]).flatMap { pk < $0.count ? $0[pk] : nil }
                 ?? (value as? ObjectBase)?.value(forKey: name)
             if let given, let key = Value(any: given).flatMap({ coerce($0, to: table.property(pk)) }),
@@ -31,9 +33,9 @@ extension Realm {
                 perform(transaction) {
                     let values: [(String, Any)]
                     switch value {
-                    case let dictionary as [String: Any]: values = Array(dictionary)
-                    case let array as [Any]: values = array.enumerated().map { (table.property($0.offset).name, $0.element) }
-                    case let object as ObjectBase: values = table.schema.properties.compactMap { p in object.value(forKey: p.name).map { (p.name, $0) } }
+                    case let dictionary as [String: Any]: values = dictionary.filter { info.propertyIndex[$0.key] != nil }
+                    case let array as [Any]: values = array.enumerated().map { (info.publicNames[$0.offset], $0.element) }
+                    case let object as ObjectBase: values = info.publicNames.compactMap { p in object.value(forKey: p).map { (p, $0) } }
                     default: throw Error(.invalidValue, "cannot create '\(table.name)' from a \(Swift.type(of: value))")
                     }
                     for (key, element) in values where key != name {
