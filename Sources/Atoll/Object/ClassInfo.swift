@@ -26,6 +26,9 @@ final class ClassInfo: @unchecked Sendable {
     let propertyIndex: [String: Int]
     /// Property indices by persisted name.
     let persistedIndex: [String: Int]
+    /// Whether the class is `Encodable`: its managed accessors then keep their fields bound to
+    /// the object, so the synthesized `encode(to:)` can read them (see `Persisted.encode(to:)`).
+    let isEncodable: Bool
     /// Classes this one links to or embeds.
     let linkedClasses: [ObjectBase.Type]
     /// An instance with every field bound to its property index and no realm: managed accessors
@@ -100,6 +103,7 @@ final class ClassInfo: @unchecked Sendable {
         self.propertyIndex = Dictionary(found.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         // Two properties mapped to one name make the schema invalid (reported when a realm opens).
         self.persistedIndex = Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.isEncodable = (type as Any.Type) is any Encodable.Type
         self.linkedClasses = linked
         self.probe = prototype
         bind(prototype)
@@ -114,12 +118,17 @@ final class ClassInfo: @unchecked Sendable {
         }
     }
 
-    /// Points every field of `object` at the realm's storage.
+    /// Points every field of `object` at the realm's storage. Fields of an `Encodable` class also
+    /// record the object, for `Persisted.encode(to:)`.
     func bind(_ object: ObjectBase) {
         withExtendedLifetime(object) {
             let base = Unmanaged.passUnretained(object).toOpaque()
             for (index, field) in fields.enumerated() {
-                field.type.bind(at: base + field.offset, index: index)
+                if isEncodable {
+                    field.type.bind(at: base + field.offset, index: index, owner: object)
+                } else {
+                    field.type.bind(at: base + field.offset, index: index)
+                }
             }
         }
     }

@@ -9,6 +9,9 @@ extension Realm {
     /// instead; with `.error` (the default) that is an error, reported when the write commits.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
         guard let transaction = requireWrite("add objects") else { return }
+        let outer = transaction.linkedAddPolicy
+        transaction.linkedAddPolicy = update
+        defer { transaction.linkedAddPolicy = outer }
         perform(transaction) { _ = try addObject(object, update: update, transaction) }
     }
 
@@ -22,6 +25,9 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         guard let transaction = requireWrite("create objects") else { return T() }
+        let outer = transaction.linkedAddPolicy
+        transaction.linkedAddPolicy = update
+        defer { transaction.linkedAddPolicy = outer }
         if update != .error, let table = try? self.table(for: type, create: true), let pk = table.primaryKeyIndex {
             // Values are keyed by the names the app uses (see `ObjectBase.propertiesMapping()`).
             let info = ClassInfo.of(type)
@@ -217,7 +223,8 @@ extension Realm {
             throw Error(.invalidValue, "'\(table.name).\(property.name)' holds '\(property.objectType ?? "")' objects, not '\(Swift.type(of: target).className())'")
         }
         try clearLink(state, index, transaction, recording: false)
-        let targetRow = try addObject(target, update: .error, transaction, parent: isEmbedded(property) ? (table, state.row, index) : nil)
+        let targetRow = try addObject(target, update: transaction.linkedAddPolicy, transaction,
+                                      parent: isEmbedded(property) ? (table, state.row, index) : nil)
         try store.setField(table, state.row, index, .integer(targetRow))
         let (id, path) = try address(table, state.row)
         transaction.record(.set(id, path: path + [.property(property.name)], value: try instructionValue(property, .integer(targetRow))))
