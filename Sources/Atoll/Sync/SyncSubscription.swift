@@ -36,7 +36,7 @@ public struct QuerySubscription<T: Object> {
     public init(name: String? = nil, where predicateFormat: String, _ args: Any...) {
         self.name = name
         objectType = T.className()
-        query = SubscriptionQuery.text(predicateFormat, args, objectType: T.className())
+        query = SubscriptionQuery.text(predicateFormat, args, type: T.self)
     }
 }
 
@@ -91,7 +91,9 @@ public struct SyncSubscription {
     ///
     /// - Precondition: inside `update`.
     public func updateQuery(to predicateFormat: String, _ args: Any...) {
-        box.updateQuery(of: id, objectType: stored.objectType, query: SubscriptionQuery.text(predicateFormat, args, objectType: stored.objectType))
+        box.updateQuery(of: id, objectType: stored.objectType, query: SubscriptionQuery.text(
+            predicateFormat, args, objectType: stored.objectType,
+            classes: box.realm.coordinator.table(named: stored.objectType)?.classInfo.map { ClassInfo.closure(of: [$0.type]) } ?? []))
     }
 }
 
@@ -109,12 +111,17 @@ enum SubscriptionQuery {
         return predicate.resolvingNames(from: ClassInfo.of(T.self).schema.name, ClassInfo.resolver(infos)).description
     }
 
-    static func text(_ predicateFormat: String, _ args: [Any], objectType: String) -> String {
+    static func text<T: Object>(_ predicateFormat: String, _ args: [Any], type: T.Type) -> String {
+        text(predicateFormat, args, objectType: ClassInfo.of(T.self).schema.name, classes: ClassInfo.closure(of: [T.self]))
+    }
+
+    /// `predicateFormat` of `objectType`, resolved on `classes` (the type's class and those it
+    /// links to; none for a type without a class).
+    static func text(_ predicateFormat: String, _ args: [Any], objectType: String, classes: [ClassInfo]) -> String {
         do {
             let values = try args.map(QueryArguments.value)
-            let infos = ClassInfo.named(objectType).map { ClassInfo.closure(of: [$0.type]) } ?? []
             return try QueryExpression.parse(predicateFormat, arguments: values)
-                .resolvingNames(from: objectType, ClassInfo.resolver(infos)).description
+                .resolvingNames(from: objectType, ClassInfo.resolver(classes)).description
         } catch {
             preconditionFailure("Invalid subscription query '\(predicateFormat)': \(error)")
         }
