@@ -145,6 +145,8 @@ final class KVCPet: Object {
         #expect(ann.value(forKeyPath: "scores.math") as? Int == 90)
         try realm.write { ann.setValue(4, forKeyPath: "favourite.age") }
         #expect(ann.pets[0].age == 4)
+        try realm.write { ann.setValue(9, forKeyPath: "pets.age") }
+        #expect(ann.pets.map(\.age) == [9, 9])
     }
 
     @Test func dictionaryWithValuesAndSetValuesForKeysWorkByName() throws {

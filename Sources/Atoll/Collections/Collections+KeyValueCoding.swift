@@ -6,6 +6,7 @@ import Foundation
 
 extension List: KeyValueCodingCollection {
     var kvcElements: [Any] { elements.map { $0 as Any } }
+    func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
 
     /// The value of `key` for each element, in list order (`NSNull` for nil); the key `"self"`
     /// gives the elements.
@@ -45,6 +46,7 @@ extension List: KeyValueCodingCollection {
 
 extension MutableSet: KeyValueCodingCollection {
     var kvcElements: [Any] { elements.map { $0 as Any } }
+    func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
 
     /// The value of `key` for each element (`NSNull` for nil); `"self"` gives the elements.
     public func value(forKey key: String) -> [AnyObject] {

@@ -15,13 +15,14 @@ extension ObjectBase {
     }
 
     /// Sets the property at the end of a key path: `"owner.name"` sets the linked object's name
-    /// (nothing happens when the link is nil).
+    /// (nothing happens when the link is nil); `"dogs.age"` sets the age of every dog.
     public func setValue(_ value: Any?, forKeyPath keyPath: String) {
         var components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let last = components.removeLast()
         guard !components.isEmpty else { return setValue(value, forKey: last) }
         switch KeyValueCoding.value(of: self, path: components) {
         case let object as ObjectBase: object.setValue(value, forKey: last)
+        case let collection as KeyValueCodingCollection: collection.kvcSetEach(value, forKey: last)
         case nil: return
         case let other?:
             preconditionFailure("Cannot set '\(last)' on the \(type(of: other)) at '\(components.joined(separator: "."))'.")
@@ -68,6 +69,8 @@ extension ObjectBase {
 protocol KeyValueCodingCollection {
     /// The elements, objects or values, in order.
     var kvcElements: [Any] { get }
+    /// Sets `key` on every element (`setValue(_:forKey:)` of the collection).
+    func kvcSetEach(_ value: Any?, forKey key: String)
 }
 
 /// Evaluates key paths the way Foundation's key-value coding does on objects and arrays.

@@ -3,6 +3,7 @@ import Foundation
 
 extension Results: KeyValueCodingCollection {
     var kvcElements: [Any] { map { $0 as Any } }
+    func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
 
     /// The value of `key` for each object, in order, as an array (`NSNull` for nil); `"self"`
     /// gives the objects.
