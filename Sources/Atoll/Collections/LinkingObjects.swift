@@ -173,11 +173,14 @@ extension LinkingObjects: _Persistable {
     public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> LinkingObjects {
         let info = ClassInfo.of(type(of: object._probe))
         let field = info.linkingFields[index - info.fields.count]
-        let originName = ClassInfo.of(field.originClass).schema.name
+        let originInfo = ClassInfo.of(field.originClass)
+        let originName = originInfo.schema.name
         guard let origin = object.realm.coordinator.table(named: originName) else {
             preconditionFailure("'\(info.schema.name).\(field.name)' links from '\(originName)', which is not in the realm's schema")
         }
-        guard let property = origin.schema.properties.firstIndex(where: { $0.name == field.originProperty }),
+        // The app names the origin property by its Swift name; the table knows its persisted name.
+        let persisted = originInfo.propertyIndex[field.originProperty].map { originInfo.schema.properties[$0].name } ?? field.originProperty
+        guard let property = origin.schema.properties.firstIndex(where: { $0.name == persisted }),
               origin.property(property).type == .object, origin.property(property).objectType == object.table.name else {
             preconditionFailure("'\(info.schema.name).\(field.name)': '\(originName)' has no property '\(field.originProperty)' linking to '\(object.table.name)'")
         }

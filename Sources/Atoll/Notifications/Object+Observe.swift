@@ -61,6 +61,9 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
         self.object = object
         table = state.table
         row = state.row
+        // Key paths name properties as the app does; changes are tracked by stored names.
+        let info = ClassInfo.of(Swift.type(of: object))
+        let keyPaths = keyPaths?.map { info.persistedKeyPath($0) }
         self.keyPaths = keyPaths.map { Set($0.map { String($0.split(separator: ".").first ?? "") }) }
         linkedKeyPaths = (keyPaths ?? []).compactMap { path in
             let parts = path.split(separator: ".").map(String.init)
@@ -81,8 +84,9 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
     private func snapshot(of object: T) -> [String: Any?] {
         guard let state = object._managedState, !state.isInvalidated else { return [:] }
         var result: [String: Any?] = [:]
+        let info = ClassInfo.of(Swift.type(of: object))
         for index in table.columns where table.property(index).type != .object {
-            result[table.property(index).name] = object.value(forKey: table.property(index).name)
+            result[table.property(index).name] = info.value(at: index, of: object)
         }
         return result
     }
@@ -114,10 +118,12 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
         guard !names.isEmpty else { return }
         let old = values
         values = snapshot(of: object)
+        let info = ClassInfo.of(Swift.type(of: object))
         block(.change(object, names.map { name in
             let isScalar = old.keys.contains(name)
-            return PropertyChange(name: name, oldValue: isScalar ? old[name] ?? nil : nil,
-                                  newValue: isScalar ? values[name] ?? nil : object.value(forKey: name))
+            let index = info.persistedIndex[name]
+            return PropertyChange(name: index.map { info.publicNames[$0] } ?? name, oldValue: isScalar ? old[name] ?? nil : nil,
+                                  newValue: isScalar ? values[name] ?? nil : index.flatMap { info.value(at: $0, of: object) })
         }))
     }
 }

@@ -55,7 +55,8 @@ final class ResultsNotifier<Element: ObjectBase>: Notifier {
 
     init(results: Results<Element>, keyPaths: [String]?, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
         template = results.core.descriptor
-        self.keyPaths = keyPaths
+        // Key paths name properties as the app does; changes are tracked by stored names.
+        self.keyPaths = keyPaths.map { $0.map { results.core.storedKeyPath($0).description } }
         self.block = block
     }
 

@@ -24,11 +24,21 @@ final class ClassInfo: @unchecked Sendable {
     }
 
     let type: ObjectBase.Type
+    /// The schema as stored and synced: properties carry their persisted names (see
+    /// `ObjectBase.propertiesMapping()`).
     let schema: AtollCore.ObjectSchema
     /// One per schema property, same order.
     let fields: [Field]
     let linkingFields: [LinkingField]
+    /// The names the app uses (the Swift property names), one per schema property.
+    let publicNames: [String]
+    /// Property indices by the name the app uses.
     let propertyIndex: [String: Int]
+    /// Property indices by persisted name.
+    let persistedIndex: [String: Int]
+    /// Whether the class is `Encodable`: its managed accessors then keep their fields bound to
+    /// the object, so the synthesized `encode(to:)` can read them (see `Persisted.encode(to:)`).
+    let isEncodable: Bool
     /// Classes this one links to or embeds.
     let linkedClasses: [ObjectBase.Type]
     /// An instance with every field bound to its property index and no realm: managed accessors
@@ -84,6 +94,7 @@ final class ClassInfo: @unchecked Sendable {
             }
             return true
         }
+        let mapping = type.propertiesMapping()
         let prototype = type.init()
         var properties: [Property] = []
         var linked: [ObjectBase.Type] = []
@@ -104,7 +115,7 @@ final class ClassInfo: @unchecked Sendable {
                 let options = field.type.options(at: base + field.offset)
                 if let target = shape.objectClass { linked.append(target) }
                 properties.append(Property(
-                    name: name, type: shape.type, collection: shape.collection,
+                    name: mapping[name] ?? name, type: shape.type, collection: shape.collection,
                     isOptional: shape.isOptional || (shape.type == .object && shape.collection == .single),
                     objectType: shape.objectClass?.className(),
                     isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey))
@@ -114,7 +125,11 @@ final class ClassInfo: @unchecked Sendable {
             name: type.className(), properties: properties, isEmbedded: type is EmbeddedObject.Type)
         self.fields = found.map(\.field)
         self.linkingFields = linkingFields
-        self.propertyIndex = Dictionary(uniqueKeysWithValues: properties.enumerated().map { ($1.name, $0) })
+        self.publicNames = found.map(\.name)
+        self.propertyIndex = Dictionary(found.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // Two properties mapped to one name make the schema invalid (reported when a realm opens).
+        self.persistedIndex = Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.isEncodable = (type as Any.Type) is any Encodable.Type
         self.linkedClasses = linked
         self.probe = prototype
         bind(prototype)
@@ -129,12 +144,17 @@ final class ClassInfo: @unchecked Sendable {
         }
     }
 
-    /// Points every field of `object` at the realm's storage.
+    /// Points every field of `object` at the realm's storage. Fields of an `Encodable` class also
+    /// record the object, for `Persisted.encode(to:)`.
     func bind(_ object: ObjectBase) {
         withExtendedLifetime(object) {
             let base = Unmanaged.passUnretained(object).toOpaque()
             for (index, field) in fields.enumerated() {
-                field.type.bind(at: base + field.offset, index: index)
+                if isEncodable {
+                    field.type.bind(at: base + field.offset, index: index, owner: object)
+                } else {
+                    field.type.bind(at: base + field.offset, index: index)
+                }
             }
             for (position, linking) in linkingFields.enumerated() {
                 linking.field.type.bind(at: base + linking.field.offset, index: fields.count + position)
@@ -155,40 +175,101 @@ final class ClassInfo: @unchecked Sendable {
         }
     }
 
-    func value(forKey key: String, of object: ObjectBase) -> Any? {
-        guard let index = propertyIndex[key] else {
-            preconditionFailure("'\(schema.name)' has no property '\(key)'")
+    // MARK: Names
+
+    /// The property an app names `name`: by its Swift name, else by its persisted name.
+    func property(named name: String) -> Property? {
+        guard let index = propertyIndex[name] ?? persistedIndex[name] else { return nil }
+        return schema.properties[index]
+    }
+
+    /// The persisted property a query or key path of `objectType` names `name`, if the type's
+    /// class is known in this process.
+    static func storedProperty(_ objectType: String, _ name: String) -> Property? {
+        named(objectType)?.property(named: name)
+    }
+
+    /// `stored` (a schema of this class's type, as the file or the class has it) with the names
+    /// the app uses, as `objectSchema` shows it.
+    func publicSchema(_ stored: AtollCore.ObjectSchema) -> AtollCore.ObjectSchema {
+        var result = stored
+        for position in result.properties.indices {
+            if let index = persistedIndex[result.properties[position].name] {
+                result.properties[position].name = publicNames[index]
+            }
         }
+        return result
+    }
+
+    /// `keyPath` (dot-separated names the app uses, from this type) with persisted names.
+    func persistedKeyPath(_ keyPath: String) -> String {
+        QueryKeyPath(keyPath).resolvingNames(from: schema.name, ClassInfo.resolver(ClassInfo.closure(of: [type]))).description
+    }
+
+    /// Resolves names on the classes of `infos` (a type and those it links to), whatever other
+    /// classes of the process share their names.
+    static func resolver(_ infos: [ClassInfo]) -> QueryNameResolver {
+        let byName = Dictionary(infos.map { ($0.schema.name, $0) }, uniquingKeysWith: { first, _ in first })
+        return { type, name in byName[type]?.property(named: name) }
+    }
+
+    // MARK: Key-value coding
+
+    /// The index of the property the app names `key`; traps with Realm's message otherwise.
+    func index(forKey key: String) -> Int {
+        guard let index = propertyIndex[key] else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(schema.name)'.")
+        }
+        return index
+    }
+
+    /// The value of property `index`, as key-value coding gives it: `nil` for nil, an enum's raw
+    /// value, the live collection for a list, set or map.
+    func value(at index: Int, of object: ObjectBase) -> Any? {
         let value = withField(index, of: object) { pointer, type in type.get(at: pointer, index: index, object: object) }
         if case Optional<Any>.none = value { return nil }
+        if let persistableEnum = value as? any PersistableEnum { return persistableEnum.rawValue }
         return value
     }
 
+    func value(forKey key: String, of object: ObjectBase) -> Any? {
+        value(at: index(forKey: key), of: object)
+    }
+
+    /// Sets the property the app names `key`. Throws `.invalidValue` for an unknown name or a value
+    /// of the wrong type.
     func setValue(_ value: Any, forKey key: String, of object: ObjectBase) throws {
         guard let index = propertyIndex[key] else {
-            throw Realm.Error(.invalidValue, "'\(schema.name)' has no property '\(key)'")
+            throw Realm.Error(.invalidValue, "Invalid property name '\(key)' for class '\(schema.name)'.")
         }
-        try withField(index, of: object) { pointer, type in try type.assign(value, at: pointer, index: index, object: object) }
+        do {
+            try withField(index, of: object) { pointer, type in try type.assign(value, at: pointer, index: index, object: object) }
+        } catch let error as Realm.Error where error.code == .invalidValue {
+            let property = schema.properties[index]
+            let given = value is NSNull ? "nil" : "'\(value)' of type '\(Swift.type(of: value))'"
+            throw Realm.Error(.invalidValue, "Invalid value \(given) for '\(property.typeDescription)' property '\(schema.name).\(key)'.",
+                              underlying: error)
+        }
     }
 
     /// Fills `object` from a dictionary, an array in property order, or another object.
     func assign(_ value: Any, to object: ObjectBase) throws {
         switch value {
         case let dictionary as [String: Any]:
-            for (key, element) in dictionary { try setValue(element, forKey: key, of: object) }
+            // As in Realm, keys that name no property are ignored (JSON often carries more).
+            for (key, element) in dictionary where propertyIndex[key] != nil { try setValue(element, forKey: key, of: object) }
         case let array as [Any]:
             guard array.count <= fields.count else {
                 throw Realm.Error(.invalidValue, "\(array.count) values given for '\(schema.name)', which has \(fields.count) properties")
             }
             for (index, element) in array.enumerated() {
-                try setValue(element, forKey: schema.properties[index].name, of: object)
+                try setValue(element, forKey: publicNames[index], of: object)
             }
         case let other as ObjectBase:
-            for property in schema.properties {
-                if let element = ClassInfo.of(Swift.type(of: other)).propertyIndex[property.name] != nil
-                    ? other.value(forKey: property.name) : nil {
-                    try setValue(element, forKey: property.name, of: object)
-                }
+            let source = ClassInfo.of(Swift.type(of: other))
+            for name in publicNames {
+                guard let index = source.propertyIndex[name], let element = source.value(at: index, of: other) else { continue }
+                try setValue(element, forKey: name, of: object)
             }
         default:
             throw Realm.Error(.invalidValue, "cannot initialize '\(schema.name)' from a \(Swift.type(of: value)); pass a dictionary, an array or an object")

@@ -37,22 +37,47 @@ open class ObjectBase: Hashable, CustomStringConvertible {
     /// Whether the object is a frozen snapshot.
     public var isFrozen: Bool { _managedState?.realm.isFrozen ?? false }
 
-    /// The schema of this object's type.
+    /// The schema of this object's type, with the property names the class declares (a property
+    /// renamed by ``propertiesMapping()`` shows its Swift name).
     public var objectSchema: AtollCore.ObjectSchema {
-        _managedState?.objectSchema ?? ClassInfo.of(type(of: self)).schema
+        let info = ClassInfo.of(type(of: self))
+        return info.publicSchema(_managedState?.objectSchema ?? info.schema)
     }
 
-    /// Reads or writes a property by name.
-    public subscript(key: String) -> Any? {
+    /// Reads or writes a property by its Swift name.
+    ///
+    /// ```swift
+    /// dog["name"] = "Rex"
+    /// let age = dog["age"] as! Int
+    /// ```
+    /// See ``value(forKey:)`` and ``setValue(_:forKey:)`` for the values and the errors.
+    open subscript(key: String) -> Any? {
         get { ClassInfo.of(type(of: self)).value(forKey: key, of: self) }
-        set {
-            do {
-                try ClassInfo.of(type(of: self)).setValue(newValue ?? NSNull(), forKey: key, of: self)
-            } catch {
-                preconditionFailure("\(error)")
-            }
-        }
+        set { kvcSet(newValue, forKey: key) }
     }
+
+    // MARK: Model customisation
+
+    /// Override to store and sync properties under other names than their Swift names: keys are
+    /// Swift property names, values the persisted names.
+    ///
+    /// ```swift
+    /// class Person: Object {
+    ///     @Persisted(primaryKey: true) var _id: ObjectId
+    ///     @Persisted var name = ""
+    ///     override class func propertiesMapping() -> [String: String] { ["name": "full_name"] }
+    /// }
+    /// ```
+    /// The file's column, the sync instructions and the server's schema use the persisted name.
+    /// The app keeps using the Swift name: in queries, sorting, key-value coding, `objectSchema`
+    /// and notifications (queries also accept the persisted name). Keys that name no `@Persisted`
+    /// property are ignored.
+    open class func propertiesMapping() -> [String: String] { [:] }
+
+    /// Override to return `false` to keep the class out of the default schema: a realm whose
+    /// configuration lists no `objectTypes` then manages it only when another class of the schema
+    /// links to it. List it in `objectTypes` to use it on its own.
+    open class func shouldIncludeInDefaultSchema() -> Bool { true }
 
     /// Whether two accessors refer to the same stored object (or are the same unmanaged instance).
     public func isSameObject(as other: ObjectBase?) -> Bool {
@@ -76,7 +101,7 @@ open class ObjectBase: Hashable, CustomStringConvertible {
     open var description: String {
         let info = ClassInfo.of(type(of: self))
         if isInvalidated { return "\(info.schema.name) { invalidated }" }
-        let fields = info.schema.properties.map { "\t\($0.name) = \(describe(value(forKey: $0.name)))" }
+        let fields = info.publicNames.indices.map { "\t\(info.publicNames[$0]) = \(describe(info.value(at: $0, of: self)))" }
         return "\(info.schema.name) {\n" + fields.joined(separator: ";\n") + ";\n}"
     }
 
@@ -89,11 +114,24 @@ open class ObjectBase: Hashable, CustomStringConvertible {
         }
     }
 
-    /// Reads a property by name (Realm's KVC spelling).
-    public func value(forKey key: String) -> Any? { self[key] }
+    // MARK: Key-value coding
 
-    /// Writes a property by name (Realm's KVC spelling).
-    public func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+    /// The value of the property with this Swift name: `nil` for nil, an enum's raw value, the live
+    /// `List`, `MutableSet` or `Map` of a collection property.
+    ///
+    /// An unknown name stops the program, as Realm raises for it.
+    open func value(forKey key: String) -> Any? { self[key] }
+
+    /// Sets the property with this Swift name from a value of its type or one that converts to it
+    /// (a raw value for an enum, a dictionary for an object, an array for a list).
+    ///
+    /// ```swift
+    /// try realm.write { person.setValue("Toronto", forKey: "currentCity") }
+    /// ```
+    /// Realm raises for an unknown name or a value of the wrong type. On a managed object such an
+    /// error fails the write transaction instead: `realm.write` throws it as a `Realm.Error` with
+    /// code `.invalidValue` and nothing is written. On an unmanaged object it stops the program.
+    open func setValue(_ value: Any?, forKey key: String) { self[key] = value }
 }
 
 /// A top-level persisted object type. Subclass it and declare `@Persisted` properties.
@@ -110,7 +148,8 @@ open class Object: ObjectBase {
 
     /// The primary key property name, if the type declares one.
     open class func primaryKey() -> String? {
-        ClassInfo.of(self).schema.primaryKey
+        let info = ClassInfo.of(self)
+        return info.primaryKeyIndex.map { info.publicNames[$0] }
     }
 }
 

@@ -20,6 +20,9 @@ public struct Persisted<Value: _Persistable> {
         /// fields are bound right after `init()`, never pays for defaults such as a fresh ObjectId).
         case unmanagedDefault
         case managed(Int)
+        /// Managed, in an accessor of an `Encodable` class: the property index and the object
+        /// holding the field, so `encode(to:)`, which sees only the field, can read it.
+        case managedIn(Int, Unmanaged<ObjectBase>)
     }
 
     @usableFromInline var storage: Storage
@@ -78,7 +81,7 @@ public struct Persisted<Value: _Persistable> {
                 let value = Value._atollDefault()
                 object[keyPath: storageKeyPath].storage = .unmanaged(value)
                 return value
-            case .managed(let index):
+            case .managed(let index), .managedIn(let index, _):
                 // A key-path probe (see KeyPathNames): report which property was read.
                 KeyPathNames.record(object, index)
                 return Value._atollDefault()
@@ -102,12 +105,17 @@ public struct Persisted<Value: _Persistable> {
         _ object: EnclosingSelf, _ state: ManagedObjectState, _ storage: Storage,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Int {
-        if case .managed(let index) = storage { return index }
-        guard case .managed(let index) = (state._probe as! EnclosingSelf)[keyPath: storageKeyPath].storage else {
+        switch storage {
+        case .managed(let index), .managedIn(let index, _): return index
+        case .unmanaged, .unmanagedDefault: break
+        }
+        switch (state._probe as! EnclosingSelf)[keyPath: storageKeyPath].storage {
+        case .managed(let index), .managedIn(let index, _):
+            object[keyPath: storageKeyPath].storage = .managed(index)
+            return index
+        case .unmanaged, .unmanagedDefault:
             preconditionFailure("the probe of \(EnclosingSelf.self) is not bound")
         }
-        object[keyPath: storageKeyPath].storage = .managed(index)
-        return index
     }
 }
 
@@ -126,6 +134,8 @@ protocol PersistedField {
     static var shape: _PropertyShape { get }
     static func options(at pointer: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int)
+    /// Binds the field and records the object holding it (for `Encodable` classes).
+    static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase)
     static func content(at pointer: UnsafeRawPointer) -> FieldContent?
     static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, index: Int, object: ObjectBase) throws
     static func get(at pointer: UnsafeRawPointer, index: Int, object: ObjectBase) -> Any
@@ -143,6 +153,10 @@ extension Persisted: PersistedField {
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managed(index)
     }
 
+    static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase) {
+        pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managedIn(index, Unmanaged.passUnretained(owner))
+    }
+
     static func content(at pointer: UnsafeRawPointer) -> FieldContent? {
         let field = UnsafeMutableRawPointer(mutating: pointer).assumingMemoryBound(to: Self.self)
         switch field.pointee.storage {
@@ -152,7 +166,7 @@ extension Persisted: PersistedField {
             let value = Value._atollDefault()
             field.pointee.storage = .unmanaged(value)
             return value._atollContent()
-        case .managed: return nil
+        case .managed, .managedIn: return nil
         }
     }
 
@@ -174,7 +188,7 @@ extension Persisted: PersistedField {
             let value = Value._atollDefault()
             field.pointee.storage = .unmanaged(value)
             return value
-        case .managed: return Value._atollDefault()
+        case .managed, .managedIn: return Value._atollDefault()
         }
     }
 }

@@ -23,7 +23,8 @@ enum KeyPathNames {
         guard let index = recorded.withLock({ $0.removeValue(forKey: id) }) else {
             preconditionFailure("The key path \(keyPath) does not name a @Persisted property of \(Root.self)")
         }
-        let name = info.schema.properties[index].name
+        // The name the app uses; queries and key paths are resolved to stored names later.
+        let name = info.publicNames[index]
         lock.withLock { cache[keyPath] = name }
         return name
     }

@@ -228,7 +228,7 @@ extension Results {
     /// ```
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
         let query = isIncluded(Query<Element>(.path(QueryKeyPath([]), quantified: false)))
-        let combined = core.expression.and(QueryExpression(predicate: query.predicate))
+        let combined = core.expression.and(core.storedNames(QueryExpression(predicate: query.predicate)))
         do {
             return with(combined, bound: try core.validate(combined))
         } catch {

@@ -27,11 +27,15 @@ public final class Migration: @unchecked Sendable {
     private var deleted: Set<String> = []
     private var failure: (any Error)?
 
+    /// The declared classes by type name, for the Swift names of renamed properties.
+    private let classes: [String: ClassInfo]
+
     init(connection: Connection, stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema],
-         changes: [SchemaInstaller.Change]) throws {
+         classes: [ClassInfo] = [], changes: [SchemaInstaller.Change]) throws {
         store = MigrationStore(connection: connection)
         oldTypes = stored
         newTypes = declared
+        self.classes = Dictionary(classes.map { ($0.schema.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.changes = changes
         for schema in stored {
             let columns = schema.properties.filter(\.isSingle)
@@ -140,7 +144,14 @@ public final class Migration: @unchecked Sendable {
         }
     }
 
+    /// The stored name of the new schema's property that the app calls `key` (its Swift name,
+    /// when the class renames it with `propertiesMapping()`).
+    private func storedName(_ type: String, _ key: String) -> String {
+        classes[type]?.property(named: key)?.name ?? key
+    }
+
     fileprivate func read(_ type: String, _ row: Int64, _ key: String) -> Any? {
+        let key = storedName(type, key)
         guard let property = newTypes.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
         var result: Any?
         record {
@@ -151,6 +162,7 @@ public final class Migration: @unchecked Sendable {
     }
 
     fileprivate func write(_ type: String, _ row: Int64, _ key: String, _ value: Any?) {
+        let key = storedName(type, key)
         record {
             guard let property = newTypes.first(where: { $0.name == type })?[property: key] else {
                 throw Realm.Error(.invalidValue, "'\(type)' has no property '\(key)' in the new schema")

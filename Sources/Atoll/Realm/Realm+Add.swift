@@ -9,6 +9,9 @@ extension Realm {
     /// instead; with `.error` (the default) that is an error, reported when the write commits.
     public func add(_ object: Object, update: UpdatePolicy = .error) {
         guard let transaction = requireWrite("add objects") else { return }
+        let outer = transaction.linkedAddPolicy
+        transaction.linkedAddPolicy = update
+        defer { transaction.linkedAddPolicy = outer }
         perform(transaction) { _ = try addObject(object, update: update, transaction) }
     }
 
@@ -22,8 +25,13 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
         guard let transaction = requireWrite("create objects") else { return T() }
+        let outer = transaction.linkedAddPolicy
+        transaction.linkedAddPolicy = update
+        defer { transaction.linkedAddPolicy = outer }
         if update != .error, let table = try? self.table(for: type, create: true), let pk = table.primaryKeyIndex {
-            let name = table.property(pk).name
+            // Values are keyed by the names the app uses (see `ObjectBase.propertiesMapping()`).
+            let info = ClassInfo.of(type)
+            let name = info.publicNames[pk]
             let given: Any? = (value as? [String: Any])?[name] ?? (value as? [Any]).flatMap { pk < $0.count ? $0[pk] : nil }
                 ?? (value as? ObjectBase)?.value(forKey: name)
             if let given, let key = Value(any: given).flatMap({ coerce($0, to: table.property(pk)) }),
@@ -31,9 +39,9 @@ extension Realm {
                 perform(transaction) {
                     let values: [(String, Any)]
                     switch value {
-                    case let dictionary as [String: Any]: values = Array(dictionary)
-                    case let array as [Any]: values = array.enumerated().map { (table.property($0.offset).name, $0.element) }
-                    case let object as ObjectBase: values = table.schema.properties.compactMap { p in object.value(forKey: p.name).map { (p.name, $0) } }
+                    case let dictionary as [String: Any]: values = dictionary.filter { info.propertyIndex[$0.key] != nil }
+                    case let array as [Any]: values = array.enumerated().map { (info.publicNames[$0.offset], $0.element) }
+                    case let object as ObjectBase: values = info.publicNames.compactMap { p in object.value(forKey: p).map { (p, $0) } }
                     default: throw Error(.invalidValue, "cannot create '\(table.name)' from a \(Swift.type(of: value))")
                     }
                     for (key, element) in values where key != name {
@@ -215,7 +223,8 @@ extension Realm {
             throw Error(.invalidValue, "'\(table.name).\(property.name)' holds '\(property.objectType ?? "")' objects, not '\(Swift.type(of: target).className())'")
         }
         try clearLink(state, index, transaction, recording: false)
-        let targetRow = try addObject(target, update: .error, transaction, parent: isEmbedded(property) ? (table, state.row, index) : nil)
+        let targetRow = try addObject(target, update: transaction.linkedAddPolicy, transaction,
+                                      parent: isEmbedded(property) ? (table, state.row, index) : nil)
         try store.setField(table, state.row, index, .integer(targetRow))
         let (id, path) = try address(table, state.row)
         transaction.record(.set(id, path: path + [.property(property.name)], value: try instructionValue(property, .integer(targetRow))))

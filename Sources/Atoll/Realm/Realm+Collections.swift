@@ -21,7 +21,8 @@ extension Realm {
             guard property.type == .object else {
                 throw Error(.invalidValue, "'\(state.table.name).\(property.name)' does not hold objects")
             }
-            let row = try addObject(object, update: .error, transaction, parent: isEmbedded(property) ? (state.table, state.row, index) : nil)
+            let row = try addObject(object, update: transaction.linkedAddPolicy, transaction,
+                                    parent: isEmbedded(property) ? (state.table, state.row, index) : nil)
             return .integer(row)
         }
     }

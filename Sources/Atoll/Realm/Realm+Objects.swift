@@ -50,8 +50,10 @@ extension Realm {
         guard let info = table.classInfo else {
             preconditionFailure("No class is declared for the object type '\(table.name)' in this process")
         }
-        // Fields are bound on first access (see Persisted.managedIndex), not here.
+        // Fields are bound on first access (see Persisted.managedIndex), not here; except in a
+        // `Codable` class, whose synthesized `encode(to:)` reads fields without that access.
         let object = info.type.init()
+        if info.isEncodable { info.bind(object) }
         object._managedState = ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched)
         return object
     }

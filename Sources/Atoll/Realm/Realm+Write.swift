@@ -15,6 +15,11 @@ final class WriteTransaction {
     /// it carries its content, so the steps inside it are not recorded.
     var muted = false
 
+    /// The update policy of the `add(_:update:)` or `create` under way: objects it links to that
+    /// are not managed yet are added with it too, as Realm does (so a decoded document with
+    /// nested objects that exist updates them). `.error` otherwise.
+    var linkedAddPolicy: UpdatePolicy = .error
+
     func record(_ instruction: Instruction) {
         if !muted { instructions.append(instruction) }
     }

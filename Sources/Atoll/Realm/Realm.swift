@@ -329,6 +329,9 @@ public final class Realm {
         if let types = configuration.objectTypes, !types.contains(where: { $0 == type }) {
             throw Error(.schemaMismatch, "Object type '\(info.schema.name)' is not managed by this Realm: add it to the configuration's objectTypes")
         }
+        if configuration.objectTypes == nil && !type.shouldIncludeInDefaultSchema() {
+            throw Error(.schemaMismatch, "Object type '\(info.schema.name)' is not managed by this Realm: it is left out of the default schema (shouldIncludeInDefaultSchema() is false); list it in the configuration's objectTypes")
+        }
         guard !configuration.readOnly else {
             throw Error(.readOnly, "Object type '\(info.schema.name)' is not in the read-only realm \(coordinator.path)")
         }

@@ -78,7 +78,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
         }
         let parsed: QueryExpression
         do {
-            parsed = try QueryExpression.parse(query, arguments: values)
+            parsed = core.storedNames(try QueryExpression.parse(query, arguments: values))
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
@@ -88,19 +88,19 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
 
     /// Sorts by a key path (`"dog.name"` goes through a link).
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        with(core.expression.sorted(by: QueryKeyPath(keyPath), ascending: ascending))
+        with(core.expression.sorted(by: core.storedKeyPath(keyPath), ascending: ascending))
     }
 
     /// Sorts by several properties, most significant first.
     public func sorted<S: Sequence>(by descriptors: S) -> Results<Element> where S.Element == SortDescriptor {
         var expression = core.expression
-        expression.clauses.append(.sort(descriptors.map { QuerySortKey(QueryKeyPath($0.keyPath), ascending: $0.ascending) }))
+        expression.clauses.append(.sort(descriptors.map { QuerySortKey(core.storedKeyPath($0.keyPath), ascending: $0.ascending) }))
         return with(expression)
     }
 
     /// Keeps the first object of each distinct combination of the given properties.
     public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        with(core.expression.distinct(by: keyPaths.map { QueryKeyPath($0) }))
+        with(core.expression.distinct(by: keyPaths.map { core.storedKeyPath($0) }))
     }
 
     // MARK: Aggregates

@@ -160,8 +160,27 @@ final class ResultsCore {
         realm.materialize(table!, row: rows[position].row, prefetched: rows[position].values)
     }
 
+    /// `expression`, written with the names the app uses, with the stored names (see
+    /// `ObjectBase.propertiesMapping()`).
+    func storedNames(_ expression: QueryExpression) -> QueryExpression {
+        expression.resolvingNames(from: objectType, storedProperty)
+    }
+
+    /// A key path the app wrote, with the stored names.
+    func storedKeyPath(_ keyPath: String) -> QueryKeyPath {
+        QueryKeyPath(keyPath).resolvingNames(from: objectType, storedProperty)
+    }
+
+    /// The property the app calls `name` on `type`, as the class bound to the type's table in this
+    /// file declares it (or the process's class of that name, before the table exists).
+    private func storedProperty(_ type: String, _ name: String) -> Property? {
+        if let info = realm.coordinator.table(named: type)?.classInfo { return info.property(named: name) }
+        return ClassInfo.storedProperty(type, name)
+    }
+
     /// The values of one property over the results, for aggregates.
-    func aggregate(_ property: String) -> [AtollCore.Value] {
+    func aggregate(_ name: String) -> [AtollCore.Value] {
+        let property = storedProperty(objectType, name)?.name ?? name
         guard let table, let index = table.schema.properties.firstIndex(where: { $0.name == property }) else {
             preconditionFailure("'\(table?.name ?? "?")' has no property '\(property)'")
         }

@@ -117,10 +117,11 @@ struct SchemaInstaller {
 
     /// The schema of a configuration without `objectTypes`: every class the process has used, with
     /// the classes they link to. A class whose own schema is invalid is left out here; using it
-    /// reports the error (see `Realm.table(for:create:)`).
+    /// reports the error (see `Realm.table(for:create:)`). So is a class whose
+    /// `shouldIncludeInDefaultSchema()` is false, unless another class links to it.
     static func processSchema() -> [ClassInfo] {
         var result: [String: ClassInfo] = [:]
-        for info in ClassInfo.all {
+        for info in ClassInfo.all where info.type.shouldIncludeInDefaultSchema() {
             let closure = ClassInfo.closure(of: [info.type])
             guard (try? Schema(closure.map(\.schema))) != nil else { continue }
             for member in closure where result[member.schema.name] == nil { result[member.schema.name] = member }
@@ -179,7 +180,7 @@ struct SchemaInstaller {
         let byName = Dictionary(uniqueKeysWithValues: declared.map { ($0.schema.name, $0) })
         if !configuration.readOnly && (!changes.isEmpty || migrating) {
             let migration = migrating && configuration.migrationBlock != nil
-                ? try Migration(connection: connection, stored: stored, declared: declared.map(\.schema), changes: changes)
+                ? try Migration(connection: connection, stored: stored, declared: declared.map(\.schema), classes: declared, changes: changes)
                 : nil
             try Self.apply(changes, declared: declared.map(\.schema), connection: connection, phase: .before)
             if let migration, let block = configuration.migrationBlock {

@@ -36,7 +36,7 @@ public struct QuerySubscription<T: Object> {
     public init(name: String? = nil, where predicateFormat: String, _ args: Any...) {
         self.name = name
         objectType = T.className()
-        query = SubscriptionQuery.text(predicateFormat, args)
+        query = SubscriptionQuery.text(predicateFormat, args, type: T.self)
     }
 }
 
@@ -91,7 +91,9 @@ public struct SyncSubscription {
     ///
     /// - Precondition: inside `update`.
     public func updateQuery(to predicateFormat: String, _ args: Any...) {
-        box.updateQuery(of: id, objectType: stored.objectType, query: SubscriptionQuery.text(predicateFormat, args))
+        box.updateQuery(of: id, objectType: stored.objectType, query: SubscriptionQuery.text(
+            predicateFormat, args, objectType: stored.objectType,
+            classes: box.realm.coordinator.table(named: stored.objectType)?.classInfo.map { ClassInfo.closure(of: [$0.type]) } ?? []))
     }
 }
 
@@ -101,14 +103,25 @@ enum SubscriptionQuery {
     /// Every object of the type.
     static let all = QueryPredicate.truePredicate.description
 
+    /// The query's text with stored property names: the server knows a property renamed by
+    /// `propertiesMapping()` by its stored name.
     static func text<T: Object>(_ query: (Query<T>) -> Query<Bool>) -> String {
-        query(Query<T>(.path(QueryKeyPath([]), quantified: false))).predicate.description
+        let infos = ClassInfo.closure(of: [T.self])
+        let predicate = query(Query<T>(.path(QueryKeyPath([]), quantified: false))).predicate
+        return predicate.resolvingNames(from: ClassInfo.of(T.self).schema.name, ClassInfo.resolver(infos)).description
     }
 
-    static func text(_ predicateFormat: String, _ args: [Any]) -> String {
+    static func text<T: Object>(_ predicateFormat: String, _ args: [Any], type: T.Type) -> String {
+        text(predicateFormat, args, objectType: ClassInfo.of(T.self).schema.name, classes: ClassInfo.closure(of: [T.self]))
+    }
+
+    /// `predicateFormat` of `objectType`, resolved on `classes` (the type's class and those it
+    /// links to; none for a type without a class).
+    static func text(_ predicateFormat: String, _ args: [Any], objectType: String, classes: [ClassInfo]) -> String {
         do {
             let values = try args.map(QueryArguments.value)
-            return try QueryExpression.parse(predicateFormat, arguments: values).description
+            return try QueryExpression.parse(predicateFormat, arguments: values)
+                .resolvingNames(from: objectType, ClassInfo.resolver(classes)).description
         } catch {
             preconditionFailure("Invalid subscription query '\(predicateFormat)': \(error)")
         }

@@ -136,7 +136,7 @@ public struct SyncSubscriptionSet {
 
     /// The first subscription of `type` with this query text (named or not).
     public func first<T: Object>(ofType type: T.Type, where predicateFormat: String, _ args: Any...) -> SyncSubscription? {
-        first(objectType: T.className(), query: SubscriptionQuery.text(predicateFormat, args))
+        first(objectType: T.className(), query: SubscriptionQuery.text(predicateFormat, args, type: T.self))
     }
 
     private func first(objectType: String, query: String) -> SyncSubscription? {
@@ -177,7 +177,7 @@ public struct SyncSubscriptionSet {
 
     /// Removes the subscription of `type` with this query text.
     public func remove<T: Object>(ofType type: T.Type, where predicateFormat: String, _ args: Any...) {
-        let text = SubscriptionQuery.text(predicateFormat, args)
+        let text = SubscriptionQuery.text(predicateFormat, args, type: T.self)
         box.removeFirst { $0.objectType == T.className() && $0.query == text }
     }
 

@@ -595,9 +595,18 @@ extension Decimal128: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Ex
 }
 
 extension Decimal128: Codable {
-    /// Decodes the string form, e.g. `"1.5"` or `"NaN"`.
+    /// Decodes the string form, e.g. `"1.5"` or `"NaN"`, or a number (`1.5`; a floating-point
+    /// number keeps only the precision of a `Double`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        if let integer = try? container.decode(Int.self) {
+            self = Decimal128(integer)
+            return
+        }
+        if let double = try? container.decode(Double.self) {
+            self = Decimal128(double)
+            return
+        }
         let string = try container.decode(String.self)
         do {
             self = try Decimal128(string: string)
