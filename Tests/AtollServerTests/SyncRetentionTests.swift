@@ -82,8 +82,10 @@ import Testing
             try await coordinator.setMaxOfflineTime(appID: "tasks", 600)
             #expect(try await coordinator.compact(appID: "tasks").map(\.result.removedEntries) == [0], "seen within 10 minutes")
             clock.advance(by: 601)
+            // Moving the clock past 600 s also wakes the server's own compaction (CompactionService,
+            // every 600 s), which may fold the history first: either way it is folded.
             let compacted = try #require(try await coordinator.compact(appID: "tasks").first?.result)
-            #expect(compacted.removedEntries >= 2 && compacted.compactedThrough >= 2)
+            #expect(compacted.compactedThrough >= 2)
             // A new client starts from the snapshot; the one away too long resets.
             let fresh = try #require(try await Self.visit(server, login, as: nil).identAnswer)
             #expect(fresh.latestServerVersion == device.version)
