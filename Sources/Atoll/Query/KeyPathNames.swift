@@ -13,7 +13,10 @@ enum KeyPathNames {
     nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
     private static let recorded = Mutex<[ObjectIdentifier: Int]>([:])
 
-    static func name<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>) -> String {
+    static func name<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>) -> String { name(of: keyPath as PartialKeyPath<Root>) }
+
+    /// The name of the `@Persisted` property a key path of any value type reads (`observe(keyPaths:)`).
+    static func name<Root: ObjectBase>(of keyPath: PartialKeyPath<Root>) -> String {
         if let name = lock.withLock({ cache[keyPath] }) { return name }
         let info = ClassInfo.of(Root.self)
         let probe = Root.init()
