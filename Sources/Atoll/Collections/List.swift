@@ -113,28 +113,6 @@ extension List where Element: ObjectBase {
     /// ```
     var results: Results<Element> { backing.results(of: Element.self, noun: "lists") }
 
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
-
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        do {
-            return try results.filter(query: predicateFormat, arguments: args)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        results.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-
-    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
-        results.sorted(by: keyPath, ascending: ascending)
-    }
-
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        results.distinct(by: keyPaths)
-    }
-
     /// Calls `block` when the list's contents change (see `Results.observe`).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {

@@ -86,38 +86,15 @@ public protocol _OptionalObject {
 
 extension Optional: _OptionalObject where Wrapped: ObjectBase {}
 
-extension Map where Value: _OptionalObject {
+extension Map: _ObjectCollectionQueries where Value: _OptionalObject {
+    public var _queryResults: Results<Value.Wrapped> { results }
+
     /// The map's objects as live results (no order), for querying and sorting.
     var results: Results<Value.Wrapped> {
         guard case .managed(let state, let index) = backing else {
             preconditionFailure("Only maps of managed objects can be queried; add the owner to a realm first")
         }
         return Results(realm: state.realm, objectType: ClassInfo.of(Value.Wrapped.self).schema.name, base: .collection(owner: state, property: index))
-    }
-
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value.Wrapped> {
-        do {
-            return try results.filter(query: predicateFormat, arguments: args)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    public func `where`(_ isIncluded: (Query<Value.Wrapped>) -> Query<Bool>) -> Results<Value.Wrapped> { results.where(isIncluded) }
-
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Value.Wrapped> {
-        results.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Value.Wrapped> where S.Element == SortDescriptor {
-        results.sorted(by: sortDescriptors)
-    }
-
-    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
-    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
-    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
-    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        results.average(ofProperty: property)
     }
 }
 

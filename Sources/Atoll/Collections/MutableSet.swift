@@ -80,10 +80,4 @@ extension MutableSet: _PersistedElementCollection {
 extension MutableSet where Element: ObjectBase {
     /// The set's objects as live results, for querying and sorting.
     var results: Results<Element> { backing.results(of: Element.self, noun: "sets") }
-
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results.where(isIncluded) }
-
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        results.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
 }

@@ -97,29 +97,68 @@ extension CollectionBacking {
     }
 }
 
-extension List: RealmCollection where Element: ObjectBase {
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
+/// What `List`, `MutableSet` and maps of objects share: their queries and aggregates run on the
+/// live results of their objects.
+public protocol _ObjectCollectionQueries {
+    associatedtype _QueriedObject: ObjectBase
+    /// The collection's objects as live results.
+    var _queryResults: Results<_QueriedObject> { get }
+}
 
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+extension _ObjectCollectionQueries {
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<_QueriedObject> { _filtered(predicateFormat, args) }
+
+    func _filtered(_ predicateFormat: String, _ args: [Any]) -> Results<_QueriedObject> {
         do {
-            guard let match = try results.filter(query: predicateFormat, arguments: args).first else { return nil }
-            return index(of: match)
+            return try _queryResults.filter(query: predicateFormat, arguments: args)
         } catch {
             preconditionFailure("\(error)")
         }
     }
 
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        results.sorted(by: sortDescriptors)
+    public func `where`(_ isIncluded: (Query<_QueriedObject>) -> Query<Bool>) -> Results<_QueriedObject> { _queryResults.where(isIncluded) }
+
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<_QueriedObject> {
+        _queryResults.sorted(byKeyPath: keyPath, ascending: ascending)
     }
 
-    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
-    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
-    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
+    public func sorted<V>(by keyPath: KeyPath<_QueriedObject, V>, ascending: Bool = true) -> Results<_QueriedObject> {
+        _queryResults.sorted(by: keyPath, ascending: ascending)
+    }
+
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<_QueriedObject> where S.Element == SortDescriptor {
+        _queryResults.sorted(by: sortDescriptors)
+    }
+
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<_QueriedObject> where S.Element == String {
+        _queryResults.distinct(by: keyPaths)
+    }
+
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { _queryResults.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { _queryResults.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { _queryResults.sum(ofProperty: property) }
     public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        results.average(ofProperty: property)
+        _queryResults.average(ofProperty: property)
     }
+}
 
+extension _ObjectCollectionQueries where Self: RealmCollection, Element == _QueriedObject {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        _filtered(predicateFormat, args).first.flatMap { index(of: $0) }
+    }
+}
+
+extension List: _ObjectCollectionQueries where Element: ObjectBase {
+    public var _queryResults: Results<Element> { results }
+}
+
+extension MutableSet: _ObjectCollectionQueries where Element: ObjectBase {
+    public var _queryResults: Results<Element> { results }
+}
+
+extension List: RealmCollection where Element: ObjectBase {
     public func freeze() -> List<Element> {
         let list = List()
         list.backing = backing.frozen()
@@ -135,40 +174,6 @@ extension List: RealmCollection where Element: ObjectBase {
 }
 
 extension MutableSet: RealmCollection where Element: ObjectBase {
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        do {
-            guard let match = try results.filter(query: predicateFormat, arguments: args).first else { return nil }
-            return index(of: match)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        do {
-            return try results.filter(query: predicateFormat, arguments: args)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        results.sorted(by: sortDescriptors)
-    }
-
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-        results.distinct(by: keyPaths)
-    }
-
-    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { results.min(ofProperty: property) }
-    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { results.max(ofProperty: property) }
-    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { results.sum(ofProperty: property) }
-    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        results.average(ofProperty: property)
-    }
-
     /// Calls `block` when the set's contents change (see `Results.observe`).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
