@@ -37,12 +37,12 @@ extension Persisted: Encodable where Value: Encodable {
             try container.encode(value)
         case .unmanagedDefault:
             try container.encode(Value._atollDefault())
-        case .managedIn(let index, let owner):
-            guard let state = owner.takeUnretainedValue()._managedState, !state.isInvalidated else {
+        case .managedIn(let field):
+            guard let state = field.owner.takeUnretainedValue()._managedState, !state.isInvalidated else {
                 throw EncodingError.invalidValue(Value.self, EncodingError.Context(
                     codingPath: encoder.codingPath, debugDescription: "The object has been deleted or invalidated"))
             }
-            try container.encode(Value._atollGet(state, index))
+            try container.encode(Value._atollGet(state, field.index))
         case .managed:
             throw EncodingError.invalidValue(Value.self, EncodingError.Context(
                 codingPath: encoder.codingPath,
