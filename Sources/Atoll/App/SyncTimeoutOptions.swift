@@ -20,32 +20,38 @@ public final class SyncTimeoutOptions: @unchecked Sendable, Equatable, CustomStr
 
     /// How long connecting may take: TCP, TLS and the WebSocket upgrade together. Default 2 minutes.
     public var connectTimeout: UInt {
-        get { lock.withLock { values.connectTimeout } }
-        set { lock.withLock { values.connectTimeout = newValue } }
+        get { self[\.connectTimeout] }
+        set { self[\.connectTimeout] = newValue }
     }
     /// How long the connection stays open once no session uses it. Default 30 seconds.
     public var connectionLingerTime: UInt {
-        get { lock.withLock { values.connectionLingerTime } }
-        set { lock.withLock { values.connectionLingerTime = newValue } }
+        get { self[\.connectionLingerTime] }
+        set { self[\.connectionLingerTime] = newValue }
     }
     /// Time between a pong and the next ping the client sends. Default 1 minute.
     public var pingKeepalivePeriod: UInt {
-        get { lock.withLock { values.pingKeepalivePeriod } }
-        set { lock.withLock { values.pingKeepalivePeriod = newValue } }
+        get { self[\.pingKeepalivePeriod] }
+        set { self[\.pingKeepalivePeriod] = newValue }
     }
     /// How long the client waits for the pong to a ping before it drops the connection and
     /// reconnects. Default 2 minutes.
     public var pongKeepaliveTimeout: UInt {
-        get { lock.withLock { values.pongKeepaliveTimeout } }
-        set { lock.withLock { values.pongKeepaliveTimeout = newValue } }
+        get { self[\.pongKeepaliveTimeout] }
+        set { self[\.pongKeepaliveTimeout] = newValue }
     }
     /// A reconnect within this long of losing the connection counts as a fast reconnect. Default 1 minute.
     public var fastReconnectLimit: UInt {
-        get { lock.withLock { values.fastReconnectLimit } }
-        set { lock.withLock { values.fastReconnectLimit = newValue } }
+        get { self[\.fastReconnectLimit] }
+        set { self[\.fastReconnectLimit] = newValue }
     }
 
     public init() {}
+
+    /// One value, read or written under the lock.
+    private subscript(value: WritableKeyPath<Values, UInt>) -> UInt {
+        get { lock.withLock { values[keyPath: value] } }
+        set { lock.withLock { values[keyPath: value] = newValue } }
+    }
 
     /// The options with the given values; `nil` keeps a value's default.
     public convenience init(connectTimeout: UInt? = nil, connectionLingerTime: UInt? = nil, pingKeepalivePeriod: UInt? = nil,

@@ -4,25 +4,27 @@ import Foundation
 // Key-value coding on `List`, `MutableSet` and `Map`, with realm-swift's signatures: a list or a
 // set answers for each of its elements; a map answers for the value under a key.
 
-extension List: KeyValueCodingCollection {
-    var kvcElements: [Any] { elements.map { $0 as Any } }
-    func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
-
-    /// The value of `key` for each element, in list order (`NSNull` for nil); the key `"self"`
-    /// gives the elements.
+extension _PersistedElementCollection {
+    /// The value of `key` for each element, in order (`NSNull` for nil); the key `"self"` gives
+    /// the elements.
     ///
     /// ```swift
     /// let names = person.dogs.value(forKey: "name") as! [String]
     /// ```
     public func value(forKey key: String) -> [AnyObject] {
-        KeyValueCoding.bulkValues(kvcElements, key: key, of: Element.self).map { $0 as AnyObject }
+        KeyValueCoding.bulkValues(_elements.map { $0 as Any }, key: key, of: Element.self).map { $0 as AnyObject }
     }
 
     /// The value of a key path for each element (`"owner.name"`), or an aggregate of them
     /// (`"@count"`, `"@sum.age"`, `"@avg.age"`, `"@min.age"`, `"@max.age"`) as one element.
     public func value(forKeyPath keyPath: String) -> [AnyObject] {
-        KeyValueCoding.bulkValues(kvcElements, keyPath: keyPath, of: Element.self).map { $0 as AnyObject }
+        KeyValueCoding.bulkValues(_elements.map { $0 as Any }, keyPath: keyPath, of: Element.self).map { $0 as AnyObject }
     }
+}
+
+extension List: KeyValueCodingCollection {
+    var kvcElements: [Any] { elements.map { $0 as Any } }
+    func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
 
     /// Sets `key` to `value` on every element; `"self"` replaces every element of a list of
     /// values. On a managed list, only inside a write transaction.
@@ -47,16 +49,6 @@ extension List: KeyValueCodingCollection {
 extension MutableSet: KeyValueCodingCollection {
     var kvcElements: [Any] { elements.map { $0 as Any } }
     func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
-
-    /// The value of `key` for each element (`NSNull` for nil); `"self"` gives the elements.
-    public func value(forKey key: String) -> [AnyObject] {
-        KeyValueCoding.bulkValues(kvcElements, key: key, of: Element.self).map { $0 as AnyObject }
-    }
-
-    /// The value of a key path for each element, or an aggregate of them (see `List`).
-    public func value(forKeyPath keyPath: String) -> [AnyObject] {
-        KeyValueCoding.bulkValues(kvcElements, keyPath: keyPath, of: Element.self).map { $0 as AnyObject }
-    }
 
     /// Sets `key` to `value` on every object of the set. On a managed set, only inside a write
     /// transaction.

@@ -69,39 +69,27 @@ extension KeyedDecodingContainer {
     }
 }
 
-extension List: Decodable where Element: Decodable {
-    /// Decodes an unmanaged list from an array.
-    public convenience init(from decoder: any Decoder) throws {
+extension _PersistedElementCollection where Element: Decodable {
+    /// Decodes an unmanaged list or set from an array (a set keeps duplicates once).
+    public init(from decoder: any Decoder) throws {
         self.init()
         var container = try decoder.unkeyedContainer()
-        while !container.isAtEnd { append(try container.decode(Element.self)) }
+        while !container.isAtEnd { _appendUnmanaged(try container.decode(Element.self)) }
     }
 }
 
-extension List: Encodable where Element: Encodable {
+extension _PersistedElementCollection where Element: Encodable {
     /// Encodes the elements as an array.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
-        for element in elements { try container.encode(element) }
+        for element in _elements { try container.encode(element) }
     }
 }
 
-extension MutableSet: Decodable where Element: Decodable {
-    /// Decodes an unmanaged set from an array (duplicates are kept once).
-    public convenience init(from decoder: any Decoder) throws {
-        self.init()
-        var container = try decoder.unkeyedContainer()
-        while !container.isAtEnd { insert(try container.decode(Element.self)) }
-    }
-}
-
-extension MutableSet: Encodable where Element: Encodable {
-    /// Encodes the elements as an array.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.unkeyedContainer()
-        for element in elements { try container.encode(element) }
-    }
-}
+extension List: Decodable where Element: Decodable {}
+extension List: Encodable where Element: Encodable {}
+extension MutableSet: Decodable where Element: Decodable {}
+extension MutableSet: Encodable where Element: Encodable {}
 
 extension Map: Decodable where Value: Decodable {
     /// Decodes an unmanaged map from a dictionary with string keys.
