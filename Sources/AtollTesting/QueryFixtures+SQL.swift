@@ -40,7 +40,7 @@ extension QueryFixtures {
         case .bool, .int, .object: "INTEGER"
         case .double, .float, .date: "REAL"
         case .string: "TEXT"
-        case .data, .objectId, .uuid: "BLOB"
+        case .data, .objectId, .uuid, .mixed: "BLOB"
         case .decimal128: "TEXT COLLATE \(StorageLayout.decimalCollation)"
         }
     }

@@ -136,6 +136,7 @@ final class MapNotifier<Key: _MapKey, Value: RealmCollectionValue>: Notifier {
             let entry: Entry = switch element {
             case .value(let value): .value(value)
             case .object(let object): object._managedState.map { .object(table: $0.table.name, row: $0.row) } ?? .null
+            case .list, .map: realm.mixedKey(element).map(Entry.value) ?? .null
             }
             result[key ?? ""] = entry
         }

@@ -65,6 +65,7 @@ public final class ManagedObjectState {
 
     func stored(at index: Int) -> StoredElement {
         let property = table.property(index)
+        if property.type == .mixed { return realm.mixedElement(scalar(at: index)) }
         guard property.type == .object else { return .value(scalar(at: index)) }
         guard case .integer(let target) = liveValues(index)[table.columnPosition[index]!],
               let targetTable = realm.coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
@@ -77,11 +78,19 @@ public final class ManagedObjectState {
     }
 
     func setStored(_ stored: StoredElement, at index: Int) {
+        if table.property(index).type == .mixed {
+            guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
+            realm.perform(transaction) { try realm.setMixed(self, index, stored, transaction) }
+            return
+        }
         switch stored {
         case .value(let value): setScalar(value, at: index)
         case .object(let object):
             guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
             realm.perform(transaction) { try realm.setLink(self, index, object, transaction) }
+        case .list, .map:
+            realm.requireWrite("modify '\(table.name).\(table.property(index).name)'")?
+                .fail(Realm.Error(.invalidValue, "'\(table.name).\(table.property(index).name)' cannot hold a nested collection"))
         }
     }
 

@@ -43,6 +43,8 @@ public enum FieldContent {
     case elements([StoredElement])
     /// Entries of a map.
     case entries([(String, StoredElement)])
+    /// An `AnyRealmValue`: a scalar, an object, or a nested list or dictionary.
+    case mixed(StoredElement)
 }
 
 /// A scalar that converts to and from ``Value``.

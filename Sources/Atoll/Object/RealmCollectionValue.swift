@@ -5,6 +5,10 @@ import Foundation
 public enum StoredElement {
     case value(Value)
     case object(ObjectBase)
+    /// A list an `AnyRealmValue` holds, element by element (objects not yet added stay objects).
+    indirect case list([StoredElement])
+    /// A dictionary an `AnyRealmValue` holds.
+    indirect case map([String: StoredElement])
 }
 
 /// A type that can be an element of `List`, `MutableSet` or a value of `Map`: every scalar, their
@@ -55,6 +59,7 @@ extension Optional: _Persistable where Wrapped: RealmCollectionValue {
         switch _atollStored() {
         case .value(let v): .scalar(v)
         case .object(let o): .link(o)
+        case let nested: .mixed(nested)
         }
     }
 }

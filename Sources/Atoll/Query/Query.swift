@@ -100,6 +100,8 @@ func queryValue<V: RealmCollectionValue>(_ value: V) -> AtollCore.Value {
             preconditionFailure("Only managed objects with a primary key can be compared in a query")
         }
         return .link(ObjectLink(objectType: state.table.name, primaryKey: state.scalar(at: pk)))
+    case .list, .map:
+        preconditionFailure("A list or dictionary held by an AnyRealmValue cannot be compared in a query")
     }
 }
 

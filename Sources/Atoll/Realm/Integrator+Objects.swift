@@ -13,9 +13,7 @@ extension Integrator {
     }
 
     func row(of table: TableInfo, _ key: Value) throws -> Int64? {
-        if table.primaryKeyIndex != nil { return try realm.rowForPrimaryKey(table, key) }
-        guard case .int(let row) = key else { return nil }
-        return try store.exists(table, row) ? row : nil
+        try realm.row(of: table, key)
     }
 
     /// Whether `key` can name an object of `table`: its primary key's kind, or a row number.
@@ -36,7 +34,8 @@ extension Integrator {
         guard let table = realm.coordinator.table(named: id.type), !table.schema.isEmbedded,
               validKey(id.primaryKey, table), try row(of: table, id.primaryKey) == nil else { return false }
         let arguments: [SQLValue] = table.columns.map { index in
-            index == table.primaryKeyIndex ? id.primaryKey.sqlValue : (values[index] ?? table.property(index).initialValue).sqlValue
+            index == table.primaryKeyIndex ? id.primaryKey.sqlValue
+                : (values[index] ?? table.property(index).initialValue).sqlValue(as: table.property(index).type)
         }
         let row: Int64
         if table.primaryKeyIndex == nil, case .int(let number) = id.primaryKey {

@@ -18,6 +18,7 @@ extension Integrator {
                 return false
             }
         }
+        if property.type == .mixed { return value.isMixedStorable }
         if case .null = value {
             if property.type == .object { return property.isSingle || property.collection == .map }
             return property.isOptional
@@ -40,6 +41,7 @@ extension Integrator {
     /// The stored value of an element (a scalar, a row, or NULL) and the target of an
     /// unresolved link; embedded objects are created, owned by property `p` of `row`.
     func storedElement(_ value: Value, _ table: TableInfo, _ row: Int64, _ p: Int) throws -> (SQLValue, SQLValue) {
+        if table.property(p).type == .mixed { return (value.mixedSQLValue, .null) }
         switch value {
         case .link(let link):
             guard let target = realm.coordinator.table(named: link.objectType) else { return (.null, .null) }
@@ -51,7 +53,7 @@ extension Integrator {
             guard let target = embeddedTable(table.property(p)) else { return (.null, .null) }
             return (.integer(try createEmbedded(target, fields, owner: (table, row, p))), .null)
         default:
-            return (value.sqlValue, .null)
+            return (value.sqlValue(as: table.property(p).type), .null)
         }
     }
 
@@ -60,7 +62,7 @@ extension Integrator {
         var arguments: [SQLValue] = table.columns.map { index in
             let property = table.property(index)
             guard property.type != .object else { return .null }
-            return (fields[property.name] ?? property.initialValue).sqlValue
+            return (fields[property.name] ?? property.initialValue).sqlValue(as: property.type)
         }
         arguments += [.text(owner.0.name), .integer(owner.1), .text(owner.0.property(owner.2).name)]
         let row = try store.insertRow(table, arguments)
@@ -154,7 +156,7 @@ extension Integrator {
             }
             try store.setField(table, row, index, stored)
         } else {
-            try store.setField(table, row, index, value.sqlValue)
+            try store.setField(table, row, index, value.sqlValue(as: property.type))
         }
         if reporting { modified(table, row, index) }
     }
@@ -193,6 +195,6 @@ extension Integrator {
             return try store.setElement(table, row, p, linkingTo: ObjectStore.linkTarget(link))
         }
         guard valid(value, property, element: true) else { return nil }
-        return try store.setElement(table, row, p, holding: value.sqlValue)
+        return try store.setElement(table, row, p, holding: value.sqlValue(as: property.type))
     }
 }

@@ -114,7 +114,7 @@ extension Realm {
         for index in table.columns {
             if case .scalar(let value) = contents[index], table.property(index).type != .object {
                 try validate(value, for: table, index)
-                arguments.append(value.sqlValue)
+                arguments.append(value.sqlValue(as: table.property(index).type))
             } else {
                 arguments.append(.null)
             }
@@ -145,6 +145,8 @@ extension Realm {
             switch content {
             case .link(let target?): try setLink(state, index, target, transaction)
             case .elements, .entries: try replaceCollection(state, index, content, transaction)
+            case .mixed(.value(.null)): break
+            case .mixed(let element): try setMixed(state, index, element, transaction)
             default: break
             }
         }
@@ -172,12 +174,21 @@ extension Realm {
                 try setField(state, index, .null, transaction)
             case .elements, .entries:
                 try replaceCollection(state, index, content, transaction)
+            case .mixed(let element):
+                if update == .modified, let key = mixedKey(element), state.scalar(at: index) == key { continue }
+                try setMixed(state, index, element, transaction)
             }
         }
     }
 
     func validate(_ value: Value, for table: TableInfo, _ index: Int) throws {
         let property = table.property(index)
+        if property.type == .mixed {
+            guard value.isMixedStorable else {
+                throw Error(.invalidValue, "\(value.kindName) value \(value) cannot be stored in AnyRealmValue '\(table.name).\(property.name)'")
+            }
+            return
+        }
         if case .null = value {
             guard property.isOptional else {
                 throw Error(.invalidValue, "Property '\(table.name).\(property.name)' of type \(property.typeDescription) cannot be nil")
@@ -206,7 +217,7 @@ extension Realm {
             }
             return
         }
-        try store.setField(table, state.row, index, value.sqlValue)
+        try store.setField(table, state.row, index, value.sqlValue(as: property.type))
         let (id, path) = try address(table, state.row)
         transaction.record(.set(id, path: path + [.property(property.name)], value: value))
         transaction.summary.modify(table.name, state.row, property.name)

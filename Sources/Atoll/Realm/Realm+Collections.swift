@@ -5,6 +5,9 @@ import Foundation
 extension Realm {
     func sqlElement(_ element: StoredElement, _ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws -> SQLValue {
         let property = state.table.property(index)
+        if property.type == .mixed {
+            return try mixedValue(element, transaction, "\(state.table.name).\(property.name)").mixedSQLValue
+        }
         switch element {
         case .value(let value):
             if case .null = value {
@@ -24,10 +27,13 @@ extension Realm {
             let row = try addObject(object, update: transaction.linkedAddPolicy, transaction,
                                     parent: isEmbedded(property) ? (state.table, state.row, index) : nil)
             return .integer(row)
+        case .list, .map:
+            throw Error(.invalidValue, "'\(state.table.name).\(property.name)' cannot hold a nested collection")
         }
     }
 
     func element(_ raw: SQLValue, _ property: Property) -> StoredElement {
+        if property.type == .mixed { return mixedElement(Value(mixedSQL: raw) ?? .null) }
         guard property.type == .object else { return .value(Value(sql: raw, type: property.type) ?? .null) }
         guard case .integer(let row) = raw, let table = coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
         return .object(materialize(table, row: row))
@@ -177,13 +183,7 @@ extension Realm {
 
     func setRemove(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) {
         collectionEdit(state, index) { transaction, id, path in
-            let value: SQLValue
-            switch element {
-            case .value(let v): value = v.sqlValue
-            case .object(let o):
-                guard let row = o._managedState?.row else { return }
-                value = .integer(row)
-            }
+            guard let value = setKey(element, state.table.property(index)) else { return }
             guard let element = try store.setElement(state.table, state.row, index, holding: value) else { return }
             transaction.record(.setErase(id, path: path, value: try instructionValue(state.table.property(index), value)))
             try store.removeSetElement(state.table, index, element)
@@ -192,14 +192,19 @@ extension Realm {
 
     func setContains(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) -> Bool {
         verifyThread()
-        let value: SQLValue
-        switch element {
-        case .value(let v): value = v.sqlValue
-        case .object(let o):
-            guard let row = o._managedState?.row else { return false }
-            value = .integer(row)
-        }
+        guard let value = setKey(element, state.table.property(index)) else { return false }
         return (try? store.setElement(state.table, state.row, index, holding: value)) ?? nil != nil
+    }
+
+    /// The stored form a set element equal to `element` has; `nil` when none can be (an
+    /// unmanaged object).
+    private func setKey(_ element: StoredElement, _ property: Property) -> SQLValue? {
+        if property.type == .mixed { return mixedKey(element)?.mixedSQLValue }
+        switch element {
+        case .value(let v): return v.sqlValue
+        case .object(let o): return o._managedState.map { .integer($0.row) }
+        case .list, .map: return nil
+        }
     }
 
     // MARK: Map

@@ -340,7 +340,7 @@ struct SchemaInstaller {
         // The zero ObjectId and the zero UUID, as Realm gives existing objects.
         case .objectId: "X'\(String(repeating: "00", count: 12))'"
         case .uuid: "X'\(String(repeating: "00", count: 16))'"
-        case .object: nil
+        case .object, .mixed: nil
         }
     }
 

@@ -69,6 +69,8 @@ final class TableInfo: @unchecked Sendable {
         case .string: "TEXT"
         case .decimal128: "TEXT COLLATE \(StorageLayout.decimalCollation)"
         case .data, .objectId, .uuid: "BLOB"
+        // The value's encoding, which carries its type (Value+Mixed.swift).
+        case .mixed: "BLOB"
         }
     }
 

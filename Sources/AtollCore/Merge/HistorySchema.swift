@@ -126,6 +126,10 @@ extension HistorySchema {
         guard let property = type[property: name] else {
             return "\(id.type) has no property \(name) (the realm's history never added it)"
         }
+        // A mixed value changes whole: no instruction reaches into a list or map it holds.
+        if property.type == .mixed && property.isSingle && path.count > 1 {
+            return "\(id.type).\(property.name) is AnyRealmValue: its nested collections are set whole, not edited in place"
+        }
         return body(property)
     }
 
@@ -148,6 +152,7 @@ extension HistorySchema {
     /// Whether `value` may be stored in `property` (as a whole single value, or as one element).
     private func fits(_ value: Value, _ property: Property, element: Bool) -> Bool {
         guard element || property.collection == .single else { return false }
+        if property.type == .mixed { return value.isMixedStorable }
         switch value {
         case .null:
             return property.isOptional || property.type == .object

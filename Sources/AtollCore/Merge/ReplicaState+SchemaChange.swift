@@ -122,7 +122,7 @@ extension Value {
 
     private func convertedScalar(to type: PropertyType, optional: Bool) -> Value? {
         if case .null = self { return optional ? .null : nil }
-        if propertyType == type { return self }
+        if propertyType == type || type == .mixed { return self }
         switch (self, type) {
         case (.int(let i), .double): return .double(Double(i))
         case (.int(let i), .float): return .float(Float(i))

@@ -210,7 +210,7 @@ struct QueryBinder {
         let caseInsensitive = comparison.options.contains(.caseInsensitive)
         if op.isStringOperator || caseInsensitive {
             let what = op.isStringOperator ? op.rawValue : "'\(comparison.op.rawValue)[c]'"
-            for operand in [l, r] where !operand.side.isConstant && operand.cursor != .value(.string) {
+            for operand in [l, r] where !operand.side.isConstant && operand.cursor != .value(.string) && operand.cursor != .value(.mixed) {
                 throw QueryError(.invalidOperation,
                                  "\(what) needs strings, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",
                                  at: operand.side.range)

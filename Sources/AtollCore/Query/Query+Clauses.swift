@@ -30,7 +30,8 @@ extension BoundQuery {
                 let rows = result.map { element in keys.map { $0.value(in: values(element), resolver: resolver) } }
                 let order = rows.indices.sorted { i, j in
                     for (k, key) in keys.enumerated() {
-                        let c = QueryOrdering.compare(rows[i][k], rows[j][k]) ?? .orderedSame
+                        let c = key.type == .mixed ? QueryOrdering.mixedSort(rows[i][k], rows[j][k])
+                            : QueryOrdering.compare(rows[i][k], rows[j][k]) ?? .orderedSame
                         if c != .orderedSame { return (c == .orderedAscending) == key.ascending }
                     }
                     return i < j

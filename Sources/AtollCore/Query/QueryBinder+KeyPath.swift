@@ -153,6 +153,10 @@ extension QueryBinder {
         case .object(let type):
             if case .link(let link) = value, link.objectType == type { return value }
             throw mismatch
+        case .value(.mixed):
+            // A mixed value compares with a constant of any kind (QueryOrdering decides how).
+            guard value.isMixedStorable else { throw mismatch }
+            return value
         case .value(let type):
             switch (type, value) {
             case (.int, .int), (.double, .double), (.float, .float), (.string, .string), (.bool, .bool),
@@ -187,6 +191,7 @@ extension QueryBinder {
         let numeric: [PropertyType] = [.int, .double, .float]
         switch (l.cursor, r.cursor) {
         case (.null, _), (_, .null): return
+        case (.value(.mixed), _), (_, .value(.mixed)): return
         case (.value(let a), .value(let b)) where a == b || (numeric.contains(a) && numeric.contains(b)): return
         case (.object(let a), .object(let b)) where a == b: return
         default:

@@ -26,7 +26,9 @@ public enum QueryFunctions {
     public static let decimalCollation = StorageLayout.decimalCollation
 
     /// Every SQL function the translator's SQL calls. All are deterministic.
-    public static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = [
+    public static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = scalarFunctions + mixedFunctions
+
+    private static let scalarFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = [
         (stringOperation, 4, { args in
             guard args.count == 4, case .text(let opName) = args[0], let op = StringOperator(rawValue: opName) else {
                 return .null

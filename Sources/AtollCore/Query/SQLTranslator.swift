@@ -37,7 +37,8 @@ public enum SQLTranslator {
         var orderArguments: [SQLValue] = []
         // A later SORT is the primary order; earlier ones break its ties (stable sorts).
         for key in sorts.reversed().flatMap({ $0 }) {
-            let term = try builder.scalar(key.scalar)
+            var term = try builder.scalar(key.scalar)
+            if key.type == .mixed { term.sql = "\(QueryFunctions.mixedSortKey)(\(term.sql))" }
             let collate = key.type == .decimal128 ? " COLLATE \(StorageLayout.decimalCollation)" : ""
             terms.append(term.sql + collate + (key.ascending ? " ASC" : " DESC"))
             orderArguments += term.arguments
@@ -67,6 +68,8 @@ struct SQLBuilder {
 
     let schema: Schema
     var contexts: [Int: Context] = [0: .row("t0")]
+    /// The contexts that are elements of a collection of mixed values.
+    var mixedContexts: Set<Int> = []
     var aliasCount = 0
 
     init(schema: Schema) { self.schema = schema }
@@ -92,6 +95,8 @@ struct SQLBuilder {
                             nullable: l.nullable || r.nullable)
         case .not(let a):
             return negation(try self.predicate(a))
+        case .compare(let lhs, let op, let rhs, _) where isMixed(lhs) || isMixed(rhs):
+            return try mixedComparison(lhs, op, rhs)
         case .compare(let lhs, let op, let rhs, let decimal):
             let l = try scalar(lhs), r = try scalar(rhs)
             let collate = decimal ? " COLLATE \(StorageLayout.decimalCollation)" : ""
@@ -102,7 +107,10 @@ struct SQLBuilder {
             return Fragment(sql: "\(l.sql) \(sqlOp) \(r.sql)\(collate)", arguments: l.arguments + r.arguments,
                             nullable: plainEqual || (op != .equal && op != .notEqual))
         case .string(let op, let lhs, let rhs, let caseInsensitive):
-            let l = try scalar(lhs), r = try scalar(rhs)
+            var l = try scalar(lhs), r = try scalar(rhs)
+            // A mixed operand takes part only when it holds a string.
+            if isMixed(lhs) { l.sql = "\(QueryFunctions.mixedText)(\(l.sql))" }
+            if isMixed(rhs) { r.sql = "\(QueryFunctions.mixedText)(\(r.sql))" }
             return Fragment(sql: "\(QueryFunctions.stringOperation)('\(op.rawValue)', \(l.sql), \(r.sql), \(caseInsensitive ? 1 : 0))",
                             arguments: l.arguments + r.arguments)
         case .quantified(let quantifier, let collection, let inner):
@@ -133,6 +141,7 @@ struct SQLBuilder {
             contexts[collection.context] = .row(t)
         } else {
             contexts[collection.context] = .value("\(c).\(Self.q(collection.keys ? "key" : "value"))")
+            if collection.property.type == .mixed && !collection.keys { mixedContexts.insert(collection.context) }
         }
         return (from, Fragment(sql: "\(c).\(Self.q("owner")) = \(base.sql)" + Self.hideUnresolved(collection, c),
                                arguments: base.arguments))
@@ -143,6 +152,39 @@ struct SQLBuilder {
     private static func hideUnresolved(_ collection: BoundCollection, _ alias: String) -> String {
         collection.property.type == .object && (collection.property.collection == .list || collection.property.collection == .set)
             ? " AND \(alias).\(q("value")) IS NOT NULL" : ""
+    }
+
+    // MARK: - Mixed values
+
+    /// Whether `scalar` is a stored mixed value (a blob the mixed SQL functions decode).
+    func isMixed(_ scalar: BoundScalar) -> Bool {
+        switch scalar {
+        case .property(_, _, let property), .mapValue(_, _, let property, _): property.type == .mixed
+        case .context(let id): mixedContexts.contains(id)
+        default: false
+        }
+    }
+
+    /// A comparison with a mixed value, through `atoll_mixed_cmp` (QueryOrdering+Mixed.swift):
+    /// equal only when the kinds compare and the values are the same (null equals null); ordered
+    /// comparisons never match a null or a value of a kind that does not compare.
+    private mutating func mixedComparison(_ lhs: BoundScalar, _ op: BoundComparison, _ rhs: BoundScalar) throws(QueryError) -> Fragment {
+        func operand(_ scalar: BoundScalar) throws(QueryError) -> Fragment {
+            guard case .constant(let value) = scalar else { return try self.scalar(scalar) }
+            return value.isNull ? Fragment(sql: "NULL") : Fragment(sql: "?", arguments: [value.mixedSQLValue])
+        }
+        let l = try operand(lhs), r = try operand(rhs)
+        let strict = op == .equal || op == .notEqual ? 0 : 1
+        let call = "\(QueryFunctions.mixedCompare)(\(l.sql), \(r.sql), \(strict))"
+        let sql = switch op {
+        case .equal: "COALESCE(\(call), 2) = 0"
+        case .notEqual: "COALESCE(\(call), 2) <> 0"
+        case .less: "\(call) < 0"
+        case .lessOrEqual: "\(call) <= 0"
+        case .greater: "\(call) > 0"
+        case .greaterOrEqual: "\(call) >= 0"
+        }
+        return Fragment(sql: sql, arguments: l.arguments + r.arguments, nullable: strict == 1)
     }
 
     // MARK: - Scalars

@@ -5,6 +5,9 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
     case bool, int, double, float, string, data, date, objectId, uuid, decimal128
     /// A link to another object type, or an embedded object.
     case object
+    /// Any scalar, a link to an object of any type, or (as a whole value) a list or map of such
+    /// values: realm-swift's `AnyRealmValue`. Always nullable.
+    case mixed
 
     /// Whether a property of this type may be a primary key.
     public var canBePrimaryKey: Bool {
@@ -17,7 +20,7 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
     /// Whether a property of this type may carry a secondary index.
     public var canBeIndexed: Bool {
         switch self {
-        case .bool, .int, .string, .date, .objectId, .uuid: true
+        case .bool, .int, .string, .date, .objectId, .uuid, .mixed: true
         default: false
         }
     }
@@ -68,7 +71,7 @@ public struct Property: Sendable, Hashable, Codable {
     /// optionals and links, else the type's zero (0, "", false, empty data, 1970, zero ids).
     /// Collections start empty; this gives `null` for them.
     public var initialValue: Value {
-        if isOptional || type == .object || !isSingle { return .null }
+        if isOptional || type == .object || type == .mixed || !isSingle { return .null }
         switch type {
         case .bool: return .bool(false)
         case .int: return .int(0)
@@ -80,7 +83,7 @@ public struct Property: Sendable, Hashable, Codable {
         case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: return .decimal(Decimal128(0))
-        case .object: return .null
+        case .object, .mixed: return .null
         }
     }
 
@@ -92,8 +95,8 @@ public struct Property: Sendable, Hashable, Codable {
 
     /// A readable spelling of the declared type, e.g. `List<Dog>` or `String?`.
     public var typeDescription: String {
-        let element = type == .object ? (objectType ?? "?") : type.rawValue
-        let optional = isOptional && type != .object ? "?" : ""
+        let element = type == .object ? (objectType ?? "?") : type == .mixed ? "AnyRealmValue" : type.rawValue
+        let optional = isOptional && type != .object && type != .mixed ? "?" : ""
         switch collection {
         case .single: return type == .object ? element + "?" : element + optional
         case .list: return "List<\(element)\(optional)>"

@@ -15,6 +15,7 @@ import Foundation
 /// | uuid | blob, 16 bytes |
 /// | decimal128 | text, canonical form, compared with the `ATOLL_DECIMAL` collation |
 /// | link, embedded | integer, the target's row |
+/// | mixed | blob, the value's sync encoding (Value+Mixed.swift); `NULL` for null |
 public enum SQLValue: Hashable, Sendable {
     case null
     case integer(Int64)
@@ -48,6 +49,7 @@ extension Value {
     /// not have the shape the type requires (a corrupted file or a foreign writer).
     public init?(sql: SQLValue, type: PropertyType) {
         switch (type, sql) {
+        case (.mixed, _): self.init(mixedSQL: sql)
         case (_, .null): self = .null
         case (.bool, .integer(let i)): self = .bool(i != 0)
         case (.int, .integer(let i)): self = .int(i)
