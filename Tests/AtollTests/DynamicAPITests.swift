@@ -1,5 +1,6 @@
-import Atoll
+@_spi(Testing) import Atoll
 import AtollCore
+import AtollServer
 import AtollTesting
 import Foundation
 import Testing
@@ -264,5 +265,33 @@ final class DynOwner: Object {
         #expect(frozen.isFrozen)
         #expect(frozen["age"] as? Int == 2)
         #expect(frozen.thaw()?["age"] as? Int == 10)
+    }
+}
+
+/// Writes by name sync as typed writes do.
+@MainActor @Suite(.serialized) struct DynamicSyncTests {
+    private func open(_ user: User, _ behavior: Realm.OpenBehavior) async throws -> Realm {
+        var configuration = user.configuration(partitionValue: "shire")
+        configuration.objectTypes = [SyncedTask.self]
+        return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)
+    }
+
+    @Test func dynamicWritesReachAnotherDevice() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let realmA = try await open(frodo, .never)
+            let id = ObjectId.generate()
+            try realmA.write {
+                let task = realmA.dynamicCreate("SyncedTask", value: ["_id": id, "name": "Carry the ring", "owner": "Frodo"] as [String: Any])
+                task["done"] = true
+            }
+            try realmA.write { realmA.dynamicObject(ofType: "SyncedTask", forPrimaryKey: id)?["name"] = "Carry the ring home" }
+            try await realmA.syncSession!.wait(for: .upload)
+            let realmB = try await open(sam, .always)
+            let task = try #require(realmB.object(ofType: SyncedTask.self, forPrimaryKey: id))
+            #expect(task.name == "Carry the ring home" && task.done && task.owner == "Frodo")
+            #expect(realmB.dynamicObjects("SyncedTask").filter("done == true").count == 1)
+        }
     }
 }
