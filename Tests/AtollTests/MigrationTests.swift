@@ -123,6 +123,17 @@ final class MigKennelV2: Object {
     @Persisted var size = 0
 }
 
+final class MigAddress: EmbeddedObject {
+    @Persisted var street = ""
+}
+
+final class MigKennelV3: Object {
+    override class func className() -> String { "MigKennel" }
+    @Persisted var name = ""
+    @Persisted var residents: List<MigPet>
+    @Persisted var address: MigAddress?
+}
+
 @Suite struct MigrationTests {
     /// Writes two members with the version-1 schema, then releases the realm.
     private func seed(_ t: TestRealm, schemaVersion: UInt64 = 0) throws {
@@ -569,5 +580,33 @@ final class MigKennelV2: Object {
         })
         #expect(error.code == .schemaMismatch)
         #expect(error.message.contains("Member.forename"))
+    }
+
+    @Test func newObjectsTakeEmbeddedObjectsAndEnumerationsNest() throws {
+        let t = try TestRealm()
+        do {
+            let realm = try Realm(configuration: t.configuration([MigKennelV1.self]))
+            try realm.write {
+                realm.add(MigKennelV1(value: ["name": "North", "residents": [["name": "Rex"]]]))
+                realm.add(MigKennelV1(value: ["name": "South"]))
+            }
+        }
+        let realm = try Realm(configuration: t.configuration([MigKennelV3.self], schemaVersion: 1) { migration, _ in
+            migration.enumerateObjects(ofType: "MigKennel") { _, newObject in
+                guard let newObject, newObject["name"] as? String == "North" else { return }
+                newObject["address"] = MigAddress(value: ["street": "Broadway"])
+                // Pets without a kennel go to the North one.
+                migration.enumerateObjects(ofType: "MigPet") { oldPet, _ in
+                    let residents = newObject["residents"] as! List<MigrationObject>
+                    if !residents.contains(where: { $0["name"] as? String == oldPet?["name"] as? String }) {
+                        residents.append(migration.create("MigPet", value: ["name": "stray"]))
+                    }
+                }
+            }
+        })
+        let kennels = realm.objects(MigKennelV3.self).sorted(byKeyPath: "name")
+        #expect(kennels.first?.address?.street == "Broadway")
+        #expect(kennels.last?.address == nil)
+        #expect(kennels.first?.residents.map(\.name) == ["Rex"])
     }
 }
