@@ -81,6 +81,59 @@ final class Team: Object {
     @Persisted var members: List<MemberWithExtras>
 }
 
+/// Owners with dog names as strings, then with pet objects (`years` renamed `age`).
+final class MigOwnerV1: Object {
+    override class func className() -> String { "MigOwner" }
+    @Persisted var name = ""
+    @Persisted var dogNames: List<String>
+    @Persisted var years = 0
+    @Persisted var walker: MigWalker?
+}
+
+final class MigWalker: Object {
+    @Persisted var name = ""
+}
+
+final class MigOwnerV2: Object {
+    override class func className() -> String { "MigOwner" }
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var dogs: List<MigPet>
+    @Persisted var bestFriend: MigPet?
+}
+
+final class MigPet: Object {
+    @Persisted var name = ""
+    @Persisted var walkedBy = ""
+    @Persisted var owner: MigOwnerV2?
+}
+
+/// A kennel's residents, then also its favourite and their number.
+final class MigKennelV1: Object {
+    override class func className() -> String { "MigKennel" }
+    @Persisted var name = ""
+    @Persisted var residents: List<MigPet>
+}
+
+final class MigKennelV2: Object {
+    override class func className() -> String { "MigKennel" }
+    @Persisted var name = ""
+    @Persisted var residents: List<MigPet>
+    @Persisted var favourite: MigPet?
+    @Persisted var size = 0
+}
+
+final class MigAddress: EmbeddedObject {
+    @Persisted var street = ""
+}
+
+final class MigKennelV3: Object {
+    override class func className() -> String { "MigKennel" }
+    @Persisted var name = ""
+    @Persisted var residents: List<MigPet>
+    @Persisted var address: MigAddress?
+}
+
 @Suite struct MigrationTests {
     /// Writes two members with the version-1 schema, then releases the realm.
     private func seed(_ t: TestRealm, schemaVersion: UInt64 = 0) throws {
@@ -207,7 +260,8 @@ final class Team: Object {
             #expect(migration.newSchema["Member"]?[property: "age"]?.type == .string)
             migration.enumerateObjects(ofType: "Member") { oldObject, newObject in
                 newObject?["age"] = "x"
-                seen.append("\(oldObject?["age"] as? Int ?? -1)/\(newObject?["age"] as? String ?? "nil")/\(oldObject?["fullName"] == nil)")
+                // The old object has the old schema's properties only (another name stops the program).
+                seen.append("\(oldObject?["age"] as? Int ?? -1)/\(newObject?["age"] as? String ?? "nil")/\(migration.oldSchema["Member"]?[property: "fullName"] == nil)")
             }
         })
         #expect(seen.all.sorted() == ["36/x/true", "41/x/true"])
@@ -408,5 +462,151 @@ final class Team: Object {
         #expect(try schemaVersionAtURL(t.configuration.fileURL!) == 7)
         let missing = t.folder.url.appendingPathComponent("missing.realm")
         #expect(throws: Realm.Error.self) { try schemaVersionAtURL(missing) }
+    }
+
+    // MARK: Collections and links
+
+    @Test func migrationMovesAListOfStringsToAListOfObjectsRenamesDeletesAndRelinks() throws {
+        let t = try TestRealm()
+        do {
+            let realm = try Realm(configuration: t.configuration([MigOwnerV1.self, MigWalker.self]))
+            try realm.write {
+                let walt = MigWalker(value: ["name": "Walt"])
+                realm.add(MigOwnerV1(value: ["name": "Ann", "dogNames": ["Rex", "Fido"], "years": 30, "walker": walt]))
+                realm.add(MigOwnerV1(value: ["name": "Bob", "years": 40]))
+            }
+        }
+        let configuration = t.configuration([MigOwnerV2.self, MigPet.self], schemaVersion: 1) { migration, _ in
+            migration.renameProperty(onType: "MigOwner", from: "years", to: "age")
+            migration.enumerateObjects(ofType: "MigOwner") { oldObject, newObject in
+                guard let oldObject, let newObject else { return }
+                let names = oldObject["dogNames"] as! List<String>
+                let walker = oldObject["walker"] as? MigrationObject
+                let dogs = newObject["dogs"] as! List<MigrationObject>
+                for name in names {
+                    let pet = migration.create("MigPet", value: ["name": name, "walkedBy": walker?["name"] as? String ?? ""])
+                    pet["owner"] = newObject
+                    dogs.append(pet)
+                }
+                // A pet appended and removed again leaves nothing behind in the list.
+                dogs.append(migration.create("MigPet", value: ["name": "Ghost"]))
+                dogs.remove(at: dogs.count - 1)
+                newObject["bestFriend"] = dogs.first
+            }
+            #expect(migration.deleteData(forType: "MigWalker"))
+        }
+        let realm = try Realm(configuration: configuration)
+        let owners = realm.objects(MigOwnerV2.self).sorted(byKeyPath: "name")
+        #expect(owners.map(\.age) == [30, 40])
+        let ann = try #require(owners.first)
+        #expect(ann.dogs.map(\.name) == ["Rex", "Fido"])
+        #expect(ann.dogs.map(\.walkedBy) == ["Walt", "Walt"])
+        #expect(ann.dogs.allSatisfy { $0.owner?.name == "Ann" })
+        #expect(ann.bestFriend?.name == "Rex")
+        #expect(owners.last?.dogs.isEmpty == true && owners.last?.bestFriend == nil)
+        #expect(realm.objects(MigPet.self).map(\.name).sorted() == ["Fido", "Ghost", "Ghost", "Rex"], "one Ghost per owner, unlinked")
+        #expect(try RawSQLite.fetch("SELECT count(*) FROM class_MigWalker", path: t.path) == [["0"]])
+        #expect(realm.schema["MigOwner"]?[property: "dogNames"] == nil && realm.schema["MigOwner"]?[property: "years"] == nil)
+    }
+
+    @Test func oldListsOfObjectsReadAsDynamicObjectsAndLinkToTheNewRows() throws {
+        let t = try TestRealm()
+        do {
+            let realm = try Realm(configuration: t.configuration([MigKennelV1.self]))
+            try realm.write {
+                realm.add(MigKennelV1(value: ["name": "North", "residents": [["name": "Rex"], ["name": "Fido"], ["name": "Max"]]]))
+            }
+        }
+        let seen = Recorder<String>()
+        let realm = try Realm(configuration: t.configuration([MigKennelV2.self], schemaVersion: 1) { migration, _ in
+            migration.enumerateObjects(ofType: "MigKennel") { oldObject, newObject in
+                guard let oldObject, let newObject else { return }
+                let residents = oldObject["residents"] as! List<DynamicObject>
+                (newObject["residents"] as! List<MigrationObject>).remove(at: 0)
+                // The old object keeps the list as it was.
+                seen.append(residents.map { $0["name"] as! String }.joined(separator: ","))
+                newObject["favourite"] = residents.last
+                newObject["size"] = residents.count
+            }
+        })
+        #expect(seen.all == ["Rex,Fido,Max"])
+        let kennel = try #require(realm.objects(MigKennelV2.self).first)
+        #expect(kennel.residents.map(\.name) == ["Fido", "Max"])
+        #expect(kennel.favourite?.name == "Max")
+        #expect(kennel.size == 3)
+        #expect(realm.objects(MigPet.self).count == 3)
+    }
+
+    @Test func createdObjectsTakeArraysAndTypedObjectsAndLinks() throws {
+        let t = try TestRealm()
+        try seed(t)
+        let realm = try Realm(configuration: t.configuration([MemberV1.self, AccountV1.self], schemaVersion: 1) { migration, _ in
+            var ada: MigrationObject?
+            migration.enumerateObjects(ofType: "Member") { oldObject, newObject in
+                if oldObject?["firstName"] as? String == "Ada" { ada = newObject }
+            }
+            migration.create("Account", value: [7, "ada@x", ada as Any])
+            migration.create("Account", value: ["code": 8, "owner": ["firstName": "Grace"]])
+        })
+        #expect(realm.object(ofType: AccountV1.self, forPrimaryKey: 7)?.owner?.lastName == "Lovelace")
+        #expect(realm.object(ofType: AccountV1.self, forPrimaryKey: 7)?.email == "ada@x")
+        #expect(realm.object(ofType: AccountV1.self, forPrimaryKey: 8)?.owner?.firstName == "Grace")
+        #expect(realm.objects(MemberV1.self).count == 3)
+    }
+
+    @Test func performMigrationRunsTheBlockBeforeAnyRealmOpens() throws {
+        let t = try TestRealm()
+        try seed(t)
+        let calls = Recorder<UInt64>()
+        let configuration = t.configuration([MemberV2.self], schemaVersion: 1) { migration, old in
+            calls.append(old)
+            migration.enumerateObjects(ofType: "Member") { oldObject, newObject in
+                newObject?["fullName"] = oldObject?["firstName"] as? String ?? ""
+            }
+        }
+        try Realm.performMigration(for: configuration)
+        #expect(calls.all == [0])
+        #expect(try schemaVersionAtURL(configuration.fileURL!) == 1)
+        let realm = try Realm(configuration: configuration)
+        #expect(calls.all == [0], "opening after performMigration runs nothing again")
+        #expect(realm.objects(MemberV2.self).map(\.fullName).sorted() == ["Ada", "Alan"])
+    }
+
+    @Test func renamingAPropertyThatDoesNotExistFailsTheMigration() throws {
+        let t = try TestRealm()
+        try seed(t)
+        let error = try migrationError(t.configuration([MemberRenamed.self], schemaVersion: 1) { migration, _ in
+            migration.renameProperty(onType: "Member", from: "forename", to: "givenName")
+        })
+        #expect(error.code == .schemaMismatch)
+        #expect(error.message.contains("Member.forename"))
+    }
+
+    @Test func newObjectsTakeEmbeddedObjectsAndEnumerationsNest() throws {
+        let t = try TestRealm()
+        do {
+            let realm = try Realm(configuration: t.configuration([MigKennelV1.self]))
+            try realm.write {
+                realm.add(MigKennelV1(value: ["name": "North", "residents": [["name": "Rex"]]]))
+                realm.add(MigKennelV1(value: ["name": "South"]))
+            }
+        }
+        let realm = try Realm(configuration: t.configuration([MigKennelV3.self], schemaVersion: 1) { migration, _ in
+            migration.enumerateObjects(ofType: "MigKennel") { _, newObject in
+                guard let newObject, newObject["name"] as? String == "North" else { return }
+                newObject["address"] = MigAddress(value: ["street": "Broadway"])
+                // Pets without a kennel go to the North one.
+                migration.enumerateObjects(ofType: "MigPet") { oldPet, _ in
+                    let residents = newObject["residents"] as! List<MigrationObject>
+                    if !residents.contains(where: { $0["name"] as? String == oldPet?["name"] as? String }) {
+                        residents.append(migration.create("MigPet", value: ["name": "stray"]))
+                    }
+                }
+            }
+        })
+        let kennels = realm.objects(MigKennelV3.self).sorted(byKeyPath: "name")
+        #expect(kennels.first?.address?.street == "Broadway")
+        #expect(kennels.last?.address == nil)
+        #expect(kennels.first?.residents.map(\.name) == ["Rex"])
     }
 }

@@ -54,7 +54,7 @@ enum CollectionBacking<Contents: UnmanagedCollectionContents> {
         guard case .managed(let state, let index) = self else {
             preconditionFailure("Only \(noun) of managed objects can be queried; add the owner to a realm first")
         }
-        return Results(realm: state.realm, objectType: ClassInfo.of(Element.self).schema.name,
+        return Results(realm: state.realm, objectType: state.table.property(index).objectType ?? ClassInfo.of(Element.self).schema.name,
                        base: .collection(owner: state, property: index))
     }
 }

@@ -94,7 +94,7 @@ extension Map: _ObjectCollectionQueries where Value: _OptionalObject {
         guard case .managed(let state, let index) = backing else {
             preconditionFailure("Only maps of managed objects can be queried; add the owner to a realm first")
         }
-        return Results(realm: state.realm, objectType: ClassInfo.of(Value.Wrapped.self).schema.name, base: .collection(owner: state, property: index))
+        return Results(realm: state.realm, objectType: state.table.property(index).objectType ?? ClassInfo.of(Value.Wrapped.self).schema.name, base: .collection(owner: state, property: index))
     }
 }
 

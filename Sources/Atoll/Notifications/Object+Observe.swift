@@ -76,7 +76,7 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
 
     private func accessor(in realm: Realm) -> T {
         if let object { return object }
-        let made = realm.materialize(table, row: row) as! T
+        let made = realm.materialize(table, row: row, as: T.self)!
         object = made
         return made
     }
@@ -86,7 +86,7 @@ final class ObjectNotifier<T: ObjectBase>: Notifier {
         var result: [String: Any?] = [:]
         let info = ClassInfo.of(Swift.type(of: object))
         for index in table.columns where table.property(index).type != .object {
-            result[table.property(index).name] = info.value(at: index, of: object)
+            result[table.property(index).name] = object is DynamicObject ? DynamicObject.read(state, index) : info.value(at: index, of: object)
         }
         return result
     }

@@ -166,7 +166,9 @@ extension ObjectBase: RealmCollectionValue {
     public func _atollStored() -> StoredElement { .object(self) }
     public static func _atollFromStored(_ stored: StoredElement) -> Self? {
         guard case .object(let o) = stored else { return nil }
-        return o as? Self
+        if let same = o as? Self { return same }
+        // A collection or results of `DynamicObject` reads every row by name.
+        return Self.self == DynamicObject.self ? DynamicObject.wrapping(o) as? Self : nil
     }
     public static func _atollFromAny(_ any: Any) throws -> Self {
         if let object = any as? Self { return object }

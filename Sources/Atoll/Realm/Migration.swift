@@ -20,80 +20,125 @@ public final class Migration: @unchecked Sendable {
     /// ```
     public var oldSchema: Schema { (try? Schema(oldTypes)) ?? .empty }
     public var newSchema: Schema { (try? Schema(newTypes)) ?? .empty }
-    private let oldTypes: [AtollCore.ObjectSchema]
+    let oldTypes: [AtollCore.ObjectSchema]
     private let newTypes: [AtollCore.ObjectSchema]
-    private let changes: [SchemaInstaller.Change]
-    private var oldRows: [String: [(row: Int64, values: [String: Any])]] = [:]
+    /// Every old object's single-valued columns, by type and row, read before the file changes.
+    private var oldRows: [String: [Int64: [SQLValue]]] = [:]
+    private var oldOrder: [String: [Int64]] = [:]
+    /// Every old collection's entries: type, property, owner row.
+    private var oldCollections: [String: [String: [Int64: [(key: String?, value: SQLValue)]]]] = [:]
     private var deleted: Set<String> = []
     private var failure: (any Error)?
 
-    /// The declared classes by type name, for the Swift names of renamed properties.
+    /// The declared classes by type name, for the Swift names of properties.
     private let classes: [String: ClassInfo]
+    private let coordinator: RealmCoordinator
+    private let configuration: Realm.Configuration
+    /// The realm the new objects live in: the file as the new schema has it, inside the
+    /// opening's transaction (see `prepare()`).
+    private var realm: Realm?
 
-    init(connection: Connection, stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema],
-         classes: [ClassInfo] = [], changes: [SchemaInstaller.Change]) throws {
+    init(connection: Connection, coordinator: RealmCoordinator, configuration: Realm.Configuration,
+         stored: [AtollCore.ObjectSchema], declared: [AtollCore.ObjectSchema], classes: [ClassInfo] = []) throws {
         store = MigrationStore(connection: connection)
+        self.coordinator = coordinator
+        self.configuration = configuration
         oldTypes = stored
         newTypes = declared
         self.classes = Dictionary(classes.map { ($0.schema.name, $0) }, uniquingKeysWith: { first, _ in first })
-        self.changes = changes
         for schema in stored {
-            let columns = schema.properties.filter(\.isSingle)
-            oldRows[schema.name] = try store.rows(schema).map { row, stored in
-                var values: [String: Any] = [:]
-                for (offset, property) in columns.enumerated() {
-                    values[property.name] = Value(sql: stored[offset], type: property.type).map(MigrationObject.swiftValue) ?? NSNull()
-                }
-                return (row, values)
+            let rows = try store.rows(schema)
+            oldOrder[schema.name] = rows.map(\.row)
+            oldRows[schema.name] = Dictionary(rows.map { ($0.row, $0.values) }, uniquingKeysWith: { first, _ in first })
+            for property in schema.properties where !property.isSingle {
+                oldCollections[schema.name, default: [:]][property.name] = try store.collectionEntries(schema.name, property)
             }
         }
     }
 
-    func prepare() {}
+    /// Opens the realm of the new schema on the file, once its tables have the new columns.
+    func prepare() {
+        for schema in newTypes {
+            coordinator.install(TableInfo(schema: schema, classInfo: classes[schema.name]))
+        }
+        realm = Realm(migrating: store.connection, coordinator: coordinator, configuration: configuration)
+    }
 
+    /// Throws the first error the block met; the realm of the new schema is closed.
     func finish() throws {
+        let error = realm?.transaction?.error
+        realm?.transaction = nil
+        realm = nil
         if let failure { throw failure }
+        if let error { throw error }
     }
 
     private func record(_ body: () throws -> Void) {
         do { try body() } catch { if failure == nil { failure = error } }
     }
 
+    private func newTable(_ type: String) -> TableInfo? {
+        guard newTypes.contains(where: { $0.name == type }) else { return nil }
+        return coordinator.table(named: type)
+    }
+
+    /// The new object of a row of `type`.
+    private func newObject(_ table: TableInfo, _ row: Int64) -> MigrationObject {
+        guard let realm else { preconditionFailure("The migration has ended") }
+        return DynamicObject(state: ManagedObjectState(realm: realm, table: table, row: row))
+    }
+
     /// Calls `block` for every object of `typeName` with its old and new form. `new` is `nil` when the
     /// type no longer exists; `old` is `nil` for a type added by this migration.
-    public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void) {
-        let newType = newTypes.first { $0.name == typeName }
-        for (row, values) in oldRows[typeName] ?? [] where !deleted.contains("\(typeName)#\(row)") {
-            let old = MigrationObject(migration: self, type: typeName, row: row, oldValues: values)
-            let new = newType.map { MigrationObject(migration: self, type: $0.name, row: row, oldValues: nil) }
+    ///
+    /// ```swift
+    /// migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
+    ///     newObject!["age"] = String(oldObject!["age"] as! Int)
+    /// }
+    /// ```
+    public func enumerateObjects(ofType typeName: String, _ block: MigrationObjectEnumerateBlock) {
+        let table = newTable(typeName)
+        for row in oldOrder[typeName] ?? [] where !deleted.contains("\(typeName)#\(row)") {
+            let old = oldObject(typeName, row)
+            let new = table.map { newObject($0, row) }
             block(old, new)
         }
     }
 
-    /// Creates an object of `typeName` in the new schema.
+    /// Creates an object of `typeName` in the new schema from a dictionary (property names to
+    /// values) or an array of values in property order.
+    ///
+    /// ```swift
+    /// let dog = migration.create("Dog", value: ["name": "Rex"])
+    /// (newObject!["dogs"] as! List<MigrationObject>).append(dog)
+    /// ```
     @discardableResult
     public func create(_ typeName: String, value: Any = [String: Any]()) -> MigrationObject {
-        var row: Int64 = 0
-        record {
-            guard let schema = newTypes.first(where: { $0.name == typeName }) else {
-                throw Realm.Error(.invalidValue, "Cannot create an object of '\(typeName)': the type is not in the new schema")
-            }
-            row = try store.insertRow(schema)
+        guard let table = newTable(typeName), let realm, let transaction = realm.transaction else {
+            preconditionFailure("Cannot create an object of '\(typeName)': the type is not in the new schema")
         }
-        let object = MigrationObject(migration: self, type: typeName, row: row, oldValues: nil)
-        if let dictionary = value as? [String: Any] {
-            for (key, element) in dictionary { object[key] = element }
-        }
-        return object
+        var created: DynamicObject?
+        realm.perform(transaction) { created = try realm.dynamicInsert(table, value: value, update: .error, transaction) }
+        return created ?? newObject(table, 0)
     }
 
     /// Deletes an object (given as its old or new form).
     public func delete(_ object: MigrationObject) {
-        deleted.insert("\(object.type)#\(object.row)")
-        record {
-            try detach(object.type, rows: [object.row])
-            try store.deleteRow(object.type, object.row)
+        let type: String
+        let row: Int64
+        if let state = object._managedState {
+            (type, row) = (state.table.name, state.row)
+        } else if let snapshot = object.snapshot {
+            (type, row) = (snapshot.type, snapshot.row)
+        } else {
+            preconditionFailure("Can only delete an object of this migration")
         }
+        deleted.insert("\(type)#\(row)")
+        record {
+            try detach(type, rows: [row])
+            try store.deleteRow(type, row)
+        }
+        realm?.bumpStamp()
     }
 
     /// Removes the collections `rows` own and every link to them (embedded children are not
@@ -113,35 +158,42 @@ public final class Migration: @unchecked Sendable {
     }
 
     /// Deletes every object of a type; returns whether the type existed.
+    ///
+    /// ```swift
+    /// migration.deleteData(forType: "Dog")
+    /// ```
     @discardableResult
     public func deleteData(forType typeName: String) -> Bool {
         guard oldTypes.contains(where: { $0.name == typeName }) else { return false }
-        for (row, _) in oldRows[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
+        for row in oldOrder[typeName] ?? [] { deleted.insert("\(typeName)#\(row)") }
         record {
-            try detach(typeName, rows: (oldRows[typeName] ?? []).map(\.row))
+            try detach(typeName, rows: try store.allRows(typeName))
             try store.deleteAll(typeName)
         }
+        realm?.bumpStamp()
         return true
     }
 
     /// Moves a property's data to its new name. The old name must be gone from the new schema and
     /// the new name must be new in it, with the same type.
+    ///
+    /// ```swift
+    /// migration.renameProperty(onType: "Person", from: "yearsSinceBirth", to: "age")
+    /// ```
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         record {
             guard let old = oldTypes.first(where: { $0.name == typeName })?[property: oldName] else {
                 throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' because it does not exist.")
             }
-            guard let new = newTypes.first(where: { $0.name == typeName })?[property: newName] else {
+            guard let new = newTypes.first(where: { $0.name == typeName })?[property: storedName(typeName, newName)] else {
                 throw Realm.Error(.schemaMismatch, "Renamed property '\(typeName).\(newName)' is not in the new schema.")
             }
-            guard old.type == new.type, old.collection == new.collection else {
+            guard old.type == new.type, old.collection == new.collection, old.objectType == new.objectType else {
                 throw Realm.Error(.schemaMismatch, "Cannot rename property '\(typeName).\(oldName)' to '\(newName)': their types differ (\(old.typeDescription) vs \(new.typeDescription)).")
             }
             try store.copy(typeName, from: old, to: new)
-            for (index, entry) in (oldRows[typeName] ?? []).enumerated() {
-                oldRows[typeName]![index].values[newName] = entry.values[oldName]
-            }
         }
+        realm?.bumpStamp()
     }
 
     /// The stored name of the new schema's property that the app calls `key` (its Swift name,
@@ -150,102 +202,69 @@ public final class Migration: @unchecked Sendable {
         classes[type]?.property(named: key)?.name ?? key
     }
 
-    fileprivate func read(_ type: String, _ row: Int64, _ key: String) -> Any? {
-        let key = storedName(type, key)
-        guard let property = newTypes.first(where: { $0.name == type })?[property: key], property.isSingle else { return nil }
-        var result: Any?
-        record {
-            let value = try store.field(type, row, key)
-            result = Value(sql: value, type: property.type).map(MigrationObject.swiftValue)
-        }
-        return result
+    // MARK: Old objects
+
+    private func oldObject(_ type: String, _ row: Int64) -> MigrationObject {
+        DynamicObject(snapshot: MigrationSnapshot(migration: self, type: type, row: row))
     }
 
-    fileprivate func write(_ type: String, _ row: Int64, _ key: String, _ value: Any?) {
-        let key = storedName(type, key)
-        record {
-            guard let property = newTypes.first(where: { $0.name == type })?[property: key] else {
-                throw Realm.Error(.invalidValue, "'\(type)' has no property '\(key)' in the new schema")
-            }
-            guard property.isSingle, property.type != .object else {
-                throw Realm.Error(.invalidValue, "'\(type).\(key)': migrations can set scalar properties only")
-            }
-            let converted = try Self.convert(value, to: property, at: "\(type).\(key)")
-            try store.setField(type, row, key, converted.sqlValue)
+    /// Property `key` of an old object, as the old schema had it.
+    fileprivate func oldValue(_ type: String, _ row: Int64, _ key: String) -> Any? {
+        guard let schema = oldTypes.first(where: { $0.name == type }) else { return nil }
+        guard let property = schema[property: key] ?? schema[property: storedName(type, key)] else {
+            preconditionFailure("Invalid property name '\(key)' for class '\(type)'.")
+        }
+        if !property.isSingle {
+            let entries = oldCollections[type]?[property.name]?[row] ?? []
+            return DynamicCollections.copy(property, entries.map { ($0.key, oldElement($0.value, property)) })
+        }
+        guard let position = schema.properties.filter(\.isSingle).firstIndex(where: { $0.name == property.name }),
+              let values = oldRows[type]?[row] else { return nil }
+        switch oldElement(values[position], property) {
+        case .object(let object): return object
+        case .value(let value): return DynamicObject.swiftValue(value)
         }
     }
-}
 
-extension Migration {
-    /// `value` as the stored kind of `property`, or an `.invalidValue` error naming `place`.
-    static func convert(_ value: Any?, to property: Property, at place: String) throws -> Value {
-        let given: Value? = if let value, !(value is NSNull) { Value(any: value) } else { .null }
-        switch (given, property.type) {
-        case (.null?, _) where property.isOptional:
-            return .null
-        case (.null?, _):
-            throw Realm.Error(.invalidValue, "'\(place)' is not optional: it cannot be set to nil")
-        case (.int(let i)?, .double): return .double(Double(i))
-        case (.int(let i)?, .float): return .float(Float(i))
-        case (.double(let d)?, .float): return .float(Float(d))
-        case (.float(let f)?, .double): return .double(Double(f))
-        case (let v?, _) where v.propertyType == property.type:
-            return v
-        default:
-            let kind = given?.kindName ?? "\(type(of: value!))"
-            throw Realm.Error(.invalidValue, "'\(place)' holds \(property.typeDescription) values; a \(kind) was given")
-        }
+    private func oldElement(_ raw: SQLValue, _ property: Property) -> StoredElement {
+        guard property.type == .object else { return .value(Value(sql: raw, type: property.type) ?? .null) }
+        guard case .integer(let target) = raw, let type = property.objectType, oldRows[type]?[target] != nil else { return .value(.null) }
+        return .object(oldObject(type, target))
     }
 }
 
-/// An object as a migration sees it: properties by name.
-public final class MigrationObject {
+/// How a migration's old object reads its values: from the rows read before the file changed.
+final class MigrationSnapshot {
     unowned let migration: Migration
     let type: String
     let row: Int64
-    private let oldValues: [String: Any]?
 
-    init(migration: Migration, type: String, row: Int64, oldValues: [String: Any]?) {
+    init(migration: Migration, type: String, row: Int64) {
         self.migration = migration
         self.type = type
         self.row = row
-        self.oldValues = oldValues
     }
 
-    public subscript(key: String) -> Any? {
-        get {
-            if let oldValues {
-                let value = oldValues[key]
-                return value is NSNull ? nil : value
-            }
-            return migration.read(type, row, key)
-        }
-        set {
-            precondition(oldValues == nil, "The old object of a migration is read-only")
-            migration.write(type, row, key, newValue)
-        }
-    }
+    func value(forKey key: String) -> Any? { migration.oldValue(type, row, key) }
 
-    static func swiftValue(_ value: Value) -> Any {
-        switch value {
-        case .null: NSNull()
-        case .bool(let b): b
-        case .int(let i): Int(i)
-        case .double(let d): d
-        case .float(let f): f
-        case .string(let s): s
-        case .data(let d): d
-        case .date(let d): d
-        case .objectId(let o): o
-        case .uuid(let u): u
-        case .decimal(let d): d
-        default: value
-        }
+    var description: String {
+        guard let schema = migration.oldTypes.first(where: { $0.name == type }) else { return "\(type) { }" }
+        let fields = schema.properties.map { "\t\($0.name) = \(DynamicObject.describe(value(forKey: $0.name)))" }
+        return "\(type) {\n" + fields.joined(separator: ";\n") + ";\n}"
     }
 }
 
-/// The dynamic object type of migrations, under its Realm name.
-public typealias DynamicObject = MigrationObject
+extension Realm {
+    /// Runs the configuration's migration, if the file needs one, without keeping a realm open.
+    ///
+    /// ```swift
+    /// try Realm.performMigration(for: config)
+    /// ```
+    /// Opening a realm migrates it too; this lets an app choose when.
+    public static func performMigration(for configuration: Realm.Configuration = Realm.Configuration.defaultConfiguration) throws {
+        _ = try RealmCoordinator.coordinator(for: configuration)
+    }
+}
 
 /// The schema version stored in the realm file at `fileURL`, without opening it as a realm.
 ///

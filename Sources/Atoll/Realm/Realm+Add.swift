@@ -86,6 +86,7 @@ extension Realm {
             }
             return state.row
         }
+        if let dynamic = object as? DynamicObject { return try row(of: dynamic) }
         let type = Swift.type(of: object)
         guard let table = try self.table(for: type, create: true), let info = table.classInfo else {
             throw Error(.schemaMismatch, "Object type '\(type.className())' is not in this Realm's schema")
@@ -230,8 +231,9 @@ extension Realm {
         guard property.type == .object, property.isSingle else {
             throw Error(.invalidValue, "'\(table.name).\(property.name)' does not hold an object")
         }
-        guard ClassInfo.of(Swift.type(of: target)).schema.name == property.objectType else {
-            throw Error(.invalidValue, "'\(table.name).\(property.name)' holds '\(property.objectType ?? "")' objects, not '\(Swift.type(of: target).className())'")
+        let targetType = target._managedState?.table.name ?? (target as? DynamicObject)?.typeName ?? ClassInfo.of(Swift.type(of: target)).schema.name
+        guard targetType == property.objectType else {
+            throw Error(.invalidValue, "'\(table.name).\(property.name)' holds '\(property.objectType ?? "")' objects, not '\(targetType)'")
         }
         try clearLink(state, index, transaction, recording: false)
         let targetRow = try addObject(target, update: transaction.linkedAddPolicy, transaction,

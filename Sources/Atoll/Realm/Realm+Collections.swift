@@ -24,6 +24,9 @@ extension Realm {
             guard property.type == .object else {
                 throw Error(.invalidValue, "'\(state.table.name).\(property.name)' does not hold objects")
             }
+            if let dynamic = object as? DynamicObject, dynamic.typeName != property.objectType {
+                throw Error(.invalidValue, "'\(state.table.name).\(property.name)' holds '\(property.objectType ?? "")' objects, not '\(dynamic.typeName)'")
+            }
             let row = try addObject(object, update: transaction.linkedAddPolicy, transaction,
                                     parent: isEmbedded(property) ? (state.table, state.row, index) : nil)
             return .integer(row)

@@ -48,7 +48,8 @@ extension Realm {
     /// A managed accessor for a row.
     func materialize(_ table: TableInfo, row: Int64, prefetched: [SQLValue]? = nil) -> ObjectBase {
         guard let info = table.classInfo else {
-            preconditionFailure("No class is declared for the object type '\(table.name)' in this process")
+            // A type of the file no class of this process declares: read by name.
+            return DynamicObject(state: ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched))
         }
         // Fields are bound on first access (see Persisted.managedIndex), not here; except in a
         // `Codable` class, whose synthesized `encode(to:)` reads fields without that access.
@@ -56,6 +57,11 @@ extension Realm {
         if info.isEncodable { info.bind(object) }
         object._managedState = ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched)
         return object
+    }
+
+    /// A managed accessor of type `type` for a row: `DynamicObject` or the table's class.
+    func materialize<T: ObjectBase>(_ table: TableInfo, row: Int64, as type: T.Type) -> T? {
+        T._atollFromStored(.object(materialize(table, row: row)))
     }
 
     // MARK: Identity in history

@@ -121,7 +121,7 @@ extension ObjectBase {
             preconditionFailure("Unmanaged objects cannot be frozen; add the object to a realm first")
         }
         if state.realm.isFrozen { return self }
-        return state.realm.freeze().materialize(state.table, row: state.row) as! Self
+        return state.realm.freeze().materialize(state.table, row: state.row, as: Self.self)!
     }
 
     /// The live object of a frozen one, in a realm on the current thread (`nil` if it was deleted).
@@ -132,7 +132,7 @@ extension ObjectBase {
         guard (try? live.store.exists(state.table, state.row)) == true else {
             return nil
         }
-        return live.materialize(state.table, row: state.row) as? Self
+        return live.materialize(state.table, row: state.row, as: Self.self)
     }
 }
 

@@ -50,6 +50,9 @@ public final class Realm {
     private var pinnedEpoch: UInt64 = 0
     /// Which of two memory-map limits the connection has (see `repinSnapshot`).
     private var mapsOddLimit = false
+    /// Set for the realm a migration block writes through: it borrows the opening's connection
+    /// and transaction, and never commits or closes them (see `Migration`).
+    private(set) var isMigrating = false
 
     var notifiedVersion: Int64 { notified.load(ordering: .relaxed) }
 
@@ -102,7 +105,21 @@ public final class Realm {
         isOpening = false
     }
 
+    /// The realm of a migration: the opening's connection, inside its transaction.
+    init(migrating connection: Connection, coordinator: RealmCoordinator, configuration: Configuration) {
+        self.configuration = configuration
+        self.confinement = .thread(pthread_self())
+        self.coordinator = coordinator
+        self.connection = connection
+        store = ObjectStore(connection: connection)
+        history = HistoryStore(connection: connection)
+        isMigrating = true
+        isOpening = false
+        transaction = WriteTransaction()
+    }
+
     deinit {
+        if isMigrating { return }
         coordinator.unregister(self)
         if transaction != nil {
             try? connection.rollback()

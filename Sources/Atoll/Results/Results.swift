@@ -36,7 +36,7 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public subscript(position: Int) -> Element {
         let rows = core.rows()
         precondition(position >= 0 && position < rows.count, "Index \(position) is out of bounds (must be less than \(rows.count)).")
-        return core.object(at: position, rows) as! Element
+        return Element.decoded(.object(core.object(at: position, rows)))
     }
 
     public var first: Element? { isEmpty ? nil : self[0] }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let store = MigrationStore(connection: connection)
-/// try store.setField("Person", row: 3, "fullName", .text("Ann Lee"))
+/// try store.deleteRow("Person", 3)
 /// ```
 struct MigrationStore {
     let connection: Connection
@@ -22,15 +22,30 @@ struct MigrationStore {
         return try connection.fetchRows("SELECT _row\(columns) FROM \(table(schema.name)) ORDER BY _row", [])
     }
 
-    /// Inserts a row whose non-optional columns hold their type's zero value, as in a new column.
-    func insertRow(_ schema: AtollCore.ObjectSchema) throws -> Int64 {
-        let defaults = schema.properties.compactMap { property -> (String, String)? in
-            guard property.isSingle, !property.isOptional, let value = SchemaInstaller.defaultValue(property) else { return nil }
-            return (StorageLayout.quote(property.name), value)
+    /// The row numbers of a type, old and created by the migration.
+    func allRows(_ type: String) throws -> [Int64] {
+        try connection.fetchAll("SELECT _row FROM \(table(type)) ORDER BY _row").compactMap {
+            if case .integer(let row) = $0[0] { row } else { nil }
         }
-        try connection.execute(defaults.isEmpty ? "INSERT INTO \(table(schema.name)) DEFAULT VALUES"
-            : "INSERT INTO \(table(schema.name)) (\(defaults.map(\.0).joined(separator: ", "))) VALUES (\(defaults.map(\.1).joined(separator: ", ")))")
-        return try connection.lastInsertedRow
+    }
+
+    /// A collection property's entries by owner row: lists in order, sets in insertion order,
+    /// maps by key. Unresolved links (NULL values of object lists and sets) are left out.
+    func collectionEntries(_ type: String, _ property: Property) throws -> [Int64: [(key: String?, value: SQLValue)]] {
+        let name = collection(type, property)
+        let skipNull = property.type == .object && property.collection != .map ? " WHERE value IS NOT NULL" : ""
+        let sql = switch property.collection {
+        case .list: "SELECT owner, NULL, value FROM \(name)\(skipNull) ORDER BY owner, pos"
+        case .set: "SELECT owner, NULL, value FROM \(name)\(skipNull) ORDER BY owner, rowid"
+        default: "SELECT owner, key, value FROM \(name) ORDER BY owner, key"
+        }
+        var result: [Int64: [(key: String?, value: SQLValue)]] = [:]
+        for entry in try connection.fetchAll(sql) {
+            guard case .integer(let owner) = entry[0] else { continue }
+            let key: String? = if case .text(let text) = entry[1] { text } else { nil }
+            result[owner, default: []].append((key, entry[2]))
+        }
+        return result
     }
 
     func deleteRow(_ type: String, _ row: Int64) throws {
@@ -76,15 +91,6 @@ struct MigrationStore {
         } else {
             try connection.execute("INSERT INTO \(collection(type, new)) SELECT * FROM \(collection(type, old))")
         }
-    }
-
-    /// Column `name` of a row (NULL when the row does not exist).
-    func field(_ type: String, _ row: Int64, _ name: String) throws -> SQLValue {
-        try connection.fetchOne("SELECT \(StorageLayout.quote(name)) FROM \(table(type)) WHERE _row = ?", [.integer(row)])?.first ?? .null
-    }
-
-    func setField(_ type: String, _ row: Int64, _ name: String, _ value: SQLValue) throws {
-        try connection.execute("UPDATE \(table(type)) SET \(StorageLayout.quote(name)) = ? WHERE _row = ?", [value, .integer(row)])
     }
 
     /// The schema version stored in the file at `path`, read without opening it as a realm.

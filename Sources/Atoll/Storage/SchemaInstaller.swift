@@ -180,7 +180,8 @@ struct SchemaInstaller {
         let byName = Dictionary(uniqueKeysWithValues: declared.map { ($0.schema.name, $0) })
         if !configuration.readOnly && (!changes.isEmpty || migrating) {
             let migration = migrating && configuration.migrationBlock != nil
-                ? try Migration(connection: connection, stored: stored, declared: declared.map(\.schema), classes: declared, changes: changes)
+                ? try Migration(connection: connection, coordinator: coordinator, configuration: configuration,
+                                stored: stored, declared: declared.map(\.schema), classes: declared)
                 : nil
             try Self.apply(changes, declared: declared.map(\.schema), connection: connection, phase: .before)
             if let migration, let block = configuration.migrationBlock {
