@@ -241,17 +241,30 @@ public struct FlexibleQuerySet: Sendable {
         return out
     }
 
-    /// The first property of every key path in `predicate`.
+    /// The first property of every key path in `predicate` (a SUBQUERY's collection included; the
+    /// paths inside it start at its variable). A path starting with `@links` reads links of other
+    /// types and gives `"@links"`, which no queryable-field list names.
     static func fields(of predicate: QueryPredicate) -> [String] {
         switch predicate.kind {
         case .constant: return []
         case .and(let a, let b), .or(let a, let b): return fields(of: a) + fields(of: b)
         case .not(let a): return fields(of: a)
         case .comparison(let c):
-            return [c.lhs, c.rhs].compactMap { operand in
-                guard case .keyPath(let path) = operand.kind, case .property(let name)? = path.components.first else { return nil }
-                return name
+            return [c.lhs, c.rhs].flatMap { operand -> [String] in
+                switch operand.kind {
+                case .keyPath(let path): return field(of: path).map { [$0] } ?? []
+                case .subquery(let subquery): return (field(of: subquery.collection).map { [$0] } ?? []) + fields(of: subquery.predicate)
+                case .value, .geometry: return []
+                }
             }
+        }
+    }
+
+    private static func field(of path: QueryKeyPath) -> String? {
+        switch path.components.first {
+        case .property(let name)?: name
+        case .links?, .allLinks?: "@links"
+        default: nil
         }
     }
 }
@@ -264,6 +277,13 @@ struct ReplicaResolver: ObjectResolver {
     func object(for link: ObjectLink) -> [String: Value]? {
         guard let fields = state.objects[link.objectType]?[link.primaryKey], let schema = state.schema[link.objectType] else { return nil }
         return filled(fields, schema)
+    }
+
+    func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
+        guard let objects = state.objects[originType] else { return [] }
+        return objects.compactMap { key, fields in
+            Self.fields(fields, link: property, to: link) ? .link(ObjectLink(objectType: originType, primaryKey: key)) : nil
+        }
     }
 
     func filled(_ fields: [String: Value], _ schema: ObjectSchema) -> [String: Value] {
