@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Flexible sync, the pure part: which objects a client's subscriptions (and its read permissions)
 /// select in the server's state, and what a client must receive to go from the objects it holds to
@@ -269,6 +270,20 @@ public struct FlexibleQuerySet: Sendable {
     }
 }
 
+/// The objects linking to each object through one (type, property), computed once per resolver.
+final class BacklinkIndex: Sendable {
+    private let indexes = Mutex<[String: [ObjectLink: [Value]]]>([:])
+
+    func links(to target: ObjectLink, from originType: String, through property: String,
+               build: () -> [ObjectLink: [Value]]) -> [Value] {
+        let key = originType + "." + property
+        if let index = indexes.withLock({ $0[key] }) { return index[target] ?? [] }
+        let index = build()
+        indexes.withLock { $0[key] = index }
+        return index[target] ?? []
+    }
+}
+
 /// Resolves links to objects of a ``ReplicaState``, with absent fields holding their defaults
 /// (the query evaluator reads a missing property as null).
 struct ReplicaResolver: ObjectResolver {
@@ -279,10 +294,25 @@ struct ReplicaResolver: ObjectResolver {
         return filled(fields, schema)
     }
 
+    /// Backlinks by origin (type, property), built on first use: evaluating `@links` over every object
+    /// of a type then costs one pass over the origin objects, not one per object.
+    let backlinks = BacklinkIndex()
+
     func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
-        guard let objects = state.objects[originType] else { return [] }
-        return objects.compactMap { key, fields in
-            Self.fields(fields, link: property, to: link) ? .link(ObjectLink(objectType: originType, primaryKey: key)) : nil
+        backlinks.links(to: link, from: originType, through: property) {
+            var index: [ObjectLink: [Value]] = [:]
+            for (key, fields) in state.objects[originType] ?? [:] {
+                let origin = Value.link(ObjectLink(objectType: originType, primaryKey: key))
+                var targets: [ObjectLink] = []
+                switch fields[property] {
+                case .link(let target)?: targets = [target]
+                case .list(let items)?, .set(let items)?:
+                    for case .link(let target) in items where !targets.contains(target) { targets.append(target) }
+                default: break
+                }
+                for target in targets { index[target, default: []].append(origin) }
+            }
+            return index
         }
     }
 
