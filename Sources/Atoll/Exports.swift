@@ -6,3 +6,10 @@
 @_exported import struct AtollCore.ObjectSchema
 @_exported import struct AtollCore.Property
 @_exported import enum AtollCore.PropertyType
+// Geospatial queries (`$0.location.geoWithin(circle)`), under realm-swift's names.
+@_exported import struct AtollCore.GeoPoint
+@_exported import struct AtollCore.GeoBox
+@_exported import struct AtollCore.GeoCircle
+@_exported import struct AtollCore.GeoPolygon
+@_exported import struct AtollCore.Distance
+@_exported import struct AtollCore.GeoError

@@ -3,8 +3,9 @@ import AtollCore
 extension QueryFixtures {
     /// SQL that creates the fixture's tables as ``StorageLayout`` describes them and fills them with
     /// ``objects`` (rows numbered from 1 in order; embedded objects get rows of their own type's table).
-    /// Run it on a database where the `ATOLL_DECIMAL` collation is registered.
-    public static func sqlScript() -> [(sql: String, arguments: [SQLValue])] {
+    /// Run it on a database where the `ATOLL_DECIMAL` collation is registered. `objects` replaces the
+    /// fixture's objects (keyed by type, each with an `_id`), for randomised tests on the same schema.
+    public static func sqlScript(objects: [String: [[String: Value]]] = objects) -> [(sql: String, arguments: [SQLValue])] {
         var script = SQLScript()
         for object in schema.objectSchemas {
             var columns = ["\(StorageLayout.rowColumn) INTEGER PRIMARY KEY"]

@@ -1,9 +1,10 @@
 import AtollCore
 import Foundation
 
-/// A small dataset for query tests: `Person`, `Dog`, `Task` and the embedded `Address`, with every
-/// property kind, a to-one link, an embedded object, lists, sets and maps. Objects are property maps
-/// (as ``BoundQuery/evaluate(on:resolver:)`` takes them) and their order is their row order.
+/// A small dataset for query tests: `Person`, `Dog`, `Task`, the embedded `Address` and the embedded
+/// point `Location`, with every property kind, a to-one link, an embedded object, lists, sets and maps,
+/// and computed backlinks (``backlinks``). Objects are property maps (as
+/// ``BoundQuery/evaluate(on:resolver:)`` takes them) and their order is their row order.
 public enum QueryFixtures {
     public static let schema: Schema = try! Schema([
         ObjectSchema(name: "Person", properties: [
@@ -26,6 +27,7 @@ public enum QueryFixtures {
             Property(name: "scores", type: .int, collection: .list),
             Property(name: "luckyNumbers", type: .int, collection: .set),
             Property(name: "attrs", type: .int, collection: .map),
+            Property(name: "home", type: .object, isOptional: true, objectType: "Location"),
         ]),
         ObjectSchema(name: "Dog", properties: [
             Property(name: "_id", type: .int, isPrimaryKey: true),
@@ -37,6 +39,10 @@ public enum QueryFixtures {
         ObjectSchema(name: "Address", properties: [
             Property(name: "city", type: .string),
             Property(name: "zip", type: .string, isOptional: true),
+        ], isEmbedded: true),
+        ObjectSchema(name: "Location", properties: [
+            Property(name: "type", type: .string),
+            Property(name: "coordinates", type: .double, collection: .list),
         ], isEmbedded: true),
         ObjectSchema(name: "Task", properties: [
             Property(name: "_id", type: .int, isPrimaryKey: true),
@@ -50,6 +56,17 @@ public enum QueryFixtures {
             Property(name: "costs", type: .decimal128, collection: .list),
         ]),
     ])
+
+    /// Computed backlinks, as a client declares them with `LinkingObjects`: a person's `tasks` (the
+    /// tasks assigned to them) and a dog's `owners` (the people listing it in `dogs`).
+    public static let backlinks: [String: [ComputedBacklink]] = [
+        "Person": [ComputedBacklink(name: "tasks", originType: "Task", originProperty: "assignee")],
+        "Dog": [ComputedBacklink(name: "owners", originType: "Person", originProperty: "dogs")],
+    ]
+
+    static func point(_ longitude: Double, _ latitude: Double, type: String = "Point") -> Value {
+        .object(["type": .string(type), "coordinates": .list([.double(longitude), .double(latitude)])])
+    }
 
     static func person(_ id: Int64) -> Value { .link(ObjectLink(objectType: "Person", primaryKey: .int(id))) }
     static func dog(_ id: Int64) -> Value { .link(ObjectLink(objectType: "Dog", primaryKey: .int(id))) }
@@ -68,14 +85,15 @@ public enum QueryFixtures {
              "bestFriend": person(2), "address": .object(["city": .string("Paris"), "zip": .string("75001")]),
              "dogs": .list([dog(1), dog(2)]), "tags": .list(strings(["red", "green"])),
              "scores": .list(ints([10, 20, 30])), "luckyNumbers": .set(ints([3, 7])),
-             "attrs": .map(["a": .int(1), "b": .int(2)])],
+             "attrs": .map(["a": .int(1), "b": .int(2)]), "home": point(2.3522, 48.8566)],
             ["_id": .int(2), "name": .string("Bob"), "age": .int(25), "nickname": .null,
              "height": .double(1.8), "weight": .null, "isActive": .bool(false), "birthday": date(961_027_200),
              "avatar": .null, "oid": .objectId(try! ObjectId(string: "507f1f77bcf86cd799439012")),
              "uuid": .null, "balance": decimal("-3.25"),
              "bestFriend": person(1), "address": .object(["city": .string("Berlin"), "zip": .null]),
              "dogs": .list([dog(3)]), "tags": .list(strings(["blue"])),
-             "scores": .list(ints([5])), "luckyNumbers": .set(ints([7])), "attrs": .map(["a": .int(5)])],
+             "scores": .list(ints([5])), "luckyNumbers": .set(ints([7])), "attrs": .map(["a": .int(5)]),
+             "home": point(13.405, 52.52)],
             ["_id": .int(3), "name": .string("Carla"), "age": .int(40), "nickname": .string("Cee"),
              "height": .double(1.6), "weight": .float(55.25), "isActive": .bool(true), "birthday": .null,
              "avatar": .data(Data()), "oid": .null,
@@ -89,13 +107,14 @@ public enum QueryFixtures {
              "bestFriend": person(3), "address": .object(["city": .string("paris"), "zip": .string("75002")]),
              "dogs": .list([dog(4), dog(5)]), "tags": .list(strings(["Red", "yellow"])),
              "scores": .list(ints([1, 2])), "luckyNumbers": .set(ints([1, 2, 3])),
-             "attrs": .map(["c": .int(3), "a": .int(0)])],
+             "attrs": .map(["c": .int(3), "a": .int(0)]), "home": point(151.2093, -33.8688)],
             ["_id": .int(5), "name": .string("\u{C9}lo\u{EF}se"), "age": .int(35), "nickname": .null,
              "height": .double(1.65), "weight": .null, "isActive": .bool(false), "birthday": date(1_293_753_600),
              "avatar": .null, "oid": .null, "uuid": .null, "balance": decimal("0.1"),
              "bestFriend": person(1), "address": .object(["city": .string("Z\u{FC}rich"), "zip": .null]),
              "dogs": .list([dog(6)]), "tags": .list(strings(["green", "Green"])),
-             "scores": .list(ints([100])), "luckyNumbers": .set([]), "attrs": .map(["b": .int(10)])],
+             "scores": .list(ints([100])), "luckyNumbers": .set([]), "attrs": .map(["b": .int(10)]),
+             "home": point(8.54, 47.37, type: "Polygon")],
         ],
         "Dog": [
             ["_id": .int(1), "name": .string("Rex"), "age": .int(3), "weight": .double(20.5), "owner": person(1)],
@@ -138,7 +157,7 @@ public enum QueryFixtures {
 
     /// The primary keys of the objects of `type` that `query` returns, in order, evaluated in memory.
     public static func evaluate(_ query: String, arguments: [Value] = [], on type: String) throws -> [Int64] {
-        let bound = try BoundQuery(parsing: query, arguments: arguments, objectType: type, schema: schema)
+        let bound = try BoundQuery(parsing: query, arguments: arguments, objectType: type, schema: schema, backlinks: backlinks)
         return bound.run(on: objects[type] ?? [], values: { $0 }, resolver: resolver).map(primaryKey)
     }
 

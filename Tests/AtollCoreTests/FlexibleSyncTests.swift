@@ -28,6 +28,26 @@ import Testing
         ids.compactMap { if case .string(let s) = $0.primaryKey { s } else { nil } }.sorted()
     }
 
+    /// `@links` and SUBQUERY evaluate on the server's state (backlinks indexed once per evaluation);
+    /// `@links` is never a queryable field, and a SUBQUERY's collection is checked like any field.
+    @Test func backlinksAndSubqueriesMatchOnTheServer() throws {
+        var state = Self.items()
+        func owner(_ key: String, _ target: String) {
+            state.apply(.set(MergeFixture.id(key), path: [.property("owner")],
+                             value: .link(ObjectLink(objectType: "Item", primaryKey: .string(target)))))
+        }
+        owner("b", "a")
+        owner("c", "a")
+        owner("d", "b")
+        #expect(Self.keys(try Self.querySet(["@links.Item.owner.@count >= 2"]).matches(in: state)) == ["a"])
+        #expect(Self.keys(try Self.querySet(["SUBQUERY(@links.Item.owner, $o, $o.count > 1).@count == 1"]).matches(in: state))
+            == ["a", "b"])
+        let rules = FlexibleSync.Rules(queryableFields: ["title", "names"])
+        #expect(throws: FlexibleSyncError.self) { try Self.querySet(["@links.Item.owner.@count > 0"], rules: rules) }
+        #expect(throws: FlexibleSyncError.self) { try Self.querySet(["SUBQUERY(links, $l, $l.title == 'x').@count > 0"], rules: rules) }
+        _ = try Self.querySet(["SUBQUERY(names, $n, $n == 'x').@count > 0"], rules: rules)
+    }
+
     @Test func matchesTheUnionOfTheQueriesOfAType() throws {
         let set = try Self.querySet(["title == 'even'", "count >= 5"])
         #expect(Self.keys(set.matches(in: Self.items())) == ["a", "c", "e", "f"])

@@ -117,4 +117,28 @@ import Testing
             (error as? QueryError)?.code == .tooComplex
         }
     }
+
+    @Test func subqueriesNestAtMostTenDeep() throws {
+        func nested(_ levels: Int) -> String {
+            var inner = "$v\(levels).name == 'x'"
+            for level in stride(from: levels, to: 0, by: -1) {
+                let collection = level == 1 ? "assignee.dogs" : "$v\(level - 1).@links.Person.dogs.dogs"
+                inner = "SUBQUERY(\(collection), $v\(level), \(inner)).@count > 0"
+            }
+            return inner
+        }
+        _ = try QueryExpression.parse(nested(QueryExpression.maximumSubqueryDepth))
+        #expect { try QueryExpression.parse(nested(QueryExpression.maximumSubqueryDepth + 1)) } throws: { error in
+            (error as? QueryError)?.code == .tooComplex
+                && (error as? QueryError)?.message == "SUBQUERY nests deeper than 10 levels"
+        }
+    }
+
+    @Test func aPolygonHasAtMostTenThousandPoints() {
+        let points = (0...GeoPolygon.maximumVertexCount).map { i in "[\(Double(i) / 1e5), \(i % 2 == 0 ? 0 : 0.001)]" }
+        let text = "home GEOWITHIN geoPolygon({" + points.joined(separator: ", ") + "})"
+        #expect { try QueryExpression.parse(text) } throws: { error in
+            (error as? QueryError)?.code == .tooComplex
+        }
+    }
 }

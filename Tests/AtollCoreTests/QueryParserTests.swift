@@ -30,6 +30,12 @@ import Testing
         "priority > 1 SORT(name ASC, priority DESC) DISTINCT(owner, done) LIMIT(10)",
         "TRUEPREDICATE LIMIT(5) SORT(name DESC) SORT(assignee.name ASC)",
         "'work' IN tags",
+        "SUBQUERY(tags, $t, $t BEGINSWITH 'a').@count > 1",
+        "SUBQUERY(assignee.dogs, $d, $d.age > 2 AND SUBQUERY($d.@links.Person.dogs, $p, $p.age > 3).@count == 0).@count == 1",
+        "@links.Person.dogs.@count == 0", "@links.@count > 2", "ANY @links.Task.assignee.name == 'x'",
+        "name ==[d] 'e'", "name CONTAINS[cd] 'e'", "name IN[d] {'a'}",
+        "home GEOWITHIN geoCircle([1.5, -2], 0.25)", "home GEOWITHIN geoBox([0, 0], [1, 1])",
+        "home GEOWITHIN geoPolygon({[0, 0], [1, 0], [1, 1], [0, 0]}, {[0.2, 0.1], [0.5, 0.1], [0.5, 0.3], [0.2, 0.1]})",
     ]
 
     @Test("parse, print, parse gives the same AST", arguments: roundTripQueries)

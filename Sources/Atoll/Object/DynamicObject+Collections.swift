@@ -85,6 +85,7 @@ enum DynamicCollections {
         var element = property
         element.collection = .single
         func stored(_ item: Any) throws -> StoredElement {
+            if property.type == .mixed { return try AnyRealmValue._atollFromAny(item)._atollStored() }
             if property.type == .object {
                 if let object = item as? ObjectBase { return .object(object) }
                 if item is NSNull, property.collection == .map { return .value(.null) }

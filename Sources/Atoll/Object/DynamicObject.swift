@@ -125,8 +125,9 @@ public final class DynamicObject: Object {
         let property = state.table.property(index)
         guard property.isSingle else { return DynamicCollections.managed(state, index) }
         switch state.stored(at: index) {
-        case .object(let object): return wrapping(object)
-        case .value(let value): return swiftValue(value)
+        case .object(let object) where property.type != .mixed: return wrapping(object)
+        case .value(let value) where property.type != .mixed: return swiftValue(value)
+        case let stored: return AnyRealmValue._atollFromStored(stored) ?? AnyRealmValue.none
         }
     }
 
@@ -137,6 +138,10 @@ public final class DynamicObject: Object {
         guard property.isSingle else {
             let content = try DynamicCollections.content(value, for: property, at: place, in: realm)
             try realm.replaceCollection(state, index, content, transaction)
+            return
+        }
+        if property.type == .mixed {
+            try realm.setMixed(state, index, AnyRealmValue._atollFromAny(value as Any)._atollStored(), transaction)
             return
         }
         if property.type == .object {

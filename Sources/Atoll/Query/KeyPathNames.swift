@@ -27,7 +27,8 @@ enum KeyPathNames {
             preconditionFailure("The key path \(keyPath) does not name a @Persisted property of \(Root.self)")
         }
         // The name the app uses; queries and key paths are resolved to stored names later.
-        let name = info.publicNames[index]
+        // A `LinkingObjects` field records `fields.count + its position` (see `ClassInfo.bind`).
+        let name = index < info.publicNames.count ? info.publicNames[index] : info.linkingFields[index - info.fields.count].name
         lock.withLock { cache[keyPath] = name }
         return name
     }

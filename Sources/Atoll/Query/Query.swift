@@ -28,40 +28,85 @@ public struct StringOptions: OptionSet, Sendable {
 @dynamicMemberLookup
 public struct Query<T> {
     enum Node {
-        /// A property path; `quantified` when it passes through a list, set or map.
-        case path(QueryKeyPath, quantified: Bool)
-        case predicate(QueryPredicate)
+        /// A property path. `collection` is the length of its leading part that ends at the first
+        /// list, set, map or linking objects it passes through (the rest is read per element), or
+        /// `nil` when it passes through none.
+        case path(QueryKeyPath, collection: Int?)
+        /// A condition, and the collections its per-element comparisons go through (what a
+        /// subquery's `.count` counts the elements of).
+        case predicate(QueryPredicate, collections: [QueryKeyPath])
+        /// `SUBQUERY(…).@count`.
+        case subquery(QuerySubquery)
     }
 
     let node: Node
 
     init(_ node: Node) { self.node = node }
 
+    init(_ predicate: QueryPredicate, collections: [QueryKeyPath] = []) { node = .predicate(predicate, collections: collections) }
+
     var path: (QueryKeyPath, Bool) {
-        guard case .path(let keyPath, let quantified) = node else {
-            preconditionFailure("a predicate cannot be used as a property in a query")
+        let (keyPath, collection) = pathAndCollection
+        return (keyPath, collection != nil)
+    }
+
+    var pathAndCollection: (QueryKeyPath, Int?) {
+        guard case .path(let keyPath, let collection) = node else {
+            preconditionFailure("a predicate or subquery count cannot be used as a property in a query")
         }
-        return (keyPath, quantified)
+        return (keyPath, collection)
+    }
+
+    /// The left side of a comparison: a property path (and whether it is per element) or a subquery count.
+    var operand: (QueryOperand, quantified: Bool) {
+        if case .subquery(let subquery) = node { return (QueryOperand(.subquery(subquery)), false) }
+        let (keyPath, quantified) = path
+        return (.keyPath(keyPath), quantified)
+    }
+
+    /// The collection part of a path that goes through one.
+    var collectionPrefix: [QueryKeyPath] {
+        guard case .path = node else { return [] }
+        let (keyPath, collection) = pathAndCollection
+        return collection.map { [QueryKeyPath(elements: Array(keyPath.elements.prefix($0)))] } ?? []
     }
 
     /// The predicate this query stands for (a Bool property alone means `property == true`).
     var predicate: QueryPredicate {
         switch node {
-        case .predicate(let predicate): return predicate
-        case .path(let keyPath, let quantified):
-            return .compare(keyPath, .equal, .bool(true), quantifier: quantified ? .any : nil)
+        case .predicate(let predicate, _): return predicate
+        case .path(let keyPath, let collection):
+            return .compare(keyPath, .equal, .bool(true), quantifier: collection != nil ? .any : nil)
+        case .subquery:
+            preconditionFailure("a subquery count must be compared, as in `(…).count > 0`")
+        }
+    }
+
+    var collections: [QueryKeyPath] {
+        switch node {
+        case .predicate(_, let collections): collections
+        case .path: collectionPrefix
+        case .subquery: []
         }
     }
 
     func appending<V>(_ component: QueryKeyPath.Component, quantified: Bool = false) -> Query<V> {
-        let (keyPath, wasQuantified) = path
-        return Query<V>(.path(QueryKeyPath(elements: keyPath.elements + [QueryKeyPath.Element(component)]),
-                              quantified: wasQuantified || quantified))
+        let (keyPath, collection) = pathAndCollection
+        let elements = keyPath.elements + [QueryKeyPath.Element(component)]
+        return Query<V>(.path(QueryKeyPath(elements: elements), collection: collection ?? (quantified ? elements.count : nil)))
     }
 
     func compare(_ op: QueryOperator, _ value: AtollCore.Value, options: QueryStringOptions = []) -> Query<Bool> {
-        let (keyPath, quantified) = path
-        return Query<Bool>(.predicate(.compare(keyPath, op, value, options: options, quantifier: quantified ? .any : nil)))
+        let (lhs, quantified) = operand
+        return Query<Bool>(.comparison(lhs, op, .value(value), options: options, quantifier: quantified ? .any : nil),
+                           collections: collectionPrefix)
+    }
+
+    /// `self op other`, two properties of the same object.
+    func compare(_ op: QueryOperator, _ other: Query<T>) -> Query<Bool> {
+        let (lhs, lq) = operand, (rhs, rq) = other.operand
+        return Query<Bool>(.comparison(lhs, op, rhs, quantifier: lq || rq ? .any : nil),
+                           collections: collectionPrefix + other.collectionPrefix)
     }
 }
 
@@ -81,12 +126,24 @@ extension Query {
 
     /// Through a list of objects: `$0.dogs.name == "Rex"` matches when any dog is named Rex.
     public subscript<O: ObjectBase, V>(dynamicMember member: KeyPath<O, V>) -> Query<V> where T == List<O> {
-        appending(.property(KeyPathNames.name(member)), quantified: true)
+        element(KeyPathNames.name(member))
     }
 
     /// Through a set of objects.
     public subscript<O: ObjectBase, V>(dynamicMember member: KeyPath<O, V>) -> Query<V> where T == MutableSet<O> {
-        appending(.property(KeyPathNames.name(member)), quantified: true)
+        element(KeyPathNames.name(member))
+    }
+
+    /// A property of each element of the collection this path ends at.
+    private func element<V>(_ name: String) -> Query<V> {
+        let (keyPath, collection) = pathAndCollection
+        let elements = keyPath.elements + [QueryKeyPath.Element(.property(name))]
+        return Query<V>(.path(QueryKeyPath(elements: elements), collection: collection ?? keyPath.elements.count))
+    }
+
+    /// Through the objects linking here: `$0.assignee.name == "Ali"` matches when any does.
+    public subscript<O: ObjectBase, V>(dynamicMember member: KeyPath<O, V>) -> Query<V> where T == LinkingObjects<O> {
+        element(KeyPathNames.name(member))
     }
 }
 
@@ -113,17 +170,26 @@ extension Query where T: RealmCollectionValue {
     public static func > (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compare(.greater, queryValue(rhs)) }
     public static func >= (lhs: Query<T>, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, queryValue(rhs)) }
 
+    /// Two properties compared: `$0.budget > $0.spent`.
+    public static func == (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.equal, rhs) }
+    public static func != (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
+    public static func < (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.less, rhs) }
+    public static func <= (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs) }
+    public static func > (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.greater, rhs) }
+    public static func >= (lhs: Query<T>, rhs: Query<T>) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs) }
+
     /// Matches values equal to one of `values`.
     public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T {
         let (keyPath, quantified) = path
-        return Query<Bool>(.predicate(.isIn(keyPath, values.map(queryValue), quantifier: quantified ? .any : nil)))
+        return Query<Bool>(.isIn(keyPath, values.map(queryValue), quantifier: quantified ? .any : nil),
+                           collections: collectionPrefix)
     }
 
     /// Matches values in a closed range (`BETWEEN`).
     public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
         let (keyPath, quantified) = path
-        return Query<Bool>(.predicate(.between(keyPath, queryValue(range.lowerBound), queryValue(range.upperBound),
-                                               quantifier: quantified ? .any : nil)))
+        return Query<Bool>(.between(keyPath, queryValue(range.lowerBound), queryValue(range.upperBound),
+                                    quantifier: quantified ? .any : nil), collections: collectionPrefix)
     }
 
     /// Matches values in a half-open range.
@@ -132,7 +198,7 @@ extension Query where T: RealmCollectionValue {
     }
 }
 
-extension Query where T: _QueryString {
+extension Query where T: _QueryBinary {
     public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, value._queryValue, options: options.queryOptions)
     }
@@ -154,24 +220,29 @@ extension Query where T: _QueryString {
     }
 }
 
-/// Strings (and optional strings) for the string operators of typed queries.
-public protocol _QueryString { var _queryValue: AtollCore.Value { get } }
+/// Strings and data (and their optionals) for the string operators of typed queries; on data they
+/// compare bytes.
+public protocol _QueryBinary { var _queryValue: AtollCore.Value { get } }
+/// Strings (and optional strings).
+public protocol _QueryString: _QueryBinary {}
 extension String: _QueryString { public var _queryValue: AtollCore.Value { .string(self) } }
-extension Optional: _QueryString where Wrapped == String {
-    public var _queryValue: AtollCore.Value { self.map(AtollCore.Value.string) ?? .null }
+extension Data: _QueryBinary { public var _queryValue: AtollCore.Value { .data(self) } }
+extension Optional: _QueryBinary where Wrapped: _QueryBinary {
+    public var _queryValue: AtollCore.Value { self.map(\._queryValue) ?? .null }
 }
+extension Optional: _QueryString where Wrapped: _QueryString {}
 
 // MARK: - Logic
 
 extension Query where T == Bool {
     public static func && (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        Query<Bool>(.predicate(lhs.predicate && rhs.predicate))
+        Query<Bool>(lhs.predicate && rhs.predicate, collections: lhs.collections + rhs.collections)
     }
     public static func || (lhs: Query<Bool>, rhs: Query<Bool>) -> Query<Bool> {
-        Query<Bool>(.predicate(lhs.predicate || rhs.predicate))
+        Query<Bool>(lhs.predicate || rhs.predicate, collections: lhs.collections + rhs.collections)
     }
     public static prefix func ! (query: Query<Bool>) -> Query<Bool> {
-        Query<Bool>(.predicate(!query.predicate))
+        Query<Bool>(!query.predicate, collections: query.collections)
     }
 }
 
@@ -182,6 +253,7 @@ public protocol _QueryCollection { associatedtype _QueryElement: RealmCollection
 extension List: _QueryCollection { public typealias _QueryElement = Element }
 extension MutableSet: _QueryCollection { public typealias _QueryElement = Element }
 extension Map: _QueryCollection { public typealias _QueryElement = Value }
+extension LinkingObjects: _QueryCollection { public typealias _QueryElement = Element }
 
 extension Query where T: _QueryCollection {
     /// The number of elements (`@count`).
@@ -190,20 +262,28 @@ extension Query where T: _QueryCollection {
     /// Matches when the collection holds `value`.
     public func contains(_ value: T._QueryElement) -> Query<Bool> {
         let (keyPath, _) = path
-        return Query<Bool>(.predicate(.any(keyPath, .equal, queryValue(value))))
+        return Query<Bool>(.any(keyPath, .equal, queryValue(value)), collections: elements.collectionPrefix)
     }
 
     /// Matches when the collection holds any of `values`.
     public func containsAny<S: Sequence>(in values: S) -> Query<Bool> where S.Element == T._QueryElement {
         let (keyPath, _) = path
-        return Query<Bool>(.predicate(.isIn(keyPath, values.map(queryValue), quantifier: .any)))
+        return Query<Bool>(.isIn(keyPath, values.map(queryValue), quantifier: .any), collections: elements.collectionPrefix)
     }
 
     /// The elements compared one by one: `$0.scores.elements > 3` matches when any element does.
     public var elements: Query<T._QueryElement> {
-        let (keyPath, _) = path
-        return Query<T._QueryElement>(.path(keyPath, quantified: true))
+        let (keyPath, collection) = pathAndCollection
+        return Query<T._QueryElement>(.path(keyPath, collection: collection ?? keyPath.elements.count))
     }
+
+    /// Any element compared with a value: `$0.ratings > 3` matches when some rating is.
+    public static func == (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements == rhs }
+    public static func != (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements != rhs }
+    public static func < (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements < rhs }
+    public static func <= (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements <= rhs }
+    public static func > (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements > rhs }
+    public static func >= (lhs: Query<T>, rhs: T._QueryElement) -> Query<Bool> { lhs.elements >= rhs }
 
     public var min: Query<T._QueryElement> { appending(.minimum) }
     public var max: Query<T._QueryElement> { appending(.maximum) }
@@ -229,7 +309,7 @@ extension Results {
     /// let open = tasks.where { $0.owner == "Frodo" && !$0.done && $0.priority > 5 }
     /// ```
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let query = isIncluded(Query<Element>(.path(QueryKeyPath([]), quantified: false)))
+        let query = isIncluded(Query<Element>(.path(QueryKeyPath([]), collection: nil)))
         let combined = core.expression.and(core.storedNames(QueryExpression(predicate: query.predicate)))
         do {
             return with(combined, bound: try core.validate(combined))

@@ -73,8 +73,9 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     /// Narrows the results with a query, throwing a `Realm.Error` with code `.invalidQuery` when the
     /// query does not parse or does not fit the schema.
     public func filter(query: String, arguments: [Any] = []) throws -> Results<Element> {
-        let values = try arguments.map { argument -> AtollCore.Value in
-            try QueryArguments.value(argument)
+        let values = try arguments.map { argument -> QueryArgument in
+            if let shape = argument as? any _GeoShapeConvertible { return .geometry(shape._geoShape) }
+            return .value(try QueryArguments.value(argument))
         }
         let parsed: QueryExpression
         do {

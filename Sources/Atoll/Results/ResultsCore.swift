@@ -77,7 +77,7 @@ final class ResultsCore {
         guard table != nil else { return nil }
         if let plan = realm.coordinator.plan(for: planKey(expression)) { return plan.bound }
         do {
-            return try expression.bind(to: objectType, in: realm.schema)
+            return try expression.bind(to: objectType, in: realm.schema, backlinks: realm.coordinator.queryBacklinks)
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
@@ -108,7 +108,7 @@ final class ResultsCore {
             bound = checked
         } else {
             do {
-                bound = try expression.bind(to: table.name, in: realm.schema)
+                bound = try expression.bind(to: table.name, in: realm.schema, backlinks: realm.coordinator.queryBacklinks)
             } catch {
                 throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
             }
@@ -174,8 +174,10 @@ final class ResultsCore {
     /// The property the app calls `name` on `type`, as the class bound to the type's table in this
     /// file declares it (or the process's class of that name, before the table exists).
     private func storedProperty(_ type: String, _ name: String) -> Property? {
-        if let info = realm.coordinator.table(named: type)?.classInfo { return info.property(named: name) }
-        return ClassInfo.storedProperty(type, name)
+        if let info = realm.coordinator.table(named: type)?.classInfo {
+            return info.property(named: name) ?? info.linkingProperty(named: name)
+        }
+        return ClassInfo.storedProperty(type, name) ?? ClassInfo.named(type)?.linkingProperty(named: name)
     }
 
     /// The values of one property over the results, for aggregates.
@@ -212,6 +214,20 @@ struct RealmObjectResolver: ObjectResolver {
               let row = try? realm.rowForPrimaryKey(table, link.primaryKey),
               let values = try? realm.store.values(table, row) else { return nil }
         return self.values(table, values)
+    }
+
+    /// The objects linking to `link` through `property` of `originType`, read with SQL.
+    func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [AtollCore.Value] {
+        guard let target = realm.coordinator.table(named: link.objectType),
+              let row = try? realm.rowForPrimaryKey(target, link.primaryKey),
+              let origin = realm.coordinator.table(named: originType),
+              let index = origin.schema.properties.firstIndex(where: { $0.name == property }) else { return [] }
+        let columns = origin.columns.map { ", o." + origin.column($0) }.joined()
+        let sql = origin.property(index).collection == .single
+            ? "SELECT o._row\(columns) FROM \(origin.table) AS o WHERE o.\(origin.column(index)) = ?"
+            : "SELECT o._row\(columns) FROM \(origin.table) AS o WHERE o._row IN (SELECT owner FROM \(origin.collectionTable(index)) WHERE value = ?)"
+        guard let rows = try? realm.connection.fetchRows(sql, [.integer(row)]) else { return [] }
+        return rows.map { .object(values(origin, $0.values)) }
     }
 
     /// A row as the evaluator sees an object: scalars as values, links by primary key, embedded

@@ -107,7 +107,7 @@ enum SubscriptionQuery {
     /// `propertiesMapping()` by its stored name.
     static func text<T: Object>(_ query: (Query<T>) -> Query<Bool>) -> String {
         let infos = ClassInfo.closure(of: [T.self])
-        let predicate = query(Query<T>(.path(QueryKeyPath([]), quantified: false))).predicate
+        let predicate = query(Query<T>(.path(QueryKeyPath([]), collection: nil))).predicate
         return predicate.resolvingNames(from: ClassInfo.of(T.self).schema.name, ClassInfo.resolver(infos)).description
     }
 

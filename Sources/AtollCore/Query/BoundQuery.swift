@@ -71,8 +71,12 @@ indirect enum BoundPredicate: Sendable, Hashable {
     case not(BoundPredicate)
     /// `decimal`: compare with the Decimal128 collation.
     case compare(BoundScalar, BoundComparison, BoundScalar, decimal: Bool)
-    /// A string operator or a case-insensitive `==`, through ``StringOperator/evaluate(_:_:_:caseInsensitive:)``.
-    case string(StringOperator, BoundScalar, BoundScalar, caseInsensitive: Bool)
+    /// A string operator, or `==` with `[c]`/`[d]`, through ``StringOperator/evaluate(_:_:_:options:)`` (strings)
+    /// or ``StringOperator/evaluate(_:bytes:_:options:)`` (data).
+    case string(StringOperator, BoundScalar, BoundScalar, options: QueryStringOptions)
+    /// Whether the point object `point` evaluates to (of type `pointType`, whose list of doubles is
+    /// `coordinates`) lies within the shape.
+    case geoWithin(BoundScalar, pointType: String, coordinates: Property, GeoShape)
     /// The inner predicate sees each element as context `collection.context`.
     case quantified(QueryQuantifier, BoundCollection, BoundPredicate)
 }
@@ -91,10 +95,21 @@ indirect enum BoundScalar: Sendable, Hashable {
     case aggregate(BoundAggregate, BoundCollection, element: BoundScalar, type: PropertyType)
     /// The length of a string (Unicode scalars) or data (bytes).
     case size(BoundScalar)
+    /// How many elements of the collection satisfy the predicate (`SUBQUERY(…).@count`).
+    case subqueryCount(BoundCollection, BoundPredicate)
+    /// The sum of integer scalars (`@links.@count` over every linking property).
+    case total([BoundScalar])
 }
 
-/// A collection property of the object `base` evaluates to.
+/// A collection property of the object `base` evaluates to; or, for a backlink, the objects of type
+/// `owner` whose link `property` points at that object.
 struct BoundCollection: Sendable, Hashable {
+    /// The object a backlink collection's links point at: its type and primary key property.
+    struct Backlink: Sendable, Hashable {
+        var target: String
+        var primaryKey: String?
+    }
+
     var base: BoundScalar
     var owner: String
     var property: Property
@@ -102,7 +117,12 @@ struct BoundCollection: Sendable, Hashable {
     var keys: Bool
     /// The context each element is bound to.
     var context: Int
+    /// Set when the collection is the objects linking to `base`, not a property of it.
+    var backlink: Backlink? = nil
 
     /// The object type of the elements, when they are objects.
-    var elementObjectType: String? { keys ? nil : property.objectType }
+    var elementObjectType: String? {
+        if backlink != nil { return owner }
+        return keys ? nil : property.objectType
+    }
 }

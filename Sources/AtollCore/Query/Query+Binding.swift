@@ -6,11 +6,15 @@ extension QueryExpression {
     /// ```
     /// Throws ``QueryError`` for unknown types and properties, operands that cannot be compared, and
     /// operators used on types they do not work on.
-    public func bind(to objectType: String, in schema: Schema) throws(QueryError) -> BoundQuery {
+    ///
+    /// `backlinks` names the computed backlink properties of each type (a client's `LinkingObjects`),
+    /// which the schema does not hold because they are neither stored nor synced.
+    public func bind(to objectType: String, in schema: Schema,
+                     backlinks: [String: [ComputedBacklink]] = [:]) throws(QueryError) -> BoundQuery {
         guard schema[objectType] != nil else {
             throw QueryError(.unknownType, "unknown object type '\(objectType)'")
         }
-        var binder = QueryBinder(schema: schema, root: objectType)
+        var binder = QueryBinder(schema: schema, root: objectType, backlinks: backlinks)
         let predicate = try binder.bind(self.predicate)
         var bound: [BoundClause] = []
         for clause in clauses {
@@ -34,8 +38,9 @@ extension QueryExpression {
 
 extension BoundQuery {
     /// Parses and binds in one step.
-    public init(parsing text: String, arguments: [Value] = [], objectType: String, schema: Schema) throws(QueryError) {
-        self = try QueryExpression.parse(text, arguments: arguments).bind(to: objectType, in: schema)
+    public init(parsing text: String, arguments: [Value] = [], objectType: String, schema: Schema,
+                backlinks: [String: [ComputedBacklink]] = [:]) throws(QueryError) {
+        self = try QueryExpression.parse(text, arguments: arguments).bind(to: objectType, in: schema, backlinks: backlinks)
     }
 }
 
@@ -43,7 +48,16 @@ extension BoundQuery {
 struct QueryBinder {
     let schema: Schema
     let root: String
+    let backlinks: [String: [ComputedBacklink]]
     var nextContext = 1
+    /// The element context and kind of each enclosing SUBQUERY variable.
+    var variables: [String: (context: Int, cursor: Cursor)] = [:]
+
+    init(schema: Schema, root: String, backlinks: [String: [ComputedBacklink]] = [:]) {
+        self.schema = schema
+        self.root = root
+        self.backlinks = backlinks
+    }
 
     /// What an operand is: a value of a property type, an object, `nil`, or a list constant.
     enum Cursor: Equatable {
@@ -51,6 +65,8 @@ struct QueryBinder {
         case object(String)
         case null
         case list([Value])
+        /// The right side of `GEOWITHIN`.
+        case geometry(GeoShape)
 
         init(constant: Value) {
             switch constant {
@@ -67,6 +83,7 @@ struct QueryBinder {
             case .object(let type): type
             case .null: "nil"
             case .list: "list"
+            case .geometry: "geospatial shape"
             }
         }
     }
@@ -114,29 +131,53 @@ struct QueryBinder {
         }
     }
 
-    func side(_ operand: QueryOperand) -> Side {
+    /// A key path from the object, or from a SUBQUERY variable (`$x.name`).
+    func pathSide(_ path: QueryKeyPath, range: SourceRange) throws(QueryError) -> Side {
+        if let first = path.elements.first, case .variable(let name) = first.component {
+            guard let variable = variables[name] else {
+                throw QueryError(.syntaxError, "'$\(name)' is not the variable of an enclosing SUBQUERY", at: first.range)
+            }
+            return Side(kind: .path(base: .context(variable.context), cursor: variable.cursor, rest: path.elements.dropFirst()),
+                        range: range, label: path.description, consumed: [first])
+        }
+        return Side(kind: .path(base: .context(0), cursor: .object(root), rest: path.elements[...]),
+                    range: range, label: path.description)
+    }
+
+    mutating func side(_ operand: QueryOperand) throws(QueryError) -> Side {
         switch operand.kind {
         case .keyPath(let path):
-            return Side(kind: .path(base: .context(0), cursor: .object(root), rest: path.elements[...]),
-                        range: operand.range, label: path.description)
+            return try pathSide(path, range: operand.range)
         case .value(let value):
             return Side(kind: .resolved(.constant(value), Cursor(constant: value)), range: operand.range,
                         label: QueryLiteral.text(for: value))
+        case .geometry(let shape):
+            return Side(kind: .resolved(.constant(.null), .geometry(shape)), range: operand.range, label: shape.description)
+        case .subquery(let subquery):
+            let collectionSide = try pathSide(subquery.collection, range: subquery.collection.range)
+            guard case .multi(let collection, let element) = try walk(collectionSide),
+                  case .path(_, let elementCursor, let rest) = element.kind, rest.isEmpty else {
+                throw QueryError(.invalidOperation,
+                                 "SUBQUERY needs a list, set, map or linking objects, but '\(subquery.collection)' is not one",
+                                 at: subquery.collection.range)
+            }
+            let outer = variables[subquery.variable]
+            variables[subquery.variable] = (collection.context, elementCursor)
+            defer { variables[subquery.variable] = outer }
+            let predicate = try bind(subquery.predicate)
+            return Side(kind: .resolved(.subqueryCount(collection, predicate), .value(.int)), range: operand.range,
+                        label: operand.description)
         }
     }
 
     mutating func bind(_ comparison: QueryComparison) throws(QueryError) -> BoundPredicate {
-        if comparison.options.contains(.diacriticInsensitive) {
-            throw QueryError(.unsupported, "diacritic-insensitive comparison ([d]) is not supported",
-                             at: comparison.operatorRange)
-        }
         var op = comparison.op
         var collectionOnRight = false
         if op == .in, case .keyPath = comparison.rhs.kind {
             op = .equal
             collectionOnRight = true
         }
-        let lhs = side(comparison.lhs), rhs = side(comparison.rhs)
+        let lhs = try side(comparison.lhs), rhs = try side(comparison.rhs)
         return try compare(lhs, op, rhs, comparison, quantifier: comparison.quantifier, lifted: nil,
                            collectionOnRight: collectionOnRight)
     }
@@ -203,16 +244,26 @@ struct QueryBinder {
             for value in items { equals.append(try compareValues(lhs, .equal, item(value), comparison)) }
             // A balanced tree: the evaluator and the SQL translator recurse on it, and the list may be long.
             return equals.isEmpty ? .constant(false) : BoundPredicate.or(equals[...])
+        case .geoWithin:
+            return try geoWithin(lhs, rhs)
         default:
             break
         }
+        for operand in [lhs, rhs] {
+            if case .geometry = operand.cursor {
+                throw QueryError(.typeMismatch, "a geospatial shape can only be the right side of GEOWITHIN",
+                                 at: operand.side.range)
+            }
+        }
         var (l, r) = (lhs, rhs)
-        let caseInsensitive = comparison.options.contains(.caseInsensitive)
-        if op.isStringOperator || caseInsensitive {
-            let what = op.isStringOperator ? op.rawValue : "'\(comparison.op.rawValue)[c]'"
-            for operand in [l, r] where !operand.side.isConstant && operand.cursor != .value(.string) && operand.cursor != .value(.mixed) {
+        let options = comparison.options
+        if op.isStringOperator || !options.isEmpty {
+            let what = op.isStringOperator ? op.rawValue : "'\(comparison.op.rawValue)[\(options.letters)]'"
+            // A mixed value takes part as a string when it holds one (SQLTranslator's atoll_mixed_text).
+            let textual: [Cursor] = [.value(.string), .value(.data), .value(.mixed)]
+            for operand in [l, r] where !operand.side.isConstant && !textual.contains(operand.cursor) {
                 throw QueryError(.invalidOperation,
-                                 "\(what) needs strings, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",
+                                 "\(what) needs strings or data, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",
                                  at: operand.side.range)
             }
         }
@@ -234,8 +285,8 @@ struct QueryBinder {
         let domain = l.cursor == .null ? r.cursor : l.cursor
         switch op {
         case .equal, .notEqual:
-            if caseInsensitive {
-                let equal = BoundPredicate.string(.equal, l.scalar, r.scalar, caseInsensitive: true)
+            if !options.isEmpty {
+                let equal = BoundPredicate.string(.equal, l.scalar, r.scalar, options: options)
                 return op == .equal ? equal : .not(equal)
             }
             return .compare(l.scalar, op == .equal ? .equal : .notEqual, r.scalar, decimal: domain == .value(.decimal128))
@@ -265,10 +316,27 @@ struct QueryBinder {
             case .contains: .contains
             default: .like
             }
-            return .string(stringOp, l.scalar, r.scalar, caseInsensitive: caseInsensitive)
-        case .in, .between:
+            return .string(stringOp, l.scalar, r.scalar, options: options)
+        case .in, .between, .geoWithin:
             fatalError("handled above")
         }
+    }
+
+    /// `point GEOWITHIN shape`: the point is an object with `type` (a string, `"Point"`) and
+    /// `coordinates` (a list of doubles, `[longitude, latitude]`), as Realm's GeoJSON-shaped points.
+    func geoWithin(_ lhs: Operand, _ rhs: Operand) throws(QueryError) -> BoundPredicate {
+        guard case .geometry(let shape) = rhs.cursor else {
+            throw QueryError(.typeMismatch, "GEOWITHIN needs a geospatial shape on its right, got \(rhs.side.label)",
+                             at: rhs.side.range)
+        }
+        guard case .object(let type) = lhs.cursor, let object = schema[type],
+              let kind = object[property: "type"], kind.type == .string, kind.isSingle,
+              let coordinates = object[property: "coordinates"], coordinates.type == .double, coordinates.collection == .list else {
+            throw QueryError(.invalidOperation,
+                             "GEOWITHIN needs a point: an embedded object with 'type' (String) and 'coordinates' (List<Double>), "
+                                 + "but '\(lhs.side.label)' is \(QueryParser.article(lhs.cursor.name))", at: lhs.side.range)
+        }
+        return .geoWithin(lhs.scalar, pointType: type, coordinates: coordinates, shape)
     }
 
     func constantValue(_ side: Side) -> Value {

@@ -4,6 +4,26 @@ import Foundation
 public protocol ObjectResolver {
     /// The property values of the linked object, or `nil` if it does not exist.
     func object(for link: ObjectLink) -> [String: Value]?
+
+    /// The objects of type `originType` whose link `property` (a to-one link, list or set) points at
+    /// the object `link` names, each once, as links or property maps: backlinks (`@links`,
+    /// `LinkingObjects`). The default finds none.
+    func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value]
+}
+
+extension ObjectResolver {
+    public func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] { [] }
+}
+
+extension ObjectResolver {
+    /// Whether `fields[property]` links to `link` (directly, or as an element of a list or set).
+    public static func fields(_ fields: [String: Value], link property: String, to link: ObjectLink) -> Bool {
+        switch fields[property] {
+        case .link(let l)?: return l == link
+        case .list(let items)?, .set(let items)?: return items.contains(.link(link))
+        default: return false
+        }
+    }
 }
 
 /// A resolver for objects without links: every link resolves to nothing.
@@ -17,6 +37,12 @@ public struct DictionaryObjectResolver: ObjectResolver, Sendable {
     public var objects: [ObjectLink: [String: Value]]
     public init(_ objects: [ObjectLink: [String: Value]]) { self.objects = objects }
     public func object(for link: ObjectLink) -> [String: Value]? { objects[link] }
+
+    public func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
+        objects.compactMap { key, fields in
+            key.objectType == originType && Self.fields(fields, link: property, to: link) ? .link(key) : nil
+        }
+    }
 }
 
 extension BoundQuery {
@@ -55,8 +81,16 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
                 default: return order != .orderedAscending
                 }
             }
-        case .string(let op, let lhs, let rhs, let caseInsensitive):
-            return StringOperator.evaluate(op, string(value(lhs)), string(value(rhs)), caseInsensitive: caseInsensitive)
+        case .string(let op, let lhs, let rhs, let options):
+            let a = value(lhs), b = value(rhs)
+            if case .data = a { return StringOperator.evaluate(op, bytes: data(a), data(b), options: options) }
+            if case .data = b { return StringOperator.evaluate(op, bytes: data(a), data(b), options: options) }
+            return StringOperator.evaluate(op, string(a), string(b), options: options)
+        case .geoWithin(let point, _, let coordinates, let shape):
+            guard let fields = object(value(point)) else { return false }
+            let type = if case .string(let t)? = fields["type"] { t } else { String?.none }
+            guard case .list(let numbers)? = fields[coordinates.name], numbers.count >= 2 else { return false }
+            return GeoShape.contains(shape, type: type, longitude: numbers[0].numericDouble, latitude: numbers[1].numericDouble)
         case .quantified(let quantifier, let collection, let inner):
             var scope = self
             let matches = { (element: Value) -> Bool in
@@ -98,6 +132,18 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
             case .data(let d): return .int(Int64(d.count))
             default: return .null
             }
+        case .subqueryCount(let collection, let predicate):
+            var scope = self
+            var count: Int64 = 0
+            for item in elements(of: collection) {
+                scope.contexts[collection.context] = item
+                if scope.test(predicate) { count += 1 }
+            }
+            return .int(count)
+        case .total(let parts):
+            return .int(parts.reduce(Int64(0)) { sum, part in
+                if case .int(let i) = value(part) { sum + i } else { sum }
+            })
         }
     }
 
@@ -110,11 +156,27 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
     }
 
     func elements(of collection: BoundCollection) -> [Value] {
-        switch object(value(collection.base))?[collection.property.name] {
-        case .list(let items), .set(let items): items
-        case .map(let entries): collection.keys ? entries.keys.map { .string($0) } : Array(entries.values)
-        default: []
+        if let backlink = collection.backlink {
+            let target: ObjectLink
+            switch value(collection.base) {
+            case .link(let link): target = link
+            case .object(let fields):
+                guard let key = backlink.primaryKey, let pk = fields[key] else { return [] }
+                target = ObjectLink(objectType: backlink.target, primaryKey: pk)
+            default: return []
+            }
+            return resolver.objects(linkingTo: target, from: collection.owner, through: collection.property.name)
         }
+        switch object(value(collection.base))?[collection.property.name] {
+        case .list(let items), .set(let items): return items
+        case .map(let entries): return collection.keys ? entries.keys.map { .string($0) } : Array(entries.values)
+        default: return []
+        }
+    }
+
+    private func data(_ value: Value) -> Data? {
+        if case .data(let d) = value { return d }
+        return nil
     }
 
     private func string(_ value: Value) -> String? {

@@ -60,6 +60,9 @@ extension QueryOperand: CustomStringConvertible {
         switch kind {
         case .keyPath(let path): path.description
         case .value(let value): QueryLiteral.text(for: value)
+        case .subquery(let subquery):
+            "SUBQUERY(\(subquery.collection), $\(subquery.variable), \(subquery.predicate)).@count"
+        case .geometry(let shape): shape.description
         }
     }
 }
@@ -90,6 +93,9 @@ extension QueryKeyPath: CustomStringConvertible {
         case .maximum: "@max"
         case .keys: "@keys"
         case .values: "@values"
+        case .links(let type, let property): "@links.\(type).\(property)"
+        case .allLinks: "@links"
+        case .variable(let name): "$" + name
         }
     }
 }

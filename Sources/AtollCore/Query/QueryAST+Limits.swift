@@ -9,6 +9,9 @@
 //   tree, so a chain of n operands is log2(n) deep; equality, hashing and `description` treat the
 //   operators as associative, so the grouping is invisible. `IN {…}` lists bind the same way. The length
 //   of such a query is bounded only by its text, which the sync protocol bounds by its message size.
+// - SUBQUERY: each nests a level, and at most `maximumSubqueryDepth` (10) may enclose one another,
+//   since evaluating one visits every element of its collection for every element of the enclosing one.
+// - Geospatial polygons: at most `GeoPolygon.maximumVertexCount` points and `maximumHoleCount` holes.
 // - Key paths: at most `maximumKeyPathLength` (100) components, since every collection on a path becomes
 //   a nested quantifier when binding.
 
@@ -25,6 +28,10 @@ extension QueryExpression {
     /// The most components a key path may have (`a.b.@count` has 3): 100. Longer key paths throw
     /// ``QueryError/Code/tooComplex``.
     public static let maximumKeyPathLength = 100
+
+    /// The most `SUBQUERY`s that may enclose one another: 10. Each also counts as a level of
+    /// ``maximumNestingDepth``. Deeper queries throw ``QueryError/Code/tooComplex``.
+    public static let maximumSubqueryDepth = 10
 }
 
 extension QueryPredicate {

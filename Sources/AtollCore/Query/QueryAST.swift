@@ -98,6 +98,8 @@ public enum QueryOperator: String, Hashable, Sendable, CaseIterable {
     case `in` = "IN"
     /// The right side is a two-element list `{low, high}`; bounds are inclusive.
     case between = "BETWEEN"
+    /// The left side is an embedded point (`type`, `coordinates`), the right a ``GeoShape``.
+    case geoWithin = "GEOWITHIN"
 
     /// Whether the operator orders its operands (`<`, `<=`, `>`, `>=`).
     public var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
@@ -113,7 +115,7 @@ public struct QueryStringOptions: OptionSet, Hashable, Sendable {
 
     /// `[c]`: compare the lowercased forms of both sides.
     public static let caseInsensitive = QueryStringOptions(rawValue: 1)
-    /// `[d]`: parsed, but rejected when the query is bound.
+    /// `[d]`: compare with diacritics removed (canonical decomposition, combining marks dropped).
     public static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
 }
 
@@ -159,6 +161,10 @@ public struct QueryOperand: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
         case keyPath(QueryKeyPath)
         case value(Value)
+        /// `SUBQUERY(collection, $x, predicate).@count`: how many elements match.
+        case subquery(QuerySubquery)
+        /// A geospatial shape, the right side of `GEOWITHIN`.
+        case geometry(GeoShape)
     }
 
     public var kind: Kind
@@ -185,6 +191,12 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
         /// A map subscript, `attrs['key']`.
         case key(String)
         case count, size, sum, average, minimum, maximum, keys, values
+        /// `@links.Type.property`: the objects of `Type` whose link `property` points here.
+        case links(type: String, property: String)
+        /// `@links` alone, only before `@count`: every object linking here, through any property.
+        case allLinks
+        /// `$x`, the element variable of a `SUBQUERY`; only first in a key path.
+        case variable(String)
     }
 
     /// A component and where it is written.
@@ -210,9 +222,32 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
     }
 
     /// Splits `path` at dots; `@count`, `@size`, `@sum`, `@avg`, `@min`, `@max`, `@keys` and `@values`
-    /// become operators, anything else a property name (unknown names are reported when binding).
+    /// become operators, `@links.Type.property` a backlink, a leading `$x` a subquery variable, anything
+    /// else a property name (unknown names are reported when binding).
     public init(_ path: String) {
-        self.init(path.split(separator: ".", omittingEmptySubsequences: false).map { Self.component(String($0)) })
+        let words = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var components: [Component] = []
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            if word.lowercased() == "@links" {
+                if index + 2 < words.count, !words[index + 1].hasPrefix("@"), !words[index + 2].hasPrefix("@") {
+                    components.append(.links(type: words[index + 1], property: words[index + 2]))
+                    index += 3
+                } else {
+                    components.append(.allLinks)
+                    index += 1
+                }
+                continue
+            }
+            if index == 0, word.hasPrefix("$"), word.count > 1, !word.dropFirst().allSatisfy(\.isNumber) {
+                components.append(.variable(String(word.dropFirst())))
+            } else {
+                components.append(Self.component(word))
+            }
+            index += 1
+        }
+        self.init(components)
     }
 
     public init(stringLiteral value: String) { self.init(value) }
@@ -237,6 +272,21 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
         case "@values": .values
         default: .property(word)
         }
+    }
+}
+
+/// `SUBQUERY(collection, $variable, predicate)`: the elements of `collection` for which `predicate`
+/// holds, where key paths starting with `$variable` read the element. Only its `@count` is a value.
+public struct QuerySubquery: Hashable, Sendable {
+    public var collection: QueryKeyPath
+    /// The variable's name, without `$`.
+    public var variable: String
+    public var predicate: QueryPredicate
+
+    public init(collection: QueryKeyPath, variable: String, predicate: QueryPredicate) {
+        self.collection = collection
+        self.variable = variable
+        self.predicate = predicate
     }
 }
 

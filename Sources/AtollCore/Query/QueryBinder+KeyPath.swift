@@ -17,6 +17,8 @@ extension QueryBinder {
 
         while let element = rest.first {
             rest = rest.dropFirst()
+            // A collection reached by this element: its remaining operators are applied below.
+            var reached: (collection: BoundCollection, element: Cursor)?
             switch element.component {
             case .property(let name):
                 guard case .object(let type) = cursor else {
@@ -25,7 +27,13 @@ extension QueryBinder {
                                      at: element.range)
                 }
                 guard let property = schema[type]?[property: name] else {
-                    throw QueryError(.unknownProperty, "'\(type)' has no property '\(name)'", at: element.range)
+                    guard let backlink = backlinks[type]?.first(where: { $0.name == name }) else {
+                        throw QueryError(.unknownProperty, "'\(type)' has no property '\(name)'", at: element.range)
+                    }
+                    consumed.append(element)
+                    reached = try backlinkCollection(to: type, from: backlink.originType, through: backlink.originProperty,
+                                                     base: current, at: element.range)
+                    break
                 }
                 consumed.append(element)
                 let valueCursor: Cursor = property.type == .object ? .object(property.objectType ?? "") : .value(property.type)
@@ -55,31 +63,37 @@ extension QueryBinder {
                     default: break
                     }
                 }
-                if let next = rest.first {
-                    switch next.component {
-                    case .count, .size:
-                        consumed.append(next)
-                        rest = rest.dropFirst()
-                        current = .count(collection)
-                        cursor = .value(.int)
-                        continue
-                    case .sum, .average, .minimum, .maximum:
-                        let collectionLabel = label()
-                        consumed.append(next)
-                        rest = rest.dropFirst()
-                        collection.context = newContext()
-                        let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
-                                            range: side.range, label: side.label, consumed: consumed)
-                        rest = []
-                        (current, cursor) = try aggregate(next, of: collection, elements: elements, label: collectionLabel)
-                        continue
-                    default: break
+                reached = (collection, elementCursor)
+            case .links(let origin, let name):
+                guard case .object(let type) = cursor else {
+                    throw notApplicable("@links", needs: "an object", at: element.range)
+                }
+                consumed.append(element)
+                reached = try backlinkCollection(to: type, from: origin, through: name, base: current, at: element.range)
+            case .allLinks:
+                guard case .object(let type) = cursor else {
+                    throw notApplicable("@links", needs: "an object", at: element.range)
+                }
+                guard let next = rest.first, next.component == .count || next.component == .size else {
+                    throw QueryError(.invalidOperation,
+                                     "'@links' needs '.@count' or a type and property ('@links.Type.property')", at: element.range)
+                }
+                try checkBacklinkTarget(type, at: element.range)
+                var counts: [BoundScalar] = []
+                for origin in schema.objectSchemas where !origin.isEmbedded {
+                    for property in origin.properties where property.type == .object && property.objectType == type {
+                        counts.append(.count(BoundCollection(base: current, owner: origin.name, property: property, keys: false,
+                                                             context: newContext(), backlink: backlinkTarget(type))))
                     }
                 }
-                collection.context = newContext()
-                let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
-                                    range: side.range, label: side.label, consumed: consumed)
-                return .multi(collection, element: elements)
+                consumed.append(element)
+                consumed.append(next)
+                rest = rest.dropFirst()
+                current = counts.isEmpty ? .constant(.int(0)) : .total(counts)
+                cursor = .value(.int)
+                continue
+            case .variable(let name):
+                throw QueryError(.syntaxError, "the variable '$\(name)' can only start a key path", at: element.range)
             case .size:
                 guard cursor == .value(.string) || cursor == .value(.data) else {
                     throw notApplicable("@size", needs: "a string, data, list, set or map", at: element.range)
@@ -87,6 +101,7 @@ extension QueryBinder {
                 consumed.append(element)
                 current = .size(current)
                 cursor = .value(.int)
+                continue
             case .count:
                 throw notApplicable("@count", needs: "a list, set or map", at: element.range)
             case .sum, .average, .minimum, .maximum:
@@ -97,8 +112,63 @@ extension QueryBinder {
             case .key:
                 throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map", at: element.range)
             }
+            guard var (collection, elementCursor) = reached else { continue }
+            if let next = rest.first {
+                switch next.component {
+                case .count, .size:
+                    consumed.append(next)
+                    rest = rest.dropFirst()
+                    current = .count(collection)
+                    cursor = .value(.int)
+                    continue
+                case .sum, .average, .minimum, .maximum:
+                    let collectionLabel = label()
+                    consumed.append(next)
+                    rest = rest.dropFirst()
+                    collection.context = newContext()
+                    let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
+                                        range: side.range, label: side.label, consumed: consumed)
+                    rest = []
+                    (current, cursor) = try aggregate(next, of: collection, elements: elements, label: collectionLabel)
+                    continue
+                default: break
+                }
+            }
+            collection.context = newContext()
+            let elements = Side(kind: .path(base: .context(collection.context), cursor: elementCursor, rest: rest),
+                                range: side.range, label: side.label, consumed: consumed)
+            return .multi(collection, element: elements)
         }
         return .single(current, cursor)
+    }
+
+    /// The objects of `origin` whose link `name` points at the object `base` (of type `target`).
+    private mutating func backlinkCollection(to target: String, from origin: String, through name: String, base: BoundScalar,
+                                    at range: SourceRange) throws(QueryError) -> (collection: BoundCollection, element: Cursor) {
+        try checkBacklinkTarget(target, at: range)
+        guard let originSchema = schema[origin] else {
+            throw QueryError(.unknownType, "unknown object type '\(origin)' in '@links.\(origin).\(name)'", at: range)
+        }
+        guard !originSchema.isEmbedded else {
+            throw QueryError(.unsupported, "backlinks from embedded objects ('\(origin)') cannot be queried", at: range)
+        }
+        guard let property = originSchema[property: name], property.type == .object, property.objectType == target else {
+            throw QueryError(.unknownProperty, "'\(origin)' has no property '\(name)' linking to '\(target)'", at: range)
+        }
+        // Its own context even for `@count`: the SQL of a backlink collection always names its rows.
+        let collection = BoundCollection(base: base, owner: origin, property: property, keys: false, context: newContext(),
+                                         backlink: backlinkTarget(target))
+        return (collection, .object(origin))
+    }
+
+    private func checkBacklinkTarget(_ target: String, at range: SourceRange) throws(QueryError) {
+        if schema[target]?.isEmbedded == true {
+            throw QueryError(.unsupported, "the backlinks of embedded objects ('\(target)') cannot be queried", at: range)
+        }
+    }
+
+    private func backlinkTarget(_ target: String) -> BoundCollection.Backlink {
+        BoundCollection.Backlink(target: target, primaryKey: schema[target]?.primaryKey)
     }
 
     /// `@sum`, `@avg`, `@min` or `@max` of the elements of `collection`.
@@ -148,7 +218,7 @@ extension QueryBinder {
                                   at: constant.range)
         if value.isNull { return .null }
         switch cursor {
-        case .null, .list:
+        case .null, .list, .geometry:
             return value
         case .object(let type):
             if case .link(let link) = value, link.objectType == type { return value }

@@ -20,8 +20,11 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidOperation
         /// A missing, surplus or wrongly typed argument (`%@`, `%d`, `%f`, `%K`, `$0`).
         case badArgument
-        /// Valid syntax that Atoll does not support (`[d]`, …).
+        /// Valid syntax that Atoll does not support (`@type`, …).
         case unsupported
+        /// A geospatial shape that is not valid: coordinates out of range, a negative radius, a polygon
+        /// ring that is not closed or has too few points (the message says which).
+        case invalidGeometry
         /// The query goes past one of Atoll's limits: ``QueryExpression/maximumNestingDepth`` or
         /// ``QueryExpression/maximumKeyPathLength``.
         case tooComplex

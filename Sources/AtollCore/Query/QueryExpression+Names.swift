@@ -33,15 +33,24 @@ extension QueryExpression {
 extension QueryPredicate {
     /// The same predicate with stored property names; see ``QueryExpression/resolvingNames(from:_:)``.
     public func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryPredicate {
+        resolvingNames(from: objectType, resolve, variables: [:])
+    }
+
+    /// `variables`: the object type of each enclosing SUBQUERY variable's elements, when known.
+    func resolvingNames(from objectType: String, _ resolve: QueryNameResolver, variables: [String: String]) -> QueryPredicate {
         let kind: Kind
         switch self.kind {
         case .constant: kind = self.kind
-        case .and(let a, let b): kind = .and(a.resolvingNames(from: objectType, resolve), b.resolvingNames(from: objectType, resolve))
-        case .or(let a, let b): kind = .or(a.resolvingNames(from: objectType, resolve), b.resolvingNames(from: objectType, resolve))
-        case .not(let a): kind = .not(a.resolvingNames(from: objectType, resolve))
+        case .and(let a, let b):
+            kind = .and(a.resolvingNames(from: objectType, resolve, variables: variables),
+                        b.resolvingNames(from: objectType, resolve, variables: variables))
+        case .or(let a, let b):
+            kind = .or(a.resolvingNames(from: objectType, resolve, variables: variables),
+                       b.resolvingNames(from: objectType, resolve, variables: variables))
+        case .not(let a): kind = .not(a.resolvingNames(from: objectType, resolve, variables: variables))
         case .comparison(var comparison):
-            comparison.lhs = comparison.lhs.resolvingNames(from: objectType, resolve)
-            comparison.rhs = comparison.rhs.resolvingNames(from: objectType, resolve)
+            comparison.lhs = comparison.lhs.resolvingNames(from: objectType, resolve, variables: variables)
+            comparison.rhs = comparison.rhs.resolvingNames(from: objectType, resolve, variables: variables)
             kind = .comparison(comparison)
         }
         return QueryPredicate(kind, range: range)
@@ -49,9 +58,20 @@ extension QueryPredicate {
 }
 
 extension QueryOperand {
-    func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryOperand {
-        guard case .keyPath(let path) = kind else { return self }
-        return QueryOperand(.keyPath(path.resolvingNames(from: objectType, resolve)), range: range)
+    func resolvingNames(from objectType: String, _ resolve: QueryNameResolver, variables: [String: String] = [:]) -> QueryOperand {
+        switch kind {
+        case .keyPath(let path):
+            return QueryOperand(.keyPath(path.resolving(from: objectType, resolve, variables: variables).path), range: range)
+        case .subquery(var subquery):
+            let (collection, elementType) = subquery.collection.resolving(from: objectType, resolve, variables: variables)
+            subquery.collection = collection
+            var inner = variables
+            inner[subquery.variable] = elementType
+            subquery.predicate = subquery.predicate.resolvingNames(from: objectType, resolve, variables: inner)
+            return QueryOperand(.subquery(subquery), range: range)
+        case .value, .geometry:
+            return self
+        }
     }
 }
 
@@ -64,12 +84,29 @@ extension QueryKeyPath {
     /// QueryKeyPath("owner.name").resolvingNames(from: "Dog", resolve)   // owner.full_name
     /// ```
     public func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryKeyPath {
+        resolving(from: objectType, resolve, variables: [:]).path
+    }
+
+    /// The path with stored names, and the object type it ends at (`nil` when it ends at values or a
+    /// name `resolve` does not know).
+    func resolving(from objectType: String, _ resolve: QueryNameResolver,
+                   variables: [String: String]) -> (path: QueryKeyPath, type: String?) {
         var result = elements
         var current: String? = objectType
         var position = 0
+        if case .variable(let name)? = result.first?.component {
+            current = variables[name]
+            position = 1
+        }
         while position < result.count, let type = current {
             defer { position += 1 }
             switch result[position].component {
+            case .links(let origin, let name):
+                let property = resolve(origin, name)
+                result[position].component = .links(type: origin, property: property?.name ?? name)
+                current = property == nil ? nil : origin
+            case .allLinks, .variable:
+                current = nil
             case .property(let name):
                 guard let property = resolve(type, name) else {
                     current = nil
@@ -91,6 +128,6 @@ extension QueryKeyPath {
                 continue
             }
         }
-        return QueryKeyPath(elements: result)
+        return (QueryKeyPath(elements: result), position >= result.count ? current : nil)
     }
 }

@@ -12,7 +12,8 @@ import Foundation
 ///
 /// | name | arity | arguments → result |
 /// |---|---|---|
-/// | `atoll_string_op` | 4 | operator text (`==`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`), lhs, rhs, case-insensitive 0/1 → 0/1 |
+/// | `atoll_string_op` | 4 | operator text (`==`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`), lhs, rhs (text, or blobs), options (1 `[c]`, 2 `[d]`) → 0/1 |
+/// | `atoll_geo_within` | 4 | shape (``GeoShape/encoded``), point type, longitude, latitude → 0/1 |
 /// | `atoll_size` | 1 | text → Unicode scalar count, blob → byte count, else NULL |
 /// | `atoll_decimal_sum` | 1 | decimals joined by spaces (or NULL) → decimal text |
 /// | `atoll_decimal_avg` | 1 | decimals joined by spaces (or NULL) → decimal text, or NULL when there are none |
@@ -23,6 +24,7 @@ public enum QueryFunctions {
     public static let size = "atoll_size"
     public static let decimalSum = "atoll_decimal_sum"
     public static let decimalAverage = "atoll_decimal_avg"
+    public static let geoWithin = "atoll_geo_within"
     public static let decimalCollation = StorageLayout.decimalCollation
 
     /// Every SQL function the translator's SQL calls. All are deterministic.
@@ -33,8 +35,11 @@ public enum QueryFunctions {
             guard args.count == 4, case .text(let opName) = args[0], let op = StringOperator(rawValue: opName) else {
                 return .null
             }
-            let caseInsensitive = if case .integer(let flag) = args[3] { flag != 0 } else { false }
-            return .integer(StringOperator.evaluate(op, text(args[1]), text(args[2]), caseInsensitive: caseInsensitive) ? 1 : 0)
+            let options = if case .integer(let flags) = args[3] { QueryStringOptions(rawValue: Int(flags)) } else { QueryStringOptions() }
+            if isBlob(args[1]) || isBlob(args[2]) {
+                return .integer(StringOperator.evaluate(op, bytes: bytes(args[1]), bytes(args[2]), options: options) ? 1 : 0)
+            }
+            return .integer(StringOperator.evaluate(op, text(args[1]), text(args[2]), options: options) ? 1 : 0)
         }),
         (size, 1, { args in args.count == 1 ? sizeOf(args[0]) : .null }),
         (decimalSum, 1, { args in
@@ -42,6 +47,11 @@ public enum QueryFunctions {
         }),
         (decimalAverage, 1, { args in
             averageOfDecimals(decimals(in: args.first ?? .null)).map { .text($0.description) } ?? .null
+        }),
+        (geoWithin, 4, { args in
+            guard args.count == 4, case .text(let shapeText) = args[0], let shape = GeoShape.decodeCached(shapeText) else { return .null }
+            return .integer(GeoShape.contains(shape, type: text(args[1]), longitude: args[2].doubleValue,
+                                              latitude: args[3].doubleValue) ? 1 : 0)
         }),
     ]
 
@@ -77,6 +87,19 @@ public enum QueryFunctions {
     /// The mean of decimals, or `nil` for none, as `@avg` computes it.
     public static func averageOfDecimals(_ values: [Decimal128]) -> Decimal128? {
         values.isEmpty ? nil : sumOfDecimals(values) / Decimal128(values.count)
+    }
+
+    private static func isBlob(_ value: SQLValue) -> Bool {
+        if case .blob = value { return true }
+        return false
+    }
+
+    private static func bytes(_ value: SQLValue) -> Data? {
+        switch value {
+        case .blob(let d): d
+        case .text(let s): Data(s.utf8)
+        default: nil
+        }
     }
 
     private static func text(_ value: SQLValue) -> String? {

@@ -24,8 +24,10 @@ struct QueryToken: Sendable {
         /// `oid(…)`, `uuid(…)`, `decimal128(…)`, `T…` dates and `B64"…"` data.
         case constant(Value)
         case placeholder(Placeholder)
-        /// `@count`, `@sum`, … (lowercased).
+        /// `@count`, `@sum`, `@links`, … (lowercased).
         case collectionOperator(String)
+        /// `$x`: a `SUBQUERY` variable (the name without `$`).
+        case variable(String)
         /// Operators and punctuation: `==`, `(`, `,`, …
         case symbol(String)
         case end
@@ -134,6 +136,10 @@ struct QueryLexer {
         if c == "%" { return try lexPercentPlaceholder(from: start) }
         if c == "$" {
             position += 1
+            if let d = peek(), d == "_" || d.isLetter {
+                while let d = peek(), d == "_" || d.isLetter || d.isNumber { position += 1 }
+                return token(.variable(String(chars[start + 1..<position])), from: start)
+            }
             while let d = peek(), d.isASCII && d.isNumber { position += 1 }
             guard position > start + 1, let index = Int(String(chars[start + 1..<position])) else {
                 throw error("expected an argument number after '$'", from: start)
@@ -144,9 +150,9 @@ struct QueryLexer {
             position += 1
             while let d = peek(), d.isLetter { position += 1 }
             let word = String(chars[start..<position]).lowercased()
-            guard ["@count", "@size", "@sum", "@avg", "@min", "@max", "@keys", "@values"].contains(word) else {
+            guard ["@count", "@size", "@sum", "@avg", "@min", "@max", "@keys", "@values", "@links"].contains(word) else {
                 throw error("unknown collection operator '\(String(chars[start..<position]))'; use @count, "
-                    + "@size, @sum, @avg, @min, @max, @keys or @values", from: start)
+                    + "@size, @sum, @avg, @min, @max, @keys, @values or @links", from: start)
             }
             return token(.collectionOperator(word), from: start)
         }

@@ -1,9 +1,18 @@
+/// An argument substituted for a placeholder: a value, or a geospatial shape for `GEOWITHIN`.
+public enum QueryArgument: Hashable, Sendable {
+    case value(Value)
+    case geometry(GeoShape)
+}
+
 /// Substituting arguments for placeholders while parsing.
 extension QueryParser {
     /// The value for `%@`, `%d`, `%f` or `$n`, checked against what the placeholder asks for.
     mutating func argument(_ token: QueryToken) throws(QueryError) -> Value {
         let index = try argumentIndex(token)
-        let value = arguments[index]
+        guard case .value(let value) = arguments[index] else {
+            throw QueryError(.badArgument, "argument \(index) is a geospatial shape, which only GEOWITHIN takes",
+                             at: token.range)
+        }
         switch token.kind {
         case .placeholder(.integer):
             guard case .int = value else {
@@ -31,9 +40,10 @@ extension QueryParser {
     /// The key path named by the string argument of `%K`.
     mutating func keyPathArgument(_ token: QueryToken) throws(QueryError) -> QueryKeyPath {
         let index = try argumentIndex(token)
-        guard case .string(let text) = arguments[index] else {
+        guard case .value(.string(let text)) = arguments[index] else {
+            let kind = if case .value(let value) = arguments[index] { value.kindName } else { "geospatial shape" }
             throw QueryError(.badArgument, "argument \(index) for '%K' must be a string naming a key path, got "
-                + Self.article(arguments[index].kindName), at: token.range)
+                + Self.article(kind), at: token.range)
         }
         let path = QueryKeyPath(text)
         if text.isEmpty || path.components.contains(.property("")) {
@@ -42,7 +52,17 @@ extension QueryParser {
         return try Self.checkLength(QueryKeyPath(elements: path.components.map { QueryKeyPath.Element($0, range: token.range) }))
     }
 
-    private mutating func argumentIndex(_ token: QueryToken) throws(QueryError) -> Int {
+    /// The shape for a placeholder on the right of `GEOWITHIN`.
+    mutating func geometryArgument(_ token: QueryToken) throws(QueryError) -> GeoShape {
+        let index = try argumentIndex(token)
+        guard case .geometry(let shape) = arguments[index] else {
+            throw QueryError(.badArgument, "argument \(index) for GEOWITHIN must be a GeoCircle, GeoBox or GeoPolygon",
+                             at: token.range)
+        }
+        return shape
+    }
+
+    mutating func argumentIndex(_ token: QueryToken) throws(QueryError) -> Int {
         let index: Int
         if case .placeholder(.positional(let n)) = token.kind {
             index = n

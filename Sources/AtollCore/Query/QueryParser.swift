@@ -9,6 +9,16 @@ extension QueryExpression {
     /// given as a string, `$0`, `$1`, … by position. Missing, surplus or wrongly typed arguments throw
     /// ``QueryError/Code/badArgument``.
     public static func parse(_ text: String, arguments: [Value] = []) throws(QueryError) -> QueryExpression {
+        try parse(text, arguments: arguments.map(QueryArgument.value))
+    }
+
+    /// Parses query text whose arguments may also be geospatial shapes (`location GEOWITHIN %@`).
+    ///
+    /// ```swift
+    /// let circle = GeoCircle(center: (48.85, 2.35), radius: .kilometers(5))!
+    /// let q = try QueryExpression.parse("location GEOWITHIN $0", arguments: [.geometry(.circle(circle))])
+    /// ```
+    public static func parse(_ text: String, arguments: [QueryArgument]) throws(QueryError) -> QueryExpression {
         var parser = QueryParser(tokens: try QueryLexer.tokenize(text), arguments: arguments)
         return try parser.parseQuery()
     }
@@ -18,13 +28,15 @@ extension QueryExpression {
 struct QueryParser {
     var tokens: [QueryToken]
     var index = 0
-    let arguments: [Value]
+    let arguments: [QueryArgument]
     var nextSequentialArgument = 0
     var highestPositionalArgument = -1
-    /// How many `(` and `NOT` enclose the current token.
+    /// How many `(`, `NOT` and `SUBQUERY` enclose the current token.
     var depth = 0
+    /// The variables of the `SUBQUERY`s enclosing the current token, innermost last.
+    var variables: [String] = []
 
-    init(tokens: [QueryToken], arguments: [Value]) {
+    init(tokens: [QueryToken], arguments: [QueryArgument]) {
         self.tokens = tokens
         self.arguments = arguments
     }
@@ -150,7 +162,7 @@ struct QueryParser {
         var start = current.range
         if let word = ["ANY", "SOME", "ALL", "NONE"].first(where: current.isKeyword) {
             switch tokens[index + 1].kind {
-            case .identifier, .placeholder(.keyPath):
+            case .identifier, .placeholder(.keyPath), .variable, .collectionOperator("@links"):
                 quantifier = word == "ALL" ? .all : word == "NONE" ? QueryQuantifier.none : .any
                 start = advance().range
             default: break
@@ -163,6 +175,8 @@ struct QueryParser {
         let options = try parseOptions(for: op, opToken: opToken)
         let rhs: QueryOperand
         switch op {
+        case .geoWithin:
+            rhs = try parseGeometry()
         case .in where current.isSymbol("{"), .between where current.isSymbol("{"):
             rhs = try parseList(after: opToken, exactly: op == .between ? 2 : nil)
         case .between:
@@ -185,7 +199,7 @@ struct QueryParser {
             ">": .greater, ">=": .greaterOrEqual,
         ]
         if case .symbol(let s) = current.kind, let op = symbols[s] { return (op, advance()) }
-        let words: [QueryOperator] = [.beginsWith, .endsWith, .contains, .like, .in, .between]
+        let words: [QueryOperator] = [.beginsWith, .endsWith, .contains, .like, .in, .between, .geoWithin]
         if let op = words.first(where: { current.isKeyword($0.rawValue) }) { return (op, advance()) }
         return nil
     }
@@ -201,11 +215,12 @@ struct QueryParser {
             case "c": options.insert(.caseInsensitive)
             case "d": options.insert(.diacriticInsensitive)
             default:
-                throw QueryError(.syntaxError, "unknown comparison option '[\(word)]'; use [c] for case-insensitive",
+                throw QueryError(.syntaxError,
+                                 "unknown comparison option '[\(word)]'; use [c] for case-insensitive, [d] for diacritic-insensitive",
                                  at: range)
             }
         }
-        if op.isOrdering || op == .between {
+        if op.isOrdering || op == .between || op == .geoWithin {
             throw QueryError(.invalidOperation, "'[\(word)]' cannot modify '\(opToken.text)'; "
                 + "it applies to ==, !=, IN, BEGINSWITH, ENDSWITH, CONTAINS and LIKE", at: range)
         }
@@ -217,7 +232,7 @@ struct QueryParser {
 
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE",
-        "TRUEPREDICATE", "FALSEPREDICATE", "ANY", "SOME", "ALL", "NONE",
+        "TRUEPREDICATE", "FALSEPREDICATE", "ANY", "SOME", "ALL", "NONE", "GEOWITHIN",
     ]
 
     mutating func parseOperand(expecting what: String) throws(QueryError) -> QueryOperand {
@@ -233,9 +248,13 @@ struct QueryParser {
                 return QueryOperand(.value(.null), range: token.range)
             default:
                 guard !Self.reservedWords.contains(name.uppercased()) else { throw expected(what) }
+                if name.uppercased() == "SUBQUERY", tokens[index + 1].isSymbol("(") { return try parseSubquery() }
                 let path = try parseKeyPath()
                 return QueryOperand(.keyPath(path), range: path.range)
             }
+        case .variable, .collectionOperator("@links"):
+            let path = try parseKeyPath()
+            return QueryOperand(.keyPath(path), range: path.range)
         case .integer(let i): advance(); return QueryOperand(.value(.int(i)), range: token.range)
         case .float(let d): advance(); return QueryOperand(.value(.double(d)), range: token.range)
         case .string(let s): advance(); return QueryOperand(.value(.string(s)), range: token.range)
@@ -256,13 +275,26 @@ struct QueryParser {
             let token = advance()
             return try keyPathArgument(token)
         }
-        guard case .identifier(let first) = current.kind else { throw expected("a key path") }
-        var elements = [QueryKeyPath.Element(.property(first), range: advance().range)]
+        var elements: [QueryKeyPath.Element]
+        switch current.kind {
+        case .identifier(let first):
+            elements = [QueryKeyPath.Element(.property(first), range: advance().range)]
+        case .variable(let name):
+            guard variables.contains(name) else {
+                throw QueryError(.syntaxError, "'$\(name)' is not the variable of an enclosing SUBQUERY", at: current.range)
+            }
+            elements = [QueryKeyPath.Element(.variable(name), range: advance().range)]
+        case .collectionOperator("@links"):
+            elements = [parseLinks()]
+        default:
+            throw expected("a key path")
+        }
         while true {
             if current.isSymbol(".") {
                 advance()
                 switch current.kind {
                 case .identifier(let name): elements.append(.init(.property(name), range: advance().range))
+                case .collectionOperator("@links"): elements.append(parseLinks())
                 case .collectionOperator(let word):
                     elements.append(.init(QueryKeyPath.component(word), range: advance().range))
                 default: throw expected("a property name or a collection operator")
@@ -276,6 +308,18 @@ struct QueryParser {
                 return try Self.checkLength(QueryKeyPath(elements: elements))
             }
         }
+    }
+
+    /// `@links.Type.property`, or `@links` alone (followed by `.@count`).
+    mutating func parseLinks() -> QueryKeyPath.Element {
+        let start = advance().range
+        if index + 3 < tokens.count, tokens[index].isSymbol("."), case .identifier(let type) = tokens[index + 1].kind,
+           tokens[index + 2].isSymbol("."), case .identifier(let property) = tokens[index + 3].kind {
+            let end = tokens[index + 3].range
+            index += 4
+            return .init(.links(type: type, property: property), range: start.through(end))
+        }
+        return .init(.allLinks, range: start)
     }
 
     /// Refuses key paths longer than ``QueryExpression/maximumKeyPathLength``: binding lifts every

@@ -106,13 +106,24 @@ struct SQLBuilder {
             let sqlOp = plainEqual ? "=" : op.rawValue
             return Fragment(sql: "\(l.sql) \(sqlOp) \(r.sql)\(collate)", arguments: l.arguments + r.arguments,
                             nullable: plainEqual || (op != .equal && op != .notEqual))
-        case .string(let op, let lhs, let rhs, let caseInsensitive):
+        case .string(let op, let lhs, let rhs, let options):
             var l = try scalar(lhs), r = try scalar(rhs)
             // A mixed operand takes part only when it holds a string.
             if isMixed(lhs) { l.sql = "\(QueryFunctions.mixedText)(\(l.sql))" }
             if isMixed(rhs) { r.sql = "\(QueryFunctions.mixedText)(\(r.sql))" }
-            return Fragment(sql: "\(QueryFunctions.stringOperation)('\(op.rawValue)', \(l.sql), \(r.sql), \(caseInsensitive ? 1 : 0))",
+            return Fragment(sql: "\(QueryFunctions.stringOperation)('\(op.rawValue)', \(l.sql), \(r.sql), \(options.rawValue))",
                             arguments: l.arguments + r.arguments)
+        case .geoWithin(let point, let pointType, let coordinates, let shape):
+            let p = try scalar(point)
+            let g = alias("g")
+            let type = "(SELECT \(g).\(Self.q("type")) FROM \(Self.q(StorageLayout.table(pointType))) \(g) WHERE \(g).\(Self.row) = \(p.sql))"
+            let table = Self.q(StorageLayout.collectionTable(pointType, coordinates))
+            func coordinate(_ offset: Int) -> String {
+                "(SELECT \(g).\(Self.q("value")) FROM \(table) \(g) WHERE \(g).\(Self.q("owner")) = \(p.sql) "
+                    + "ORDER BY \(g).\(Self.q("pos")) LIMIT 1 OFFSET \(offset))"
+            }
+            return Fragment(sql: "\(QueryFunctions.geoWithin)(?, \(type), \(coordinate(0)), \(coordinate(1)))",
+                            arguments: [.text(shape.encoded)] + p.arguments + p.arguments + p.arguments)
         case .quantified(let quantifier, let collection, let inner):
             let source = try self.source(collection)
             var condition = try self.predicate(inner)
@@ -132,6 +143,19 @@ struct SQLBuilder {
     /// elements are referred to (also recorded as the collection's context).
     private mutating func source(_ collection: BoundCollection) throws(QueryError) -> (from: String, owner: Fragment) {
         let base = try scalar(collection.base)
+        if collection.backlink != nil {
+            // The rows of the origin table whose link points at the base row, each once.
+            let b = alias("b")
+            contexts[collection.context] = .row(b)
+            let from = "\(Self.q(StorageLayout.table(collection.owner))) \(b)"
+            if collection.property.isSingle {
+                return (from, Fragment(sql: "\(b).\(Self.q(collection.property.name)) = \(base.sql)", arguments: base.arguments))
+            }
+            let l = alias("l")
+            let links = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
+            return (from, Fragment(sql: "\(b).\(Self.row) IN (SELECT \(l).\(Self.q("owner")) FROM \(links) \(l) "
+                                        + "WHERE \(l).\(Self.q("value")) = \(base.sql))", arguments: base.arguments))
+        }
         let c = alias("c")
         let table = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
         var from = "\(table) \(c)"
@@ -213,6 +237,19 @@ struct SQLBuilder {
             return Fragment(sql: "(SELECT \(m).\(Self.q("value")) FROM \(Self.q(StorageLayout.collectionTable(owner, property))) \(m) "
                                 + "WHERE \(m).\(Self.q("owner")) = \(b.sql) AND \(m).\(Self.q("key")) = ?)",
                             arguments: b.arguments + [.text(key)])
+        case .count(let collection) where collection.backlink != nil:
+            let source = try self.source(collection)
+            return Fragment(sql: "(SELECT COUNT(*) FROM \(source.from) WHERE \(source.owner.sql))", arguments: source.owner.arguments)
+        case .subqueryCount(let collection, let predicate):
+            let source = try self.source(collection)
+            let condition = try self.predicate(predicate)
+            return Fragment(sql: "(SELECT COUNT(*) FROM \(source.from) WHERE \(source.owner.sql) AND \(condition.sql))",
+                            arguments: source.owner.arguments + condition.arguments)
+        case .total(let parts):
+            var fragments: [Fragment] = []
+            for part in parts { fragments.append(try self.scalar(part)) }
+            return Fragment(sql: "(" + fragments.map(\.sql).joined(separator: " + ") + ")",
+                            arguments: fragments.flatMap(\.arguments))
         case .count(let collection):
             let b = try self.scalar(collection.base)
             let c = alias("c")

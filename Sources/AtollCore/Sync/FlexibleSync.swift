@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Flexible sync, the pure part: which objects a client's subscriptions (and its read permissions)
 /// select in the server's state, and what a client must receive to go from the objects it holds to
@@ -241,18 +242,45 @@ public struct FlexibleQuerySet: Sendable {
         return out
     }
 
-    /// The first property of every key path in `predicate`.
+    /// The first property of every key path in `predicate` (a SUBQUERY's collection included; the
+    /// paths inside it start at its variable). A path starting with `@links` reads links of other
+    /// types and gives `"@links"`, which no queryable-field list names.
     static func fields(of predicate: QueryPredicate) -> [String] {
         switch predicate.kind {
         case .constant: return []
         case .and(let a, let b), .or(let a, let b): return fields(of: a) + fields(of: b)
         case .not(let a): return fields(of: a)
         case .comparison(let c):
-            return [c.lhs, c.rhs].compactMap { operand in
-                guard case .keyPath(let path) = operand.kind, case .property(let name)? = path.components.first else { return nil }
-                return name
+            return [c.lhs, c.rhs].flatMap { operand -> [String] in
+                switch operand.kind {
+                case .keyPath(let path): return field(of: path).map { [$0] } ?? []
+                case .subquery(let subquery): return (field(of: subquery.collection).map { [$0] } ?? []) + fields(of: subquery.predicate)
+                case .value, .geometry: return []
+                }
             }
         }
+    }
+
+    private static func field(of path: QueryKeyPath) -> String? {
+        switch path.components.first {
+        case .property(let name)?: name
+        case .links?, .allLinks?: "@links"
+        default: nil
+        }
+    }
+}
+
+/// The objects linking to each object through one (type, property), computed once per resolver.
+final class BacklinkIndex: Sendable {
+    private let indexes = Mutex<[String: [ObjectLink: [Value]]]>([:])
+
+    func links(to target: ObjectLink, from originType: String, through property: String,
+               build: () -> [ObjectLink: [Value]]) -> [Value] {
+        let key = originType + "." + property
+        if let index = indexes.withLock({ $0[key] }) { return index[target] ?? [] }
+        let index = build()
+        indexes.withLock { $0[key] = index }
+        return index[target] ?? []
     }
 }
 
@@ -264,6 +292,28 @@ struct ReplicaResolver: ObjectResolver {
     func object(for link: ObjectLink) -> [String: Value]? {
         guard let fields = state.objects[link.objectType]?[link.primaryKey], let schema = state.schema[link.objectType] else { return nil }
         return filled(fields, schema)
+    }
+
+    /// Backlinks by origin (type, property), built on first use: evaluating `@links` over every object
+    /// of a type then costs one pass over the origin objects, not one per object.
+    let backlinks = BacklinkIndex()
+
+    func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
+        backlinks.links(to: link, from: originType, through: property) {
+            var index: [ObjectLink: [Value]] = [:]
+            for (key, fields) in state.objects[originType] ?? [:] {
+                let origin = Value.link(ObjectLink(objectType: originType, primaryKey: key))
+                var targets: [ObjectLink] = []
+                switch fields[property] {
+                case .link(let target)?: targets = [target]
+                case .list(let items)?, .set(let items)?:
+                    for case .link(let target) in items where !targets.contains(target) { targets.append(target) }
+                default: break
+                }
+                for target in targets { index[target, default: []].append(origin) }
+            }
+            return index
+        }
     }
 
     func filled(_ fields: [String: Value], _ schema: ObjectSchema) -> [String: Value] {
