@@ -40,7 +40,7 @@ struct QueryErrorCase: Sendable, CustomStringConvertible {
         QueryErrorCase("name == 'a' AND\n  priority >", .syntaxError, "expected a value after '>' at line 2, column 13"),
         QueryErrorCase("name == oid(123)", .syntaxError, "'123' is not a valid ObjectId at line 1, column 9"),
         QueryErrorCase("tags.@foo > 1", .syntaxError,
-                       "unknown collection operator '@foo'; use @count, @size, @sum, @avg, @min, @max, @keys, @values or @links at line 1, column 6"),
+                       "unknown collection operator '@foo'; use @count, @size, @sum, @avg, @min, @max, @keys, @values, @links or @type at line 1, column 6"),
         QueryErrorCase("priority BETWEEN {1, 2, 3}", .syntaxError,
                        "'BETWEEN' needs exactly 2 values {low, high}, found 3 at line 1, column 18"),
         QueryErrorCase("name ==[x] 'a'", .syntaxError,

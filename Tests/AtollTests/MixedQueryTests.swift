@@ -135,6 +135,26 @@ import Testing
         try check("attributes['k'] > 6", [], [8, 10])
     }
 
+    @Test func typeNamesMatchTheKindHeld() throws {
+        try check("payload.@type == 'numeric'", [], [1, 2, 7, 8])
+        try check("payload.@type == 'int'", [], [1])
+        try check("payload.@type == 'Double'", [], [2])
+        try check("payload.@type == 'string'", [], [4, 5])
+        try check("payload.@type == 'object'", [], [10])
+        try check("payload.@type == 'null'", [], [6])
+        try check("payload.@type != 'numeric'", [], [3, 4, 5, 6, 9, 10, 11])
+        try check("payload.@type IN {'bool', 'binary'}", [], [3, 11])
+        try check("ANY items.@type == 'int' AND attributes['k'].@type == 'string'", [], [1, 3, 5, 7, 9, 11])
+    }
+
+    @Test func typeNamesAreChecked() throws {
+        for bad in ["payload.@type == 'bogus'", "payload.@type > 'int'", "_id.@type == 'int'", "payload.@type == 3"] {
+            #expect(throws: QueryError.self, "\(bad)") {
+                try BoundQuery(parsing: bad, objectType: "MixedHolder", schema: Self.schema)
+            }
+        }
+    }
+
     @Test func sortingOrdersKindsThenValues() throws {
         try check("TRUEPREDICATE SORT(payload ASC)", [], [6, 3, 1, 2, 7, 8, 4, 5, 11, 9, 10], ordered: true)
         try check("TRUEPREDICATE SORT(payload DESC)", [], [10, 9, 11, 5, 4, 8, 7, 1, 2, 3, 6], ordered: true)

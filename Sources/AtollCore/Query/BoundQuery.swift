@@ -95,6 +95,8 @@ indirect enum BoundScalar: Sendable, Hashable {
     case aggregate(BoundAggregate, BoundCollection, element: BoundScalar, type: PropertyType)
     /// The length of a string (Unicode scalars) or data (bytes).
     case size(BoundScalar)
+    /// `@type`: the name of the kind of value a mixed value holds (``QueryFunctions/mixedTypeName(_:)``).
+    case typeName(BoundScalar)
     /// How many elements of the collection satisfy the predicate (`SUBQUERY(…).@count`).
     case subqueryCount(BoundCollection, BoundPredicate)
     /// The sum of integer scalars (`@links.@count` over every linking property).

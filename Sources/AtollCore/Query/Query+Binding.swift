@@ -255,6 +255,8 @@ struct QueryBinder {
                                  at: operand.side.range)
             }
         }
+        if case .typeName = lhs.scalar, rhs.side.isConstant { return try typeComparison(lhs, op, rhs) }
+        if case .typeName = rhs.scalar, lhs.side.isConstant { return try typeComparison(rhs, op, lhs) }
         var (l, r) = (lhs, rhs)
         let options = comparison.options
         if op.isStringOperator || !options.isEmpty {
@@ -337,6 +339,20 @@ struct QueryBinder {
                                  + "but '\(lhs.side.label)' is \(QueryParser.article(lhs.cursor.name))", at: lhs.side.range)
         }
         return .geoWithin(lhs.scalar, pointType: type, coordinates: coordinates, shape)
+    }
+
+    /// `x.@type == 'name'` (or `!=`): the names Realm accepts, `numeric` standing for every kind of number.
+    private func typeComparison(_ type: Operand, _ op: QueryOperator, _ name: Operand) throws(QueryError) -> BoundPredicate {
+        guard op == .equal || op == .notEqual else {
+            throw QueryError(.invalidOperation, "'@type' can only be compared with '==', '!=' or IN", at: type.side.range)
+        }
+        guard case .string(let text) = constantValue(name.side), let kinds = QueryFunctions.mixedTypeNames(matching: text) else {
+            throw QueryError(.typeMismatch, "\(name.side.label) is not a type name; use one of "
+                                 + QueryFunctions.mixedTypeNameList, at: name.side.range)
+        }
+        let equals = kinds.map { BoundPredicate.compare(type.scalar, .equal, .constant(.string($0)), decimal: false) }
+        let any = BoundPredicate.or(equals[...])
+        return op == .equal ? any : .not(any)
     }
 
     func constantValue(_ side: Side) -> Value {

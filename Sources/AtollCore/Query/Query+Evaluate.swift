@@ -126,6 +126,8 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
                 if !v.isNull { values.append(v) }
             }
             return Self.aggregate(kind, values, type: type)
+        case .typeName(let base):
+            return .string(QueryFunctions.mixedTypeName(value(base)))
         case .size(let base):
             switch value(base) {
             case .string(let s): return .int(Int64(s.unicodeScalars.count))

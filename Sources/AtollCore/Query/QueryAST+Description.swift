@@ -93,6 +93,7 @@ extension QueryKeyPath: CustomStringConvertible {
         case .maximum: "@max"
         case .keys: "@keys"
         case .values: "@values"
+        case .type: "@type"
         case .links(let type, let property): "@links.\(type).\(property)"
         case .allLinks: "@links"
         case .variable(let name): "$" + name

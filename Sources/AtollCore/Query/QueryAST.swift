@@ -191,6 +191,8 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
         /// A map subscript, `attrs['key']`.
         case key(String)
         case count, size, sum, average, minimum, maximum, keys, values
+        /// `@type` of a mixed value: the name of the kind of value it holds.
+        case type
         /// `@links.Type.property`: the objects of `Type` whose link `property` points here.
         case links(type: String, property: String)
         /// `@links` alone, only before `@count`: every object linking here, through any property.
@@ -270,6 +272,7 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
         case "@max": .maximum
         case "@keys": .keys
         case "@values": .values
+        case "@type": .type
         default: .property(word)
         }
     }

@@ -102,6 +102,14 @@ extension QueryBinder {
                 current = .size(current)
                 cursor = .value(.int)
                 continue
+            case .type:
+                guard cursor == .value(.mixed) else {
+                    throw notApplicable("@type", needs: "an AnyRealmValue", at: element.range)
+                }
+                consumed.append(element)
+                current = .typeName(current)
+                cursor = .value(.string)
+                continue
             case .count:
                 throw notApplicable("@count", needs: "a list, set or map", at: element.range)
             case .sum, .average, .minimum, .maximum:

@@ -150,9 +150,9 @@ struct QueryLexer {
             position += 1
             while let d = peek(), d.isLetter { position += 1 }
             let word = String(chars[start..<position]).lowercased()
-            guard ["@count", "@size", "@sum", "@avg", "@min", "@max", "@keys", "@values", "@links"].contains(word) else {
+            guard ["@count", "@size", "@sum", "@avg", "@min", "@max", "@keys", "@values", "@links", "@type"].contains(word) else {
                 throw error("unknown collection operator '\(String(chars[start..<position]))'; use @count, "
-                    + "@size, @sum, @avg, @min, @max, @keys, @values or @links", from: start)
+                    + "@size, @sum, @avg, @min, @max, @keys, @values, @links or @type", from: start)
             }
             return token(.collectionOperator(word), from: start)
         }

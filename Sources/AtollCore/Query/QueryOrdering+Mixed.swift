@@ -53,6 +53,52 @@ extension QueryFunctions {
     public static let mixedCompare = "atoll_mixed_cmp"
     public static let mixedText = "atoll_mixed_text"
     public static let mixedSortKey = "atoll_mixed_sortkey"
+    public static let mixedType = "atoll_mixed_type"
+
+    /// The name `@type` gives the kind of value a mixed value holds.
+    public static func mixedTypeName(_ value: Value) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .double: "double"
+        case .float: "float"
+        case .decimal: "decimal"
+        case .string: "string"
+        case .data: "binary"
+        case .date: "date"
+        case .objectId: "objectId"
+        case .uuid: "uuid"
+        case .link, .object: "object"
+        case .list, .set: "list"
+        case .map: "dictionary"
+        }
+    }
+
+    /// The kinds a name written after `@type ==` stands for (Realm's names and aliases, any case);
+    /// `nil` for a name that is not one.
+    public static func mixedTypeNames(matching name: String) -> [String]? {
+        switch name.lowercased() {
+        case "int", "integer", "long": ["int"]
+        case "bool", "boolean": ["bool"]
+        case "double": ["double"]
+        case "float": ["float"]
+        case "decimal", "decimal128": ["decimal"]
+        case "numeric": ["int", "double", "float", "decimal"]
+        case "string": ["string"]
+        case "binary", "data": ["binary"]
+        case "date", "timestamp": ["date"]
+        case "objectid": ["objectId"]
+        case "uuid": ["uuid"]
+        case "object", "link": ["object"]
+        case "null", "nil": ["null"]
+        case "list", "array": ["list"]
+        case "dictionary", "map": ["dictionary"]
+        default: nil
+        }
+    }
+
+    static let mixedTypeNameList = "int, bool, double, float, decimal, numeric, string, binary, date, objectId, uuid, object, null, list or dictionary"
 
     /// The mixed functions, registered with the others (``sqlFunctions``).
     ///
@@ -60,6 +106,7 @@ extension QueryFunctions {
     /// |---|---|---|
     /// | `atoll_mixed_cmp` | 3 | lhs, rhs, strict 0/1 → -1, 0, 1; NULL when the kinds do not compare, or (strict) either is null |
     /// | `atoll_mixed_text` | 1 | a mixed blob → its text when it holds a string, else NULL |
+    /// | `atoll_mixed_type` | 1 | a mixed blob → the `@type` name of what it holds (``mixedTypeName(_:)``) |
     /// | `atoll_mixed_sortkey` | 1 | a mixed blob → a blob whose bytes sort as ``QueryOrdering/mixedSort(_:_:)`` |
     static let mixedFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = [
         (mixedCompare, 3, { args in
@@ -72,6 +119,9 @@ extension QueryFunctions {
         (mixedText, 1, { args in
             guard case .string(let s)? = args.first.map(QueryOrdering.mixedOperand) else { return .null }
             return .text(s)
+        }),
+        (mixedType, 1, { args in
+            .text(mixedTypeName(QueryOrdering.mixedOperand(args.first ?? .null)))
         }),
         (mixedSortKey, 1, { args in
             guard let first = args.first, !(first == .null) else { return .null }

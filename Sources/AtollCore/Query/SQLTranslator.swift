@@ -280,6 +280,9 @@ struct SQLBuilder {
         case .size(let base):
             let b = try self.scalar(base)
             return Fragment(sql: "\(QueryFunctions.size)(\(b.sql))", arguments: b.arguments)
+        case .typeName(let base):
+            let b = try self.scalar(base)
+            return Fragment(sql: "\(QueryFunctions.mixedType)(\(b.sql))", arguments: b.arguments)
         }
     }
 
