@@ -45,13 +45,15 @@ extension RealmCollectionChange {
     }
 }
 
-final class ResultsNotifier<Element: ObjectBase>: Notifier {
+final class ResultsNotifier<Element: RealmCollectionValue>: Notifier {
     /// What the results are; the realm comes with each delivery, so the notifier does not keep
     /// it open.
     private let template: ResultsDescriptor
     let keyPaths: [String]?
     let block: (RealmCollectionChange<Results<Element>>) -> Void
     private var rows: [Int64] = []
+    /// For results of values: the values last delivered, which the next delivery is diffed against.
+    private var values: [SQLValue] = []
 
     init(results: Results<Element>, keyPaths: [String]?, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
         template = results.core.descriptor
@@ -67,15 +69,27 @@ final class ResultsNotifier<Element: ObjectBase>: Notifier {
     override func deliverInitial(in realm: Realm) {
         let results = results(in: realm)
         rows = results.core.rows().map(\.row)
+        values = results.core.rows().map { $0.values.first ?? .null }
         block(.initial(results))
     }
 
     override func resync(in realm: Realm) {
         rows = results(in: realm).core.rows().map(\.row)
+        values = results(in: realm).core.rows().map { $0.values.first ?? .null }
     }
 
     override func deliver(_ summary: ChangeSummary, in realm: Realm) {
         let results = results(in: realm)
+        if case .values = results.core.base {
+            // Values have no identity: the change is the edit script between the two sequences.
+            guard !summary.isEmpty else { return }
+            let new = results.core.rows().map { $0.values.first ?? .null }
+            let diff = CollectionDiff(old: values, new: new)
+            values = new
+            guard !diff.isEmpty else { return }
+            block(.update(results, deletions: diff.deletions, insertions: diff.insertions, modifications: diff.modifications))
+            return
+        }
         guard !summary.isEmpty, let table = results.core.table else { return }
         let new = results.core.rows().map(\.row)
         let modified = modifiedRows(summary, table, realm)
@@ -146,6 +160,41 @@ struct CollectionDiff: Equatable {
         deletions.sort()
         insertions.sort()
         modifications.sort()
+    }
+
+    /// The changes between two sequences of values: an element kept by a longest common
+    /// subsequence stays; others are deleted and inserted, and a deletion and an insertion at the
+    /// same position become a modification (a value replaced in place). Quadratic: for the short
+    /// collections of values; past 2,000 elements every element is reported replaced.
+    init(old: [SQLValue], new: [SQLValue]) {
+        guard old != new else { return }
+        guard old.count * new.count <= 4_000_000 else {
+            deletions = Array(old.indices)
+            insertions = Array(new.indices)
+            return
+        }
+        // lengths[i][j]: the longest common subsequence of old[i...] and new[j...].
+        var lengths = [[Int]](repeating: [Int](repeating: 0, count: new.count + 1), count: old.count + 1)
+        for i in stride(from: old.count - 1, through: 0, by: -1) {
+            for j in stride(from: new.count - 1, through: 0, by: -1) {
+                lengths[i][j] = old[i] == new[j] ? lengths[i + 1][j + 1] + 1 : Swift.max(lengths[i + 1][j], lengths[i][j + 1])
+            }
+        }
+        var (i, j) = (0, 0)
+        var deleted: [Int] = [], inserted: [Int] = []
+        while i < old.count || j < new.count {
+            if i < old.count, j < new.count, old[i] == new[j] {
+                i += 1; j += 1
+            } else if j < new.count, i == old.count || lengths[i][j + 1] >= lengths[i + 1][j] {
+                inserted.append(j); j += 1
+            } else {
+                deleted.append(i); i += 1
+            }
+        }
+        let replaced = Set(deleted).intersection(inserted)
+        modifications = replaced.sorted()
+        deletions = deleted.filter { !replaced.contains($0) }
+        insertions = inserted.filter { !replaced.contains($0) }
     }
 
     /// Positions in `values` of one longest strictly increasing subsequence.

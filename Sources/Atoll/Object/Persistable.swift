@@ -48,7 +48,7 @@ public enum FieldContent {
 }
 
 /// A scalar that converts to and from ``Value``.
-public protocol _PersistableScalar: _Persistable, RealmCollectionValue {
+public protocol _PersistableScalar: _Persistable, _QueryableValue {
     static var _atollType: PropertyType { get }
     var _atollValue: Value { get }
     init?(_atollValue: Value)

@@ -318,6 +318,9 @@ extension Results {
         }
     }
 
+}
+
+extension Results where Element: ObjectBase {
     /// Sorts by a property given as a key path.
     public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
         sorted(byKeyPath: KeyPathNames.name(keyPath), ascending: ascending)

@@ -8,7 +8,7 @@ import Foundation
 /// let mine = realm.objects(Task.self).filter("owner == %@", "Frodo").sorted(byKeyPath: "priority")
 /// for task in mine { print(task.name) }
 /// ```
-public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let core: ResultsCore
 
     init(realm: Realm, objectType: String, base: ResultsCore.Base = .table,
@@ -36,14 +36,15 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public subscript(position: Int) -> Element {
         let rows = core.rows()
         precondition(position >= 0 && position < rows.count, "Index \(position) is out of bounds (must be less than \(rows.count)).")
-        return Element.decoded(.object(core.object(at: position, rows)))
+        return Element.decoded(core.element(at: position, rows))
     }
 
     public var first: Element? { isEmpty ? nil : self[0] }
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
     public func index(of object: Element) -> Int? {
-        guard let state = object._managedState, state.table.name == core.objectType else { return nil }
+        guard case .object(let target) = object._atollStored() else { return firstIndex(of: object) }
+        guard let state = target._managedState, state.table.name == core.objectType else { return nil }
         return core.rows().firstIndex { $0.row == state.row }
     }
 

@@ -13,12 +13,15 @@ final class ResultsCore {
         /// The objects whose link `property` (of the results' type) points at `target`: a
         /// `LinkingObjects`.
         case linking(target: ManagedObjectState, property: Int)
+        /// The values of a list, set or map (values) property of one object: queried in memory as
+        /// objects with one property, `self` (ResultsCore+Values.swift).
+        case values(owner: ManagedObjectState, property: Int)
 
         /// The object whose row the query's first argument is (the owner or the target).
         var anchor: ManagedObjectState? {
             switch self {
             case .table: nil
-            case .collection(let owner, _): owner
+            case .collection(let owner, _), .values(let owner, _): owner
             case .linking(let target, _): target
             }
         }
@@ -62,6 +65,7 @@ final class ResultsCore {
         case .table: break
         case .collection(let state, let property): owner = .init(table: state.table, row: state.row, property: property, linking: false)
         case .linking(let state, let property): owner = .init(table: state.table, row: state.row, property: property, linking: true)
+        case .values(let state, let property): owner = .init(table: state.table, row: state.row, property: property, linking: false)
         }
         return ResultsDescriptor(objectType: objectType, owner: owner, expression: expression, bound: bound)
     }
@@ -74,6 +78,7 @@ final class ResultsCore {
     /// Checks that `expression` fits the schema, as a `Realm.Error`; returns the checked form.
     @discardableResult
     func validate(_ expression: QueryExpression) throws -> BoundQuery? {
+        if case .values = base { return try bindValues(expression) }
         guard table != nil else { return nil }
         if let plan = realm.coordinator.plan(for: planKey(expression)) { return plan.bound }
         do {
@@ -91,6 +96,8 @@ final class ResultsCore {
             collection = owner.table.collectionTable(property) + (owner.table.property(property).collection == .list ? "#list" : "#set")
         case .linking(_, let property):
             collection = "linking#\(objectType)#\(property)"
+        case .values:
+            preconditionFailure("values are queried in memory")
         }
         return QueryPlan.Key(objectType: objectType, collection: collection, expression: expression)
     }
@@ -123,6 +130,7 @@ final class ResultsCore {
         case .table: .table
         case .collection(let owner, let property): .collection(owner: owner.table, property: property)
         case .linking(_, let property): .linking(property: property)
+        case .values: preconditionFailure("values are queried in memory")
         }
         let made = QueryPlan(bound, translated: translated, table: table, scope: scope)
         realm.coordinator.store(made, for: key)
@@ -139,6 +147,11 @@ final class ResultsCore {
 
     private func evaluate() -> [(row: Int64, values: [SQLValue])] {
         if cacheStamp == realm.stamp { return cache }
+        if case .values(let owner, let property) = base {
+            cache = owner.isInvalidated ? [] : matchingValues(owner, property)
+            cacheStamp = realm.stamp
+            return cache
+        }
         guard let table else { return [] }
         if let anchor = base.anchor, anchor.isInvalidated { return [] }
         do {
@@ -160,15 +173,25 @@ final class ResultsCore {
         realm.materialize(table!, row: rows[position].row, prefetched: rows[position].values)
     }
 
+    /// The element at `position`: an object, or a value of a collection of values.
+    func element(at position: Int, _ rows: [(row: Int64, values: [SQLValue])]) -> StoredElement {
+        if case .values(let owner, let property) = base {
+            return realm.element(rows[position].values[0], owner.table.property(property))
+        }
+        return .object(object(at: position, rows))
+    }
+
     /// `expression`, written with the names the app uses, with the stored names (see
     /// `ObjectBase.propertiesMapping()`).
     func storedNames(_ expression: QueryExpression) -> QueryExpression {
-        expression.resolvingNames(from: objectType, storedProperty)
+        if case .values = base { return expression }
+        return expression.resolvingNames(from: objectType, storedProperty)
     }
 
     /// A key path the app wrote, with the stored names.
     func storedKeyPath(_ keyPath: String) -> QueryKeyPath {
-        QueryKeyPath(keyPath).resolvingNames(from: objectType, storedProperty)
+        if case .values = base { return QueryKeyPath(keyPath) }
+        return QueryKeyPath(keyPath).resolvingNames(from: objectType, storedProperty)
     }
 
     /// The property the app calls `name` on `type`, as the class bound to the type's table in this
@@ -182,6 +205,10 @@ final class ResultsCore {
 
     /// The values of one property over the results, for aggregates.
     func aggregate(_ name: String) -> [AtollCore.Value] {
+        if case .values(let owner, let index) = base {
+            let property = owner.table.property(index)
+            return rows().compactMap { try? realm.instructionValue(property, $0.values[0]) }.filter { !$0.isNull }
+        }
         let property = storedProperty(objectType, name)?.name ?? name
         guard let table, let index = table.schema.properties.firstIndex(where: { $0.name == property }) else {
             preconditionFailure("'\(table?.name ?? "?")' has no property '\(property)'")
@@ -261,7 +288,9 @@ struct ResultsDescriptor {
         var base = ResultsCore.Base.table
         if let owner {
             let state = realm.materialize(owner.table, row: owner.row)._managedState!
-            base = owner.linking ? .linking(target: state, property: owner.property) : .collection(owner: state, property: owner.property)
+            base = owner.linking ? .linking(target: state, property: owner.property)
+                : owner.table.property(owner.property).type == .object ? .collection(owner: state, property: owner.property)
+                : .values(owner: state, property: owner.property)
         }
         return ResultsCore(realm: realm, objectType: objectType, base: base, expression: expression, bound: bound)
     }
