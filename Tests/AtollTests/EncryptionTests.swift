@@ -1,4 +1,4 @@
-@_spi(Testing) import Atoll
+@_spi(Testing) @testable import Atoll
 import AtollTesting
 import Foundation
 import Testing
@@ -300,6 +300,19 @@ import Testing
         #expect(try Realm.deleteFiles(for: t.configuration))
         #expect(!Realm.fileExists(for: t.configuration))
         #expect(try Realm(configuration: encrypted(t, key: otherKey)).isEmpty)
+    }
+
+    @Test func aManualClientResetBacksUpAnEncryptedRealmAsItIs() throws {
+        let t = try TestRealm(objectTypes: Self.types)
+        do { try writeSecrets(Realm(configuration: encrypted(t))) }
+        let backup = t.folder.url.appendingPathComponent("recovered-realms/backup.realm").path
+        #expect(try FileAction(kind: .backUpThenDelete, realmPath: t.path, backupPath: backup).run())
+        #expect(!Realm.fileExists(for: t.configuration))
+        #expect(!holdsSecret(backup))
+        var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: backup), objectTypes: Self.types)
+        expectError(.fileAccess, containing: "is encrypted") { _ = try Realm(configuration: configuration) }
+        configuration.encryptionKey = key
+        #expect(try Realm(configuration: configuration).objects(Dog.self).count == 200, "the backup opens with the realm's key")
     }
 
     @Test func deleteFilesOfAnEncryptedRealmOpenInAnotherProcessIsAlreadyOpen() async throws {

@@ -4,13 +4,20 @@ import GRDB
 import GRDBSQLite
 
 extension Connection {
+    /// How large an encrypted connection's page cache may grow (SQLite's default is 2 MiB). A
+    /// plaintext file is read through the memory map, which every connection shares, but a page
+    /// of an encrypted file is decrypted on each cache miss: the cache is what keeps repeated
+    /// reads from decrypting the same pages again. It grows only as pages are read.
+    static let encryptedCacheKiB = 16_384
+
     /// A GRDB queue on the file at `path`: as is without a key; with one, through the encrypting
     /// VFS shim, keyed before SQLite reads a byte. Every SQLite connection Atoll makes to a realm
     /// file goes through here, so none can miss the key.
     ///
     /// An encrypted connection keeps its temporary tables, sorts and statement journals in
     /// memory (they would otherwise be plaintext files), and sets WAL mode itself (GRDB's WAL
-    /// set-up looks for the log by the name it was given, a URI here).
+    /// set-up looks for the log by the name it was given, a URI here). Its page cache may grow
+    /// to `encryptedCacheKiB`.
     static func databaseQueue(path: String, key: EncryptionKey?,
                               _ configure: (inout GRDB.Configuration) -> Void = { _ in }) throws -> DatabaseQueue {
         var config = GRDB.Configuration()
@@ -22,6 +29,7 @@ extension Connection {
         config.prepareDatabase { db in
             try key.attach(db, path: path)
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            try db.execute(sql: "PRAGMA cache_size = -\(Connection.encryptedCacheKiB)")
         }
         configure(&config)
         if case .wal = config.journalMode {
