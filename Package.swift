@@ -33,11 +33,17 @@ let package = Package(
     targets: [
         // Pure values and rules both sides agree on: no I/O, no clocks.
         .target(name: "AtollCore"),
+        // Encryption at rest: an SQLite VFS shim that seals every page of a realm's files; the
+        // cryptography is Atoll's (swift-crypto), called back from the shim (docs/storage.md).
+        .target(name: "CAtollCipher", dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")]),
         // The client SDK: Realm-shaped API over SQLite.
         .target(
             name: "Atoll",
             dependencies: [
                 "AtollCore",
+                "CAtollCipher",
+                // AES-GCM and HKDF for encrypted realms.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // The sync client's WebSocket (URLSession has none on Linux).

@@ -38,6 +38,7 @@ struct LocalBenchmark {
             return row
         }
         var best: [String: (raw: Double, atoll: Double)] = [:]
+        var bestEncrypted: [String: Double] = [:]
         var matches = 0
         for _ in 0..<rounds {
             let times = try round(rows, extra, &matches)
@@ -45,11 +46,19 @@ struct LocalBenchmark {
                 let old = best[workload] ?? (.infinity, .infinity)
                 best[workload] = (min(old.raw, time.raw), min(old.atoll, time.atoll))
             }
+            if only == nil {
+                for (workload, time) in try encryptedRound(rows, extra) { bestEncrypted[workload] = min(bestEncrypted[workload] ?? .infinity, time) }
+            }
         }
         compare("W1", count: Double(count), best["W1"]!, unit: "obj/s")
         compare("W2", count: Double(smallTransactions), best["W2"]!, unit: "tx/s")
         compare("W3", count: Double(queryRounds), best["W3"]!, unit: "queries/s")
         report("atoll", "W3_matches", Double(matches), "objects")
+        if let w1 = bestEncrypted["W1"], let w2 = bestEncrypted["W2"], let w3 = bestEncrypted["W3"] {
+            compareEncrypted("W1", count: Double(count), encrypted: w1, best["W1"]!, unit: "obj/s")
+            compareEncrypted("W2", count: Double(smallTransactions), encrypted: w2, best["W2"]!, unit: "tx/s")
+            compareEncrypted("W3", count: Double(queryRounds), encrypted: w3, best["W3"]!, unit: "queries/s")
+        }
     }
 
     private func round(_ rows: [TaskRow], _ extra: [TaskRow], _ matches: inout Int) throws -> [String: (raw: Double, atoll: Double)] {

@@ -277,9 +277,12 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     guard FileManager.default.fileExists(atPath: path) else {
         throw Realm.Error(.fileNotFound, "Cannot read the schema version of \(path): the file does not exist")
     }
+    let key = try EncryptionKey.make(encryptionKey)
     let version: Int64?
     do {
-        version = try MigrationStore.schemaVersion(atPath: path)
+        version = try MigrationStore.schemaVersion(atPath: path, key: key)
+    } catch let error as Realm.Error where error.code == .fileAccess {
+        throw error  // a wrong key, or an encrypted file without one
     } catch {
         throw Realm.Error(.invalidDatabase, "\(path) is not a realm file: \(error)", underlying: error as? any Error & Sendable)
     }

@@ -52,7 +52,18 @@ extension Realm {
         public var migrationBlock: MigrationBlock?
         public var deleteRealmIfMigrationNeeded = false
         public var readOnly = false
-        /// Kept for source compatibility; an encryption key is not supported yet and must be `nil`.
+        /// A 64-byte key that encrypts the file (and its log) at rest, or `nil` for a plaintext
+        /// file. Every open of the file needs the same key; keep it in the keychain, never in
+        /// the app's files. docs/storage.md says what it protects and what it does not.
+        ///
+        /// ```swift
+        /// let key = Data((0..<64).map { _ in UInt8.random(in: .min ... .max) })  // a CSPRNG
+        /// let realm = try Realm(configuration: Realm.Configuration(encryptionKey: key))
+        /// ```
+        ///
+        /// Opening throws `.invalidInput` for a key that is not 64 bytes, and `.fileAccess` for a
+        /// wrong key, an encrypted file without a key or a plaintext file with one. To add,
+        /// change or remove a key, write a copy: `writeCopy(toFile:encryptionKey:)`.
         public var encryptionKey: Data?
         /// Called when the file is first opened in the process (no other `Realm` of it open) with
         /// the file's total size and the bytes its data uses; returning `true` compacts the file

@@ -42,7 +42,7 @@ extension Realm {
             case schemaMismatch = 10
             /// The operation needs the realm closed: `deleteFiles(for:)` of an open realm.
             case alreadyOpen = 12
-            /// Never reported by Atoll yet.
+            /// An argument that cannot be used: an encryption key that is not 64 bytes long.
             case invalidInput = 13
             /// Never reported by Atoll yet (a full disk is reported as `fileAccess`).
             case outOfDiskSpace = 14

@@ -38,23 +38,23 @@ extension Realm {
     }
 
     /// Writes a compacted copy of the realm — the version this realm reads — to `fileURL`, a
-    /// local realm that any configuration with that `fileURL` opens. A synced realm's copy
-    /// leaves sync behind: use `writeCopy(configuration:)` to keep it.
+    /// local realm that any configuration with that `fileURL` (and `encryptionKey`) opens. The
+    /// copy is encrypted with `encryptionKey`, whatever this realm's key: `nil` writes a
+    /// plaintext copy, another key re-keys. A synced realm's copy leaves sync behind: use
+    /// `writeCopy(configuration:)` to keep it.
     ///
     /// ```swift
-    /// try realm.writeCopy(toFile: backupURL)
+    /// try realm.writeCopy(toFile: backupURL, encryptionKey: newKey)
     /// ```
     ///
     /// - Throws: `.fileExists` when a file is at `fileURL`; `.fileNotFound` when its folder does
     ///   not exist; `.alreadyInWriteTransaction` inside a write transaction (realm-swift copies
-    ///   the uncommitted data there; Atoll copies committed versions only); `.fileAccess` for a
-    ///   non-nil `encryptionKey` (encryption is not supported yet).
+    ///   the uncommitted data there; Atoll copies committed versions only); `.invalidInput` for
+    ///   a key that is not 64 bytes.
     public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
         try checkThread()
-        guard encryptionKey == nil else {
-            throw Error(.fileAccess, "encrypted realms are not supported yet; pass encryptionKey: nil")
-        }
-        try writeCopy(to: fileURL.standardizedFileURL.path, keepingSyncState: false, creatingFolder: false)
+        let key = try EncryptionKey.make(encryptionKey)
+        try writeCopy(to: fileURL.standardizedFileURL.path, key: key, keepingSyncState: false, creatingFolder: false)
     }
 
     /// Writes a compacted copy of the realm — the version this realm reads — to
@@ -66,6 +66,8 @@ extension Realm {
     /// try realm.writeCopy(configuration: Realm.Configuration(fileURL: backupURL))
     /// ```
     ///
+    /// The copy is encrypted with the configuration's `encryptionKey` (plaintext without one).
+    ///
     /// - Throws: as `writeCopy(toFile:)`; `.invalidConfiguration` for a configuration without a
     ///   file, across sync kinds or partitions, or from a local realm to a synced one.
     public func writeCopy(configuration: Configuration) throws {
@@ -73,16 +75,14 @@ extension Realm {
         guard let url = configuration.fileURL, configuration.inMemoryIdentifier == nil else {
             throw Error(.invalidConfiguration, "writeCopy(configuration:) needs a configuration with a fileURL")
         }
-        guard configuration.encryptionKey == nil else {
-            throw Error(.fileAccess, "encrypted realms are not supported yet; set encryptionKey to nil")
-        }
+        let key = try EncryptionKey.make(configuration.encryptionKey)
         let keepsSyncState = try Self.copyKeepsSyncState(from: self.configuration.syncConfiguration, to: configuration.syncConfiguration)
         // A synced destination's folder is the user's, made on demand as opening the realm would.
-        try writeCopy(to: url.standardizedFileURL.path, keepingSyncState: keepsSyncState,
+        try writeCopy(to: url.standardizedFileURL.path, key: key, keepingSyncState: keepsSyncState,
                       creatingFolder: configuration.syncConfiguration != nil)
     }
 
-    private func writeCopy(to destination: String, keepingSyncState: Bool, creatingFolder: Bool) throws {
+    private func writeCopy(to destination: String, key: EncryptionKey?, keepingSyncState: Bool, creatingFolder: Bool) throws {
         guard transaction == nil else {
             throw Error(.alreadyInWriteTransaction, "Cannot write a copy of a Realm while it is in a write transaction")
         }
@@ -107,8 +107,8 @@ extension Realm {
         let partial = RealmFiles.partialPath(for: destination)
         defer { for suffix in RealmFiles.suffixes { try? FileManager.default.removeItem(atPath: partial + suffix) } }
         do {
-            try connection.copy(toPath: partial)
-            try Self.adoptSyncState(atPath: partial, keep: keepingSyncState)
+            try connection.copy(toPath: partial, key: key)
+            try Self.adoptSyncState(atPath: partial, keep: keepingSyncState, key: key)
         } catch {
             throw Error(.fileAccess, "cannot write a copy to \(destination): \(error)", path: destination,
                         underlying: error as? any Swift.Error & Sendable)
@@ -141,8 +141,8 @@ extension Realm {
     /// Makes a fresh copy's sync state fit its new owner — another user's copy of the same realm
     /// keeps its place in the history and its unsynced changes but gets a file ident of its own
     /// on first sync; a local copy has no sync state — and compacts it.
-    static func adoptSyncState(atPath path: String, keep: Bool) throws {
-        let copy = try Connection(path: path, readOnly: false)
+    static func adoptSyncState(atPath path: String, keep: Bool, key: EncryptionKey? = nil) throws {
+        let copy = try Connection(path: path, readOnly: false, key: key)
         defer { try? copy.queue.close() }
         try SyncStateStore(connection: copy, path: path).adoptCopy(keep: keep)
         try RealmFiles.compact(copy)

@@ -76,16 +76,14 @@ public final class Realm {
     }
 
     init(configuration: Configuration, confinement: Confinement) throws {
-        guard configuration.encryptionKey == nil else {
-            throw Error(.fileAccess, "encrypted realms are not supported yet; set encryptionKey to nil")
-        }
         self.configuration = configuration
         self.confinement = confinement
         coordinator = try RealmCoordinator.coordinator(for: configuration)
         do {
             var isFrozen = false
             if case .frozen = confinement { isFrozen = true }
-            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly, shared: isFrozen)
+            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly, shared: isFrozen,
+                                        key: coordinator.encryptionKey)
         } catch let error as Error {
             throw error
         } catch {

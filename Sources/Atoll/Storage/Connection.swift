@@ -19,37 +19,41 @@ final class Connection {
     /// the caches of accessors reading through the connection, hold it.
     let sharedLock: NSRecursiveLock?
 
-    init(path: String, readOnly: Bool, shared: Bool = false) throws {
+    /// Opens the file at `path`; with `key`, through the encrypting VFS shim.
+    init(path: String, readOnly: Bool, shared: Bool = false, key: EncryptionKey? = nil) throws {
         sharedLock = shared ? NSRecursiveLock() : nil
-        var config = GRDB.Configuration()
-        config.readonly = readOnly
-        config.allowsUnsafeTransactions = true
-        config.busyMode = .timeout(30)
-        config.journalMode = readOnly ? .default : .wal
-        config.label = "atoll"
-        config.prepareDatabase { db in
-            // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
-            if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            // Checkpoints run in the background (WALCheckpointer), not inside commits.
-            if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
-            // Read pages through a memory map, as Realm does, instead of copying them with read().
-            try db.execute(sql: "PRAGMA mmap_size = \(Connection.mmapSize)")
-            Connection.registerFunctions(db)
-        }
         do {
-            queue = try DatabaseQueue(path: path, configuration: config)
+            queue = try Connection.databaseQueue(path: path, key: key) { config in
+                config.readonly = readOnly
+                config.allowsUnsafeTransactions = true
+                config.busyMode = .timeout(30)
+                config.journalMode = readOnly ? .default : .wal
+                config.label = "atoll"
+                config.prepareDatabase { db in
+                    // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
+                    if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                    // Checkpoints run in the background (WALCheckpointer), not inside commits.
+                    if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+                    // Read pages through a memory map, as Realm does, instead of copying them with
+                    // read() (an encrypted file is never mapped: its pages are decrypted on read).
+                    try db.execute(sql: "PRAGMA mmap_size = \(Connection.mmapSize)")
+                    Connection.registerFunctions(db)
+                }
+            }
+        } catch let error as Realm.Error {
+            throw error
         } catch {
             throw Self.openError(error, path: path, readOnly: readOnly)
         }
     }
 
     /// Copies the database as this connection sees it (its open read transaction's snapshot, if
-    /// any) to a new file at `path`, with SQLite's online backup in one step.
-    func copy(toPath path: String) throws {
+    /// any) to a new file at `path`, with SQLite's online backup in one step; encrypted with
+    /// `key` when given (the backup copies pages as SQLite sees them: decrypted on read,
+    /// encrypted again for the copy, so a copy may change or drop the key).
+    func copy(toPath path: String, key: EncryptionKey? = nil) throws {
         try run { db in
-            var config = GRDB.Configuration()
-            config.journalMode = .wal
-            let destination = try DatabaseQueue(path: path, configuration: config)
+            let destination = try Connection.databaseQueue(path: path, key: key) { $0.journalMode = .wal }
             try destination.inDatabase { try db.backup(to: $0) }
             try destination.close()
         }
@@ -60,6 +64,9 @@ final class Connection {
         let underlying: any Error & Sendable = error
         let files = FileManager.default
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            if CipherVFS.isEncryptedFile(atPath: path) {
+                return Realm.Error(.fileAccess, "'\(path)' is encrypted: open it with its encryption key", path: path, underlying: underlying)
+            }
             return Realm.Error(.invalidDatabase, "\(path) is not a realm file (\(error.message ?? "not a database"))", underlying: underlying)
         }
         var isFolder: ObjCBool = false
@@ -255,18 +262,17 @@ extension SQLValue {
 /// Raw SQLite access to a realm file, for tests that inspect or damage what the store wrote.
 @_spi(Testing)
 public enum RawSQLite {
-    /// Runs `sql` (one or more statements) on the file at `path`, outside any realm.
-    public static func execute(_ sql: String, path: String) throws {
-        let queue = try DatabaseQueue(path: path)
+    /// Runs `sql` (one or more statements) on the file at `path`, outside any realm (an
+    /// encrypted one with its `encryptionKey`).
+    public static func execute(_ sql: String, path: String, encryptionKey: Data? = nil) throws {
+        let queue = try Connection.databaseQueue(path: path, key: EncryptionKey.make(encryptionKey))
         try queue.inDatabase { try $0.execute(sql: sql) }
         try queue.close()
     }
 
     /// The rows of `sql` on the file at `path`, each column as text (`nil` for NULL).
-    public static func fetch(_ sql: String, path: String) throws -> [[String?]] {
-        var config = GRDB.Configuration()
-        config.readonly = true
-        let queue = try DatabaseQueue(path: path, configuration: config)
+    public static func fetch(_ sql: String, path: String, encryptionKey: Data? = nil) throws -> [[String?]] {
+        let queue = try Connection.databaseQueue(path: path, key: EncryptionKey.make(encryptionKey)) { $0.readonly = true }
         let rows = try queue.inDatabase { db in
             try Row.fetchAll(db, sql: sql).map { row in
                 (0..<row.count).map { index -> String? in

@@ -94,8 +94,8 @@ struct MigrationStore {
     }
 
     /// The schema version stored in the file at `path`, read without opening it as a realm.
-    static func schemaVersion(atPath path: String) throws -> Int64? {
-        let connection = try Connection(path: path, readOnly: true)
+    static func schemaVersion(atPath path: String, key: EncryptionKey? = nil) throws -> Int64? {
+        let connection = try Connection(path: path, readOnly: true, key: key)
         defer { try? connection.queue.close() }
         return try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'schema_version'")
     }

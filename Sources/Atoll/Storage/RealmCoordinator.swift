@@ -9,6 +9,8 @@ final class RealmCoordinator: @unchecked Sendable {
     let path: String
     let isInMemory: Bool
     let readOnly: Bool
+    /// The key every connection to the file uses (`nil`: not encrypted).
+    let encryptionKey: EncryptionKey?
 
     private let lock = NSLock()
     private var tables: [String: TableInfo] = [:]
@@ -22,15 +24,16 @@ final class RealmCoordinator: @unchecked Sendable {
     private static let registry = Mutex<[String: WeakCoordinator]>([:])
     private struct WeakCoordinator { weak var coordinator: RealmCoordinator? }
 
-    private init(key: String, path: String, isInMemory: Bool, readOnly: Bool) {
+    private init(key: String, path: String, isInMemory: Bool, readOnly: Bool, encryptionKey: EncryptionKey?) {
         self.key = key
         self.path = path
         self.isInMemory = isInMemory
         self.readOnly = readOnly
+        self.encryptionKey = encryptionKey
     }
 
     /// Checkpoints the file's log after commits (not for read-only files).
-    private lazy var checkpointer: WALCheckpointer? = readOnly ? nil : WALCheckpointer(path: path) { [weak self] in
+    private lazy var checkpointer: WALCheckpointer? = readOnly ? nil : WALCheckpointer(path: path, key: encryptionKey) { [weak self] in
         self?.checkpointEpoch.add(1, ordering: .sequentiallyConsistent)
     }
 
@@ -51,12 +54,28 @@ final class RealmCoordinator: @unchecked Sendable {
 
     /// The coordinator for `configuration`'s storage, opening and migrating the file on first use
     /// (after copying the seed file and compacting, when the configuration asks for them).
+    ///
+    /// - Throws: `.invalidInput` for an encryption key that is not 64 bytes; `.fileAccess` when
+    ///   the file is open in the process with another key (or without one).
     static func coordinator(for configuration: Realm.Configuration) throws -> RealmCoordinator {
         let key = configuration.storageKey
+        let encryptionKey = try EncryptionKey.make(configuration.encryptionKey)
         // Opening is serialized so two threads never migrate the same file at once.
         return try registry.withLock { registry in
-            if let existing = registry[key]?.coordinator { return existing }
-            let coordinator = try open(configuration, key: key)
+            if let existing = registry[key]?.coordinator {
+                guard EncryptionKey.same(existing.encryptionKey, encryptionKey) else {
+                    let message = if existing.encryptionKey == nil {
+                        "'\(existing.path)' is not encrypted: it is already open without an encryption key"
+                    } else if encryptionKey == nil {
+                        "'\(existing.path)' is encrypted: open it with its encryption key"
+                    } else {
+                        "Realm file decryption failed: '\(existing.path)' is already open with a different encryption key"
+                    }
+                    throw Realm.Error(.fileAccess, message, path: existing.path)
+                }
+                return existing
+            }
+            let coordinator = try open(configuration, key: key, encryptionKey: encryptionKey)
             registry[key] = WeakCoordinator(coordinator: coordinator)
             return coordinator
         }
@@ -67,7 +86,7 @@ final class RealmCoordinator: @unchecked Sendable {
         registry.withLock { $0[configuration.storageKey]?.coordinator != nil }
     }
 
-    private static func open(_ configuration: Realm.Configuration, key: String) throws -> RealmCoordinator {
+    private static func open(_ configuration: Realm.Configuration, key: String, encryptionKey: EncryptionKey?) throws -> RealmCoordinator {
         let path: String
         let inMemory = configuration.inMemoryIdentifier != nil
         if let id = configuration.inMemoryIdentifier {
@@ -83,7 +102,7 @@ final class RealmCoordinator: @unchecked Sendable {
             path = url.standardizedFileURL.path
             let folder = url.deletingLastPathComponent()
             if let seed = configuration.seedFilePath {
-                try RealmFiles.copySeed(seed, to: path)
+                try RealmFiles.copySeed(seed, to: path, key: encryptionKey)
             }
             if !configuration.readOnly {
                 do {
@@ -95,10 +114,11 @@ final class RealmCoordinator: @unchecked Sendable {
                 throw Realm.Error(.fileNotFound, "cannot open \(path) read-only: the file does not exist", path: path)
             }
             if !configuration.readOnly, let shouldCompact = configuration.shouldCompactOnLaunch {
-                try RealmFiles.compactIfAsked(path, shouldCompact)
+                try RealmFiles.compactIfAsked(path, key: encryptionKey, shouldCompact)
             }
         }
-        let coordinator = RealmCoordinator(key: key, path: path, isInMemory: inMemory, readOnly: configuration.readOnly)
+        let coordinator = RealmCoordinator(key: key, path: path, isInMemory: inMemory, readOnly: configuration.readOnly,
+                                           encryptionKey: encryptionKey)
         try SchemaInstaller(coordinator: coordinator, configuration: configuration).run()
         return coordinator
     }

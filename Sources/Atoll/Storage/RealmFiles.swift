@@ -1,3 +1,4 @@
+import CAtollCipher
 import Foundation
 import GRDB
 #if canImport(Glibc)
@@ -31,12 +32,14 @@ enum RealmFiles {
 
     /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the
     /// realm at `path` open. A WAL-mode connection keeps a lock on the file for as long as it is
-    /// open, so an exclusive lock taken without waiting fails exactly then.
+    /// open, so an exclusive lock taken without waiting fails exactly then. An encrypted file
+    /// is tested on its locks alone, with SQLite's VFS and without reading it, so no key is
+    /// needed (an app deleting a realm whose key it lost, say).
     static func isInUse(_ path: String) -> Bool {
         guard FileManager.default.fileExists(atPath: path) else { return false }
-        var config = GRDB.Configuration()
-        config.busyMode = .immediateError
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+        if CipherVFS.isEncryptedFile(atPath: path) {
+            return atoll_cipher_is_locked(path) == 1
+        }
         func isLock(_ error: any Error) -> Bool {
             guard let error = error as? DatabaseError else { return false }
             return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
@@ -44,6 +47,9 @@ enum RealmFiles {
         do {
             // Opening reads the file already (GRDB checks it is a database): that read may be
             // the one refused.
+            var config = GRDB.Configuration()
+            config.busyMode = .immediateError
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
             let queue = try DatabaseQueue(path: path, configuration: config)
             defer { try? queue.close() }
             try queue.inDatabase { db in
@@ -60,7 +66,8 @@ enum RealmFiles {
 
     /// Copies the seed realm at `seed` to `path` when no realm is there yet. The copy is made
     /// beside `path` and linked into place, so a concurrent opener sees the whole seed or none.
-    static func copySeed(_ seed: URL, to path: String) throws {
+    /// An encrypted seed is copied as it is: it must have the configuration's key.
+    static func copySeed(_ seed: URL, to path: String, key: EncryptionKey? = nil) throws {
         guard !FileManager.default.fileExists(atPath: path) else { return }
         let seedPath = seed.standardizedFileURL.path
         guard FileManager.default.fileExists(atPath: seedPath) else {
@@ -82,9 +89,11 @@ enum RealmFiles {
         if FileManager.default.fileExists(atPath: partial + "-wal") {
             // Fold the log into the copy, so only one file needs to move.
             do {
-                let queue = try DatabaseQueue(path: partial)
+                let queue = try Connection.databaseQueue(path: partial, key: key)
                 try queue.inDatabase { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
                 try queue.close()
+            } catch let error as Realm.Error {
+                throw error
             } catch {
                 throw Realm.Error(.invalidDatabase, "The seed file \(seedPath) is not a realm file: \(error)", path: seedPath,
                                   underlying: error as? any Error & Sendable)
@@ -139,9 +148,9 @@ enum RealmFiles {
     /// Asks `shouldCompact` with the file's sizes and compacts it when it answers `true`; returns
     /// whether it compacted. Runs before the file's first realm of the process opens.
     @discardableResult
-    static func compactIfAsked(_ path: String, _ shouldCompact: (Int, Int) -> Bool) throws -> Bool {
+    static func compactIfAsked(_ path: String, key: EncryptionKey? = nil, _ shouldCompact: (Int, Int) -> Bool) throws -> Bool {
         guard FileManager.default.fileExists(atPath: path) else { return false }
-        let connection = try Connection(path: path, readOnly: false)
+        let connection = try Connection(path: path, readOnly: false, key: key)
         defer { try? connection.queue.close() }
         return try connection.run { db in
             let sizes: (total: Int, used: Int)

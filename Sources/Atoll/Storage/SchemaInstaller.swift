@@ -68,13 +68,13 @@ struct SchemaInstaller {
     func run() throws {
         // The declared schema is checked before anything touches the file.
         let declared = try declaredSchema()
-        let connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly)
+        let connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly, key: coordinator.encryptionKey)
         do {
             try install(connection, declared: declared)
         } catch is DeleteAndRecreate {
             try? connection.queue.close()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: coordinator.path + suffix) }
-            let fresh = try Connection(path: coordinator.path, readOnly: false)
+            let fresh = try Connection(path: coordinator.path, readOnly: false, key: coordinator.encryptionKey)
             defer { try? fresh.queue.close() }
             try install(fresh, declared: declared)
             return

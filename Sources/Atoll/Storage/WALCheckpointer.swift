@@ -11,6 +11,7 @@ import GRDB
 /// readers or writers; what a reader's snapshot still needs stays in the log for the next round.
 final class WALCheckpointer: @unchecked Sendable {
     private let path: String
+    private let key: EncryptionKey?
     private let queue = DispatchQueue(label: "atoll.wal-checkpoint", qos: .utility)
     private let lock = NSLock()
     private var isScheduled = false
@@ -20,8 +21,9 @@ final class WALCheckpointer: @unchecked Sendable {
     /// How long after a commit the checkpoint runs; commits meanwhile share it.
     static let delay: DispatchTimeInterval = .milliseconds(50)
 
-    init(path: String, completed: @escaping @Sendable () -> Void) {
+    init(path: String, key: EncryptionKey?, completed: @escaping @Sendable () -> Void) {
         self.path = path
+        self.key = key
         self.completed = completed
     }
 
@@ -40,10 +42,10 @@ final class WALCheckpointer: @unchecked Sendable {
         lock.withLock { isScheduled = false }
         do {
             if connection == nil {
-                var config = GRDB.Configuration()
-                config.label = "atoll.checkpoint"
-                config.busyMode = .immediateError
-                connection = try DatabaseQueue(path: path, configuration: config)
+                connection = try Connection.databaseQueue(path: path, key: key) { config in
+                    config.label = "atoll.checkpoint"
+                    config.busyMode = .immediateError
+                }
             }
             // (busy, frames in the log, frames copied): everything copied means readers that pin a
             // snapshot now read the file alone (through the memory map), not the log.

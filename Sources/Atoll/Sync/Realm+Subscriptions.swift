@@ -83,6 +83,7 @@ struct SubscriptionWait: Sendable {
     let storageKey: String
     let databasePath: String
     let readOnly: Bool
+    let encryptionKey: EncryptionKey?
     let version: Int64
 
     /// Waits, throwing `POSIXError(.ETIMEDOUT)` after `timeout` seconds (none when `nil` or 0)
@@ -110,7 +111,7 @@ struct SubscriptionWait: Sendable {
             SubscriptionEvents.stopListening(path: storageKey, id: id)
             continuation.finish()
         }
-        let reader = try Connection(path: databasePath, readOnly: readOnly)
+        let reader = try Connection(path: databasePath, readOnly: readOnly, key: encryptionKey)
         var iterator = events.makeAsyncIterator()
         while true {
             try _Concurrency.Task.checkCancellation()

@@ -68,12 +68,31 @@ extension FileAction {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let partial = folder.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).partial").path
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: partial + suffix) } }
+        if CipherVFS.isEncryptedFile(atPath: path) { return try backUpEncrypted(path, to: backupPath, partial: partial) }
         let source = try Connection(path: path, readOnly: false)
         defer { try? source.queue.close() }
         try source.copy(toPath: partial)
         // The server forgot this file's place in its history: the copy is a local realm.
         try Realm.adoptSyncState(atPath: partial, keep: false)
         guard link(partial, backupPath) == 0 else {
+            throw Realm.Error(.fileAccess, "cannot create the backup \(backupPath): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The backup of an encrypted realm: its files as they are, log included, since the key is
+    /// not at hand (the app gives it to each `Realm` and Atoll never stores it). The backup opens
+    /// with the realm's key and keeps its sync bookkeeping, as realm-core's backup (a rename) does.
+    private static func backUpEncrypted(_ path: String, to backupPath: String, partial: String) throws {
+        let files = FileManager.default
+        let log = files.fileExists(atPath: path + "-wal")
+        do {
+            try files.copyItem(atPath: path, toPath: partial)
+            if log { try files.copyItem(atPath: path + "-wal", toPath: partial + "-wal") }
+        } catch {
+            throw Realm.Error(.fileAccess, "cannot copy \(path) to \(backupPath): \(error.localizedDescription)")
+        }
+        // The log first: a backup file that appears must find its log beside it.
+        guard !log || link(partial + "-wal", backupPath + "-wal") == 0, link(partial, backupPath) == 0 else {
             throw Realm.Error(.fileAccess, "cannot create the backup \(backupPath): \(String(cString: strerror(errno)))")
         }
     }

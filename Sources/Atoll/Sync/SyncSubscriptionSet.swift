@@ -277,7 +277,8 @@ final class SubscriptionSetBox {
         realm.verifyThread()
         do {
             if reader == nil {
-                reader = try Connection(path: realm.coordinator.path, readOnly: realm.configuration.readOnly)
+                reader = try Connection(path: realm.coordinator.path, readOnly: realm.configuration.readOnly,
+                                        key: realm.coordinator.encryptionKey)
             }
             return try SubscriptionStorage.state(of: record.version, reader!)
         } catch {
@@ -287,7 +288,7 @@ final class SubscriptionSetBox {
 
     func wait(for version: Int64) -> SubscriptionWait {
         SubscriptionWait(storageKey: realm.configuration.storageKey, databasePath: realm.coordinator.path,
-                         readOnly: realm.configuration.readOnly, version: version)
+                         readOnly: realm.configuration.readOnly, encryptionKey: realm.coordinator.encryptionKey, version: version)
     }
 
     // MARK: Committing

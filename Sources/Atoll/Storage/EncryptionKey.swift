@@ -1,0 +1,89 @@
+import CAtollCipher
+import Crypto
+import Foundation
+
+/// A realm's `encryptionKey`, checked (64 bytes, as in Realm) and held as a `SymmetricKey`, whose
+/// bytes swift-crypto wipes when it is freed. The key itself never reaches the C shim or a log:
+/// the shim gets opaque handles, and `description` names no byte of it.
+///
+/// Each encrypted file has a random salt in its header; the page key and the key check are
+/// derived from the 64 bytes and that salt with HKDF-SHA256, so two files under one key use
+/// different page keys (and each file its own budget of random nonces).
+final class EncryptionKey: Sendable, CustomStringConvertible {
+    static let length = 64
+    private let master: SymmetricKey
+
+    private init(_ data: Data) {
+        master = SymmetricKey(data: data)
+    }
+
+    /// The key of a configuration, or `nil` without one.
+    ///
+    /// - Throws: `.invalidInput` when the key is not 64 bytes long.
+    static func make(_ data: Data?) throws -> EncryptionKey? {
+        guard let data else { return nil }
+        guard data.count == length else {
+            throw Realm.Error(.invalidInput, "Encryption key must be exactly \(length) bytes long (got \(data.count))")
+        }
+        return EncryptionKey(data)
+    }
+
+    /// Whether `other` is the same key (compared in constant time); `nil` matches `nil` only.
+    static func same(_ a: EncryptionKey?, _ b: EncryptionKey?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): a === b || a.master == b.master
+        default: false
+        }
+    }
+
+    var description: String { "EncryptionKey(64 bytes)" }
+
+    // MARK: File header
+
+    /// The header's fixed start: magic, format version, unit size.
+    private static let magic = Array("ATOLLENC".utf8)
+    static let formatVersion: UInt16 = 1
+
+    /// A new file's header (magic, version, unit size, random salt, key check) and its cipher.
+    func newHeader() -> (header: [UInt8], cipher: PageCipher) {
+        var header = Self.magic
+        header += [UInt8(Self.formatVersion >> 8), UInt8(Self.formatVersion & 0xff), 0, 0]
+        let unit = UInt32(ATOLL_CIPHER_PAGE_SIZE)
+        header += [UInt8(unit >> 24), UInt8((unit >> 16) & 0xff), UInt8((unit >> 8) & 0xff), UInt8(unit & 0xff)]
+        header += SymmetricKey(size: .init(bitCount: 128)).withUnsafeBytes { Array($0) }
+        header += Array(HMAC<SHA256>.authenticationCode(for: header, using: derive("atoll key check v1", salt: header[16..<32])))
+        return (header, PageCipher(key: derive("atoll page key v1", salt: header[16..<32])))
+    }
+
+    /// The cipher for a file with `header`, or why this key cannot open it.
+    func open(header: UnsafeRawBufferPointer) -> Result<PageCipher, AttachFailure> {
+        let bytes = Array(header)
+        guard bytes.count == Int(ATOLL_CIPHER_HEADER_SIZE), Array(bytes[0..<8]) == Self.magic else { return .failure(.notARealm) }
+        let version = UInt16(bytes[8]) << 8 | UInt16(bytes[9])
+        let unit = bytes[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
+        guard version == Self.formatVersion, unit == UInt32(ATOLL_CIPHER_PAGE_SIZE) else { return .failure(.unsupported) }
+        let salt = bytes[16..<32]
+        guard HMAC<SHA256>.isValidAuthenticationCode(bytes[32..<64], authenticating: bytes[0..<32],
+                                                     using: derive("atoll key check v1", salt: salt)) else {
+            return .failure(.wrongKey)
+        }
+        return .success(PageCipher(key: derive("atoll page key v1", salt: salt)))
+    }
+
+    enum AttachFailure: Error {
+        case wrongKey, notARealm, unsupported
+
+        var code: Int32 {
+            switch self {
+            case .wrongKey: Int32(ATOLL_CIPHER_WRONG_KEY)
+            case .notARealm: Int32(ATOLL_CIPHER_NOT_A_REALM)
+            case .unsupported: Int32(ATOLL_CIPHER_UNSUPPORTED)
+            }
+        }
+    }
+
+    private func derive(_ purpose: String, salt: ArraySlice<UInt8>) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: master, salt: salt, info: Array(purpose.utf8), outputByteCount: 32)
+    }
+}
