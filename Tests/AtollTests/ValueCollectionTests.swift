@@ -114,3 +114,26 @@ final class Scoreboard: Object {
         #expect(throws: Realm.Error.self) { try board.scores._valueResults.filter(query: "self BEGINSWITH 'a'") }
     }
 }
+
+final class PriceList: Object {
+    @Persisted var prices: Map<String, Double>
+}
+
+@Suite struct ValueMapTests {
+    @Test func mapsOfValuesAreQueriedSortedAndAggregated() throws {
+        let test = try TestRealm(objectTypes: [PriceList.self])
+        let realm = try test.open()
+        let list = PriceList()
+        try realm.write {
+            realm.add(list)
+            list.prices["tea"] = 2.5
+            list.prices["cake"] = 4
+            list.prices["water"] = 1
+        }
+        #expect(Array(list.prices.filter("self > 2")) == [4, 2.5], "values in key order")
+        #expect(Array(list.prices.sorted(ascending: true)) == [1, 2.5, 4])
+        #expect(list.prices.min() == 1 && list.prices.max() == 4 && list.prices.sum() == 7.5)
+        let average: Double? = list.prices.average()
+        #expect(average == 2.5)
+    }
+}

@@ -162,3 +162,14 @@ extension MutableSet where Element: _QueryableValue {
         return set
     }
 }
+
+extension Map: _ValueCollectionQueries where Value: _QueryableValue {
+    /// The map's values (in key order) as live results.
+    public var _valueResults: Results<Value> { backing.valueResults(of: Value.self, noun: "maps") }
+    public var _allValues: [Value] { entries.map(\.value) }
+}
+
+extension Map where Value: _PersistableScalar {
+    public func min() -> Value? { _extreme(true) }
+    public func max() -> Value? { _extreme(false) }
+}
