@@ -11,7 +11,7 @@ import AtollCore
 enum CollectionBacking<Contents: UnmanagedCollectionContents> {
     case unmanaged(Contents)
     /// The owner and the collection property's index in its schema.
-    case managed(ManagedObjectState, Int)
+    case managed(_ManagedObjectState, Int)
 
     /// The realm of the owning object, if managed.
     var realm: Realm? {
@@ -32,7 +32,7 @@ enum CollectionBacking<Contents: UnmanagedCollectionContents> {
     }
 
     /// Changes the in-memory contents in place, or the managed collection through `managed`.
-    mutating func modify(unmanaged: (inout Contents) -> Void, managed: (ManagedObjectState, Int) -> Void) {
+    mutating func modify(unmanaged: (inout Contents) -> Void, managed: (_ManagedObjectState, Int) -> Void) {
         switch self {
         case .unmanaged(var contents):
             // Drops the enum's reference first, so that `contents` is changed without a copy.
@@ -88,7 +88,7 @@ extension Dictionary: UnmanagedCollectionContents {}
 
 extension RealmCollectionValue {
     /// The element a collection's table holds as `stored`.
-    static func decoded(_ stored: StoredElement) -> Self {
+    static func decoded(_ stored: _StoredElement) -> Self {
         guard let element = _atollFromStored(stored) else {
             preconditionFailure("A stored element is not a \(Self.self)")
         }

@@ -170,7 +170,7 @@ extension LinkingObjects: _Persistable {
 
     /// The live objects linking to `object`: the objects of the origin type whose origin property
     /// (a to-one link, list or set) points at it.
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> LinkingObjects {
+    public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> LinkingObjects {
         let info = ClassInfo.of(type(of: object._probe))
         let field = info.linkingFields[index - info.fields.count]
         let originInfo = ClassInfo.of(field.originClass)
@@ -190,11 +190,11 @@ extension LinkingObjects: _Persistable {
         return LinkingObjects(propertyName: field.originProperty, results: results)
     }
 
-    public static func _atollSet(_ value: LinkingObjects, _ object: ManagedObjectState, _ index: Int) {
+    public static func _atollSet(_ value: LinkingObjects, _ object: _ManagedObjectState, _ index: Int) {
         preconditionFailure("LinkingObjects are computed from the links to an object; they cannot be assigned")
     }
 
-    public func _atollContent() -> FieldContent { .elements([]) }
+    public func _atollContent() -> _FieldContent { .elements([]) }
 
     public static func _atollFromAny(_ any: Any) throws -> LinkingObjects {
         throw Realm.Error(.invalidValue, "LinkingObjects are computed from the links to an object; they cannot be given a value")

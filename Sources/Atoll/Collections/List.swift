@@ -12,7 +12,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
     public init() { backing = .unmanaged([]) }
 
-    init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
+    init(state: _ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
     /// The realm of the owning object, if managed.
     public var realm: Realm? { backing.realm }
@@ -93,7 +93,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
 extension List: _PersistedElementCollection {
     public static var _collectionKind: CollectionKind { .list }
-    public convenience init(_managed state: ManagedObjectState, index: Int) { self.init(state: state, index: index) }
+    public convenience init(_managed state: _ManagedObjectState, index: Int) { self.init(state: state, index: index) }
     public var _elements: [Element] { elements }
     public func _appendUnmanaged(_ element: Element) { append(element) }
 }

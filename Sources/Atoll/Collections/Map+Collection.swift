@@ -114,7 +114,7 @@ final class MapNotifier<Key: _MapKey, Value: RealmCollectionValue>: Notifier {
     private let block: (RealmMapChange<Map<Key, Value>>) -> Void
     private var entries: [String: Entry] = [:]
 
-    init(owner: ManagedObjectState, property: Int, keyPaths: [String]?, block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) {
+    init(owner: _ManagedObjectState, property: Int, keyPaths: [String]?, block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) {
         ownerTable = owner.table
         ownerRow = owner.row
         self.property = property

@@ -7,7 +7,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 
     public init() { backing = .unmanaged([:]) }
 
-    init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
+    init(state: _ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
     public var realm: Realm? { backing.realm }
 
@@ -61,17 +61,17 @@ extension Map: _Persistable {
 
     public static func _atollDefault() -> Map<Key, Value> { Map() }
 
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Map<Key, Value> {
+    public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> Map<Key, Value> {
         object.collection(index) { Map(state: object, index: index) }
     }
 
-    public static func _atollSet(_ value: Map<Key, Value>, _ object: ManagedObjectState, _ index: Int) {
+    public static func _atollSet(_ value: Map<Key, Value>, _ object: _ManagedObjectState, _ index: Int) {
         let entries = value.entries.map { ($0.key, $0.value._atollStored()) }
         guard let transaction = object.realm.requireWrite("assign a map") else { return }
         object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .entries(entries), transaction) }
     }
 
-    public func _atollContent() -> FieldContent { .entries(entries.map { ($0.key, $0.value._atollStored()) }) }
+    public func _atollContent() -> _FieldContent { .entries(entries.map { ($0.key, $0.value._atollStored()) }) }
 
     public static func _atollFromAny(_ any: Any) throws -> Map<Key, Value> {
         if let map = any as? Map<Key, Value> { return map }

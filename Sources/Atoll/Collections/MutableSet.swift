@@ -7,7 +7,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
     public init() { backing = .unmanaged([]) }
 
-    init(state: ManagedObjectState, index: Int) { backing = .managed(state, index) }
+    init(state: _ManagedObjectState, index: Int) { backing = .managed(state, index) }
 
     public var realm: Realm? { backing.realm }
 
@@ -72,7 +72,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
 extension MutableSet: _PersistedElementCollection {
     public static var _collectionKind: CollectionKind { .set }
-    public convenience init(_managed state: ManagedObjectState, index: Int) { self.init(state: state, index: index) }
+    public convenience init(_managed state: _ManagedObjectState, index: Int) { self.init(state: state, index: index) }
     public var _elements: [Element] { elements }
     public func _appendUnmanaged(_ element: Element) { insert(element) }
 }

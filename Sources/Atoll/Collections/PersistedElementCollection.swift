@@ -6,7 +6,7 @@ public protocol _PersistedElementCollection: AnyObject, _Persistable {
     associatedtype Element: RealmCollectionValue
     static var _collectionKind: CollectionKind { get }
     init()
-    init(_managed state: ManagedObjectState, index: Int)
+    init(_managed state: _ManagedObjectState, index: Int)
     var _elements: [Element] { get }
     func _appendUnmanaged(_ element: Element)
 }
@@ -20,17 +20,17 @@ extension _PersistedElementCollection {
 
     public static func _atollDefault() -> Self { Self() }
 
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Self {
+    public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> Self {
         object.collection(index) { Self(_managed: object, index: index) }
     }
 
-    public static func _atollSet(_ value: Self, _ object: ManagedObjectState, _ index: Int) {
+    public static func _atollSet(_ value: Self, _ object: _ManagedObjectState, _ index: Int) {
         let elements = value._elements.map { $0._atollStored() }
         guard let transaction = object.realm.requireWrite("assign '\(object.table.property(index).name)'") else { return }
         object.realm.perform(transaction) { try object.realm.replaceCollection(object, index, .elements(elements), transaction) }
     }
 
-    public func _atollContent() -> FieldContent { .elements(_elements.map { $0._atollStored() }) }
+    public func _atollContent() -> _FieldContent { .elements(_elements.map { $0._atollStored() }) }
 
     public static func _atollFromAny(_ any: Any) throws -> Self {
         if let same = any as? Self { return same }

@@ -122,17 +122,17 @@ extension AnyRealmValue: RealmCollectionValue, _Persistable {
     public static var _atollProperty: _PropertyShape { _atollElementShape }
     public static func _atollDefault() -> AnyRealmValue { .none }
 
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> AnyRealmValue {
+    public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> AnyRealmValue {
         _atollFromStored(object.stored(at: index)) ?? .none
     }
 
-    public static func _atollSet(_ value: AnyRealmValue, _ object: ManagedObjectState, _ index: Int) {
+    public static func _atollSet(_ value: AnyRealmValue, _ object: _ManagedObjectState, _ index: Int) {
         object.setStored(value._atollStored(), at: index)
     }
 
-    public func _atollContent() -> FieldContent { .mixed(_atollStored()) }
+    public func _atollContent() -> _FieldContent { .mixed(_atollStored()) }
 
-    public func _atollStored() -> StoredElement {
+    public func _atollStored() -> _StoredElement {
         switch self {
         case .none: .value(.null)
         case .int(let v): .value(.int(Int64(v)))
@@ -151,7 +151,7 @@ extension AnyRealmValue: RealmCollectionValue, _Persistable {
         }
     }
 
-    public static func _atollFromStored(_ stored: StoredElement) -> AnyRealmValue? {
+    public static func _atollFromStored(_ stored: _StoredElement) -> AnyRealmValue? {
         switch stored {
         case .object(let o as Object): return .object(o)
         case .object: return nil

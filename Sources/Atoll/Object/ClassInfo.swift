@@ -163,7 +163,7 @@ final class ClassInfo: @unchecked Sendable {
     }
 
     /// The unmanaged contents of `object`, one per property.
-    func contents(of object: ObjectBase) -> [FieldContent] {
+    func contents(of object: ObjectBase) -> [_FieldContent] {
         withExtendedLifetime(object) {
             let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
             return fields.map { field in

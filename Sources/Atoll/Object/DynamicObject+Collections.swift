@@ -32,7 +32,7 @@ enum DynamicCollections {
     // MARK: Managed
 
     private struct Managed: Maker {
-        let state: ManagedObjectState
+        let state: _ManagedObjectState
         let index: Int
         func make<Element: RealmCollectionValue>(_ element: Element.Type) -> AnyObject {
             switch state.table.property(index).collection {
@@ -44,7 +44,7 @@ enum DynamicCollections {
     }
 
     /// The live collection of property `index` of a managed row.
-    static func managed(_ state: ManagedObjectState, _ index: Int) -> AnyObject {
+    static func managed(_ state: _ManagedObjectState, _ index: Int) -> AnyObject {
         open(state.table.property(index), Managed(state: state, index: index))
     }
 
@@ -52,7 +52,7 @@ enum DynamicCollections {
 
     private struct Copy: Maker {
         let collection: CollectionKind
-        let entries: [(key: String?, element: StoredElement)]
+        let entries: [(key: String?, element: _StoredElement)]
         func make<Element: RealmCollectionValue>(_ element: Element.Type) -> AnyObject {
             let decoded = entries.compactMap { entry in Element._atollFromStored(entry.element).map { (entry.key, $0) } }
             switch collection {
@@ -73,7 +73,7 @@ enum DynamicCollections {
     }
 
     /// An unmanaged collection holding `entries` (a migration's old object reads these).
-    static func copy(_ property: Property, _ entries: [(key: String?, element: StoredElement)]) -> AnyObject {
+    static func copy(_ property: Property, _ entries: [(key: String?, element: _StoredElement)]) -> AnyObject {
         open(property, Copy(collection: property.collection, entries: entries))
     }
 
@@ -81,10 +81,10 @@ enum DynamicCollections {
 
     /// What assigning `value` (a collection, an array, a dictionary for a map) to a collection
     /// property stores.
-    static func content(_ value: Any?, for property: Property, at place: String, in realm: Realm) throws -> FieldContent {
+    static func content(_ value: Any?, for property: Property, at place: String, in realm: Realm) throws -> _FieldContent {
         var element = property
         element.collection = .single
-        func stored(_ item: Any) throws -> StoredElement {
+        func stored(_ item: Any) throws -> _StoredElement {
             if property.type == .mixed { return try AnyRealmValue._atollFromAny(item)._atollStored() }
             if property.type == .object {
                 if let object = item as? ObjectBase { return .object(object) }

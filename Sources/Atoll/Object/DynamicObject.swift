@@ -24,7 +24,7 @@ public final class DynamicObject: Object {
     public required init() { super.init() }
 
     /// An accessor for a managed row.
-    init(state: ManagedObjectState) {
+    init(state: _ManagedObjectState) {
         super.init()
         _managedState = state
     }
@@ -38,7 +38,7 @@ public final class DynamicObject: Object {
     static func wrapping(_ object: ObjectBase) -> DynamicObject? {
         if let dynamic = object as? DynamicObject { return dynamic }
         guard let state = object._managedState else { return nil }
-        return DynamicObject(state: ManagedObjectState(realm: state.realm, table: state.table, row: state.row))
+        return DynamicObject(state: _ManagedObjectState(realm: state.realm, table: state.table, row: state.row))
     }
 
     /// The name of the object's type.
@@ -109,7 +109,7 @@ public final class DynamicObject: Object {
         return info.publicNames[position]
     }
 
-    private func managedProperty(_ key: String) -> (ManagedObjectState, Int) {
+    private func managedProperty(_ key: String) -> (_ManagedObjectState, Int) {
         guard let state = _managedState else {
             preconditionFailure("Invalid property name '\(key)' for class 'DynamicObject': a DynamicObject has properties only once it is managed")
         }
@@ -121,7 +121,7 @@ public final class DynamicObject: Object {
 
     // MARK: Reading and writing a managed row
 
-    static func read(_ state: ManagedObjectState, _ index: Int) -> Any? {
+    static func read(_ state: _ManagedObjectState, _ index: Int) -> Any? {
         let property = state.table.property(index)
         guard property.isSingle else { return DynamicCollections.managed(state, index) }
         switch state.stored(at: index) {
@@ -131,7 +131,7 @@ public final class DynamicObject: Object {
         }
     }
 
-    static func write(_ value: Any?, _ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws {
+    static func write(_ value: Any?, _ state: _ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws {
         let realm = state.realm
         let property = state.table.property(index)
         let place = "\(state.table.name).\(publicName(state.table, index))"

@@ -3,7 +3,7 @@ import Foundation
 
 /// The link between a managed object accessor and its row: which realm, table and row, and a cache
 /// of the row's values valid for one snapshot.
-public final class ManagedObjectState {
+public final class _ManagedObjectState {
     let realm: Realm
     let table: TableInfo
     let row: Int64
@@ -63,7 +63,7 @@ public final class ManagedObjectState {
         return Value(sql: raw, type: table.property(index).type) ?? .null
     }
 
-    func stored(at index: Int) -> StoredElement {
+    func stored(at index: Int) -> _StoredElement {
         let property = table.property(index)
         if property.type == .mixed { return realm.mixedElement(scalar(at: index)) }
         guard property.type == .object else { return .value(scalar(at: index)) }
@@ -77,7 +77,7 @@ public final class ManagedObjectState {
         realm.perform(transaction) { try realm.setField(self, index, value, transaction) }
     }
 
-    func setStored(_ stored: StoredElement, at index: Int) {
+    func setStored(_ stored: _StoredElement, at index: Int) {
         if table.property(index).type == .mixed {
             guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
             realm.perform(transaction) { try realm.setMixed(self, index, stored, transaction) }

@@ -4,7 +4,7 @@ import Foundation
 /// The common base of `Object` and `EmbeddedObject`: identity, the owning realm, and key-value access.
 open class ObjectBase: Hashable, CustomStringConvertible {
     /// Set once the object is managed by a realm.
-    @usableFromInline package var _managedState: ManagedObjectState?
+    @usableFromInline package var _managedState: _ManagedObjectState?
 
     public required init() {}
 
@@ -163,8 +163,8 @@ extension ObjectBase: RealmCollectionValue {
     public static var _atollElementShape: _PropertyShape {
         _PropertyShape(type: .object, objectClass: self)
     }
-    public func _atollStored() -> StoredElement { .object(self) }
-    public static func _atollFromStored(_ stored: StoredElement) -> Self? {
+    public func _atollStored() -> _StoredElement { .object(self) }
+    public static func _atollFromStored(_ stored: _StoredElement) -> Self? {
         guard case .object(let o) = stored else { return nil }
         if let same = o as? Self { return same }
         // A collection or results of `DynamicObject` reads every row by name.

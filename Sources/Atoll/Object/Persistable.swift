@@ -9,11 +9,11 @@ public protocol _Persistable {
     /// The value a property of this type has when the declaration gives none.
     static func _atollDefault() -> Self
     /// Reads the property from a managed object.
-    static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Self
+    static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> Self
     /// Writes the property of a managed object (inside a write transaction).
-    static func _atollSet(_ value: Self, _ object: ManagedObjectState, _ index: Int)
+    static func _atollSet(_ value: Self, _ object: _ManagedObjectState, _ index: Int)
     /// The content of an unmanaged value, as the store copies it in.
-    func _atollContent() -> FieldContent
+    func _atollContent() -> _FieldContent
     /// Builds a value from a loose `Any` (from `Object(value:)` or `create(_:value:)`).
     static func _atollFromAny(_ any: Any) throws -> Self
 }
@@ -35,16 +35,17 @@ public struct _PropertyShape: Sendable {
     }
 }
 
-/// What an unmanaged property holds, in the store's terms.
-public enum FieldContent {
+/// What an unmanaged property holds, in the store's terms (an implementation detail of persisted
+/// types, hence the underscore).
+public enum _FieldContent {
     case scalar(Value)
     case link(ObjectBase?)
     /// Elements of a list or set.
-    case elements([StoredElement])
+    case elements([_StoredElement])
     /// Entries of a map.
-    case entries([(String, StoredElement)])
+    case entries([(String, _StoredElement)])
     /// An `AnyRealmValue`: a scalar, an object, or a nested list or dictionary.
-    case mixed(StoredElement)
+    case mixed(_StoredElement)
 }
 
 /// A scalar that converts to and from ``Value``.
@@ -57,7 +58,7 @@ public protocol _PersistableScalar: _Persistable, _QueryableValue {
 extension _PersistableScalar {
     public static var _atollProperty: _PropertyShape { _PropertyShape(type: _atollType) }
 
-    public static func _atollGet(_ object: ManagedObjectState, _ index: Int) -> Self {
+    public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> Self {
         let value = object.scalar(at: index)
         guard let result = Self(_atollValue: value) else {
             preconditionFailure("Stored value \(value) of '\(object.objectSchema.name).\(object.objectSchema.properties[index].name)' is not a \(Self.self)")
@@ -65,11 +66,11 @@ extension _PersistableScalar {
         return result
     }
 
-    public static func _atollSet(_ value: Self, _ object: ManagedObjectState, _ index: Int) {
+    public static func _atollSet(_ value: Self, _ object: _ManagedObjectState, _ index: Int) {
         object.setScalar(value._atollValue, at: index)
     }
 
-    public func _atollContent() -> FieldContent { .scalar(_atollValue) }
+    public func _atollContent() -> _FieldContent { .scalar(_atollValue) }
 
     public static func _atollFromAny(_ any: Any) throws -> Self {
         if let same = any as? Self { return same }
@@ -78,8 +79,8 @@ extension _PersistableScalar {
     }
 
     public static var _atollElementShape: _PropertyShape { _PropertyShape(type: _atollType) }
-    public func _atollStored() -> StoredElement { .value(_atollValue) }
-    public static func _atollFromStored(_ stored: StoredElement) -> Self? {
+    public func _atollStored() -> _StoredElement { .value(_atollValue) }
+    public static func _atollFromStored(_ stored: _StoredElement) -> Self? {
         guard case .value(let v) = stored else { return nil }
         return Self(_atollValue: v)
     }

@@ -107,7 +107,7 @@ public struct Persisted<Value: _Persistable> {
     /// bound probe instance and records it in the field.
     @inlinable
     static func managedIndex<EnclosingSelf: ObjectBase>(
-        _ object: EnclosingSelf, _ state: ManagedObjectState, _ storage: Storage,
+        _ object: EnclosingSelf, _ state: _ManagedObjectState, _ storage: Storage,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Int {
         switch storage {
@@ -158,7 +158,7 @@ protocol PersistedField {
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int)
     /// Binds the field and records the object holding it (for `Encodable` classes).
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase)
-    static func content(at pointer: UnsafeRawPointer) -> FieldContent?
+    static func content(at pointer: UnsafeRawPointer) -> _FieldContent?
     static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, index: Int, object: ObjectBase) throws
     static func get(at pointer: UnsafeRawPointer, index: Int, object: ObjectBase) -> Any
 }
@@ -179,7 +179,7 @@ extension Persisted: PersistedField {
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managedIn(ManagedFieldOwner(index: index, owner: owner))
     }
 
-    static func content(at pointer: UnsafeRawPointer) -> FieldContent? {
+    static func content(at pointer: UnsafeRawPointer) -> _FieldContent? {
         let field = UnsafeMutableRawPointer(mutating: pointer).assumingMemoryBound(to: Self.self)
         switch field.pointee.storage {
         case .unmanaged(let value): return value._atollContent()

@@ -85,7 +85,7 @@ public final class Migration: @unchecked Sendable {
     /// The new object of a row of `type`.
     private func newObject(_ table: TableInfo, _ row: Int64) -> MigrationObject {
         guard let realm else { preconditionFailure("The migration has ended") }
-        return DynamicObject(state: ManagedObjectState(realm: realm, table: table, row: row))
+        return DynamicObject(state: _ManagedObjectState(realm: realm, table: table, row: row))
     }
 
     /// Calls `block` for every object of `typeName` with its old and new form. `new` is `nil` when the
@@ -227,7 +227,7 @@ public final class Migration: @unchecked Sendable {
         }
     }
 
-    private func oldElement(_ raw: SQLValue, _ property: Property) -> StoredElement {
+    private func oldElement(_ raw: SQLValue, _ property: Property) -> _StoredElement {
         guard property.type == .object else { return .value(Value(sql: raw, type: property.type) ?? .null) }
         guard case .integer(let target) = raw, let type = property.objectType, oldRows[type]?[target] != nil else { return .value(.null) }
         return .object(oldObject(type, target))

@@ -154,15 +154,15 @@ extension Realm {
         return row
     }
 
-    private func bind(_ object: ObjectBase, _ info: ClassInfo, _ table: TableInfo, _ row: Int64) -> ManagedObjectState {
+    private func bind(_ object: ObjectBase, _ info: ClassInfo, _ table: TableInfo, _ row: Int64) -> _ManagedObjectState {
         info.bind(object)
-        let state = ManagedObjectState(realm: self, table: table, row: row)
+        let state = _ManagedObjectState(realm: self, table: table, row: row)
         object._managedState = state
         return state
     }
 
     /// Writes unmanaged contents over an existing object (`add(_:update:)` with a known key).
-    private func write(_ contents: [FieldContent], to state: ManagedObjectState, update: UpdatePolicy, _ transaction: WriteTransaction) throws {
+    private func write(_ contents: [_FieldContent], to state: _ManagedObjectState, update: UpdatePolicy, _ transaction: WriteTransaction) throws {
         for (index, content) in contents.enumerated() where index != state.table.primaryKeyIndex {
             switch content {
             case .scalar(let value) where state.table.property(index).type != .object:
@@ -203,7 +203,7 @@ extension Realm {
 
     // MARK: Setting fields
 
-    func setField(_ state: ManagedObjectState, _ index: Int, _ value: Value, _ transaction: WriteTransaction) throws {
+    func setField(_ state: _ManagedObjectState, _ index: Int, _ value: Value, _ transaction: WriteTransaction) throws {
         let table = state.table
         let property = table.property(index)
         if property.type == .object {
@@ -225,7 +225,7 @@ extension Realm {
         bumpStamp()
     }
 
-    func setLink(_ state: ManagedObjectState, _ index: Int, _ target: ObjectBase, _ transaction: WriteTransaction) throws {
+    func setLink(_ state: _ManagedObjectState, _ index: Int, _ target: ObjectBase, _ transaction: WriteTransaction) throws {
         let table = state.table
         let property = table.property(index)
         guard property.type == .object, property.isSingle else {
@@ -246,7 +246,7 @@ extension Realm {
     }
 
     /// Sets a link to nil, deleting the embedded object it held.
-    private func clearLink(_ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction, recording: Bool = true) throws {
+    private func clearLink(_ state: _ManagedObjectState, _ index: Int, _ transaction: WriteTransaction, recording: Bool = true) throws {
         let table = state.table
         let property = table.property(index)
         try store.forgetUnresolvedLink(table, state.row, property.name)

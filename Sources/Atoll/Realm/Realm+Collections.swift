@@ -3,7 +3,7 @@ import Foundation
 
 /// Storage steps behind `List`, `MutableSet` and `Map` of managed objects.
 extension Realm {
-    func sqlElement(_ element: StoredElement, _ state: ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws -> SQLValue {
+    func sqlElement(_ element: _StoredElement, _ state: _ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws -> SQLValue {
         let property = state.table.property(index)
         if property.type == .mixed {
             return try mixedValue(element, transaction, "\(state.table.name).\(property.name)").mixedSQLValue
@@ -35,14 +35,14 @@ extension Realm {
         }
     }
 
-    func element(_ raw: SQLValue, _ property: Property) -> StoredElement {
+    func element(_ raw: SQLValue, _ property: Property) -> _StoredElement {
         if property.type == .mixed { return mixedElement(Value(mixedSQL: raw) ?? .null) }
         guard property.type == .object else { return .value(Value(sql: raw, type: property.type) ?? .null) }
         guard case .integer(let row) = raw, let table = coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
         return .object(materialize(table, row: row))
     }
 
-    private func collectionEdit(_ state: ManagedObjectState, _ index: Int, _ body: (WriteTransaction, ObjectID, [PathElement]) throws -> Void) {
+    private func collectionEdit(_ state: _ManagedObjectState, _ index: Int, _ body: (WriteTransaction, ObjectID, [PathElement]) throws -> Void) {
         guard let transaction = requireWrite("modify '\(state.table.name).\(state.table.property(index).name)'") else { return }
         perform(transaction) {
             let (id, path) = try address(state.table, state.row)
@@ -61,7 +61,7 @@ extension Realm {
 
     /// The stored position (which instructions use) of the list element users see at `index`, or
     /// of the end of the list when `index` is the visible count; `nil` when out of range.
-    func storedPosition(_ state: ManagedObjectState, _ index: Int, at position: Int) throws -> Int64? {
+    func storedPosition(_ state: _ManagedObjectState, _ index: Int, at position: Int) throws -> Int64? {
         guard position >= 0 else { return nil }
         guard Self.hidesUnresolved(state.table.property(index)) else {
             let count = try store.count(state.table, state.row, index)
@@ -77,13 +77,13 @@ extension Realm {
 
     // MARK: Reads
 
-    func collectionCount(_ state: ManagedObjectState, _ index: Int) -> Int {
+    func collectionCount(_ state: _ManagedObjectState, _ index: Int) -> Int {
         verifyThread()
         let visibleOnly = Self.hidesUnresolved(state.table.property(index))
         return Int((try? store.count(state.table, state.row, index, visibleOnly: visibleOnly)) ?? 0)
     }
 
-    func listElement(_ state: ManagedObjectState, _ index: Int, at position: Int) -> StoredElement {
+    func listElement(_ state: _ManagedObjectState, _ index: Int, at position: Int) -> _StoredElement {
         verifyThread()
         let count = collectionCount(state, index)
         guard position >= 0, position < count, let stored = try? storedPosition(state, index, at: position),
@@ -94,7 +94,7 @@ extension Realm {
     }
 
     /// Every element (lists in order, sets in insertion order) or map entry (keys sorted).
-    func collectionElements(_ state: ManagedObjectState, _ index: Int) -> [(key: String?, element: StoredElement)] {
+    func collectionElements(_ state: _ManagedObjectState, _ index: Int) -> [(key: String?, element: _StoredElement)] {
         verifyThread()
         let property = state.table.property(index)
         let rows = (try? store.elements(state.table, state.row, index, visibleOnly: Self.hidesUnresolved(property))) ?? []
@@ -103,7 +103,7 @@ extension Realm {
 
     // MARK: List
 
-    func listInsert(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
+    func listInsert(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement, at position: Int) {
         collectionEdit(state, index) { transaction, id, path in
             let count = try store.count(state.table, state.row, index)
             guard let stored = try storedPosition(state, index, at: position) else {
@@ -116,7 +116,7 @@ extension Realm {
         }
     }
 
-    func listSet(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, at position: Int) {
+    func listSet(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement, at position: Int) {
         collectionEdit(state, index) { transaction, id, path in
             guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
                   let old = try store.listValue(state.table, state.row, index, at: stored) else {
@@ -129,7 +129,7 @@ extension Realm {
         }
     }
 
-    func listRemove(_ state: ManagedObjectState, _ index: Int, at position: Int) {
+    func listRemove(_ state: _ManagedObjectState, _ index: Int, at position: Int) {
         collectionEdit(state, index) { transaction, id, path in
             guard position < collectionCount(state, index), let stored = try storedPosition(state, index, at: position),
                   let old = try store.listValue(state.table, state.row, index, at: stored) else {
@@ -143,7 +143,7 @@ extension Realm {
 
     /// The stored positions of a move users see from `from` to `to`: the element lands just
     /// before the one that follows it among the visible elements (or at the end).
-    private func storedMove(_ state: ManagedObjectState, _ index: Int, from: Int, to: Int) throws -> (Int64, Int64)? {
+    private func storedMove(_ state: _ManagedObjectState, _ index: Int, from: Int, to: Int) throws -> (Int64, Int64)? {
         let count = collectionCount(state, index)
         guard from >= 0, to >= 0, from < count, to < count else { return nil }
         guard Self.hidesUnresolved(state.table.property(index)) else { return (Int64(from), Int64(to)) }
@@ -156,7 +156,7 @@ extension Realm {
         return (storedFrom, next > storedFrom ? next - 1 : next)
     }
 
-    func listMove(_ state: ManagedObjectState, _ index: Int, from visibleFrom: Int, to visibleTo: Int) {
+    func listMove(_ state: _ManagedObjectState, _ index: Int, from visibleFrom: Int, to visibleTo: Int) {
         collectionEdit(state, index) { transaction, id, path in
             guard let (storedFrom, storedTo) = try storedMove(state, index, from: visibleFrom, to: visibleTo) else {
                 throw Error(.invalidValue, "Cannot move from \(visibleFrom) to \(visibleTo): the list has \(collectionCount(state, index)) elements.")
@@ -166,7 +166,7 @@ extension Realm {
         }
     }
 
-    func collectionClear(_ state: ManagedObjectState, _ index: Int) {
+    func collectionClear(_ state: _ManagedObjectState, _ index: Int) {
         collectionEdit(state, index) { transaction, id, path in
             try clearCollection(state.table, state.row, index, transaction)
             transaction.record(.clear(id, path: path))
@@ -175,7 +175,7 @@ extension Realm {
 
     // MARK: Set
 
-    func setInsert(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) {
+    func setInsert(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement) {
         collectionEdit(state, index) { transaction, id, path in
             let value = try sqlElement(element, state, index, transaction)
             guard try store.setElement(state.table, state.row, index, holding: value) == nil else { return }
@@ -184,7 +184,7 @@ extension Realm {
         }
     }
 
-    func setRemove(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) {
+    func setRemove(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement) {
         collectionEdit(state, index) { transaction, id, path in
             guard let value = setKey(element, state.table.property(index)) else { return }
             guard let element = try store.setElement(state.table, state.row, index, holding: value) else { return }
@@ -193,7 +193,7 @@ extension Realm {
         }
     }
 
-    func setContains(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement) -> Bool {
+    func setContains(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement) -> Bool {
         verifyThread()
         guard let value = setKey(element, state.table.property(index)) else { return false }
         return (try? store.setElement(state.table, state.row, index, holding: value)) ?? nil != nil
@@ -201,7 +201,7 @@ extension Realm {
 
     /// The stored form a set element equal to `element` has; `nil` when none can be (an
     /// unmanaged object).
-    private func setKey(_ element: StoredElement, _ property: Property) -> SQLValue? {
+    private func setKey(_ element: _StoredElement, _ property: Property) -> SQLValue? {
         if property.type == .mixed { return mixedKey(element)?.mixedSQLValue }
         switch element {
         case .value(let v): return v.sqlValue
@@ -212,7 +212,7 @@ extension Realm {
 
     // MARK: Map
 
-    func mapSet(_ state: ManagedObjectState, _ index: Int, key: String, _ element: StoredElement) {
+    func mapSet(_ state: _ManagedObjectState, _ index: Int, key: String, _ element: _StoredElement) {
         collectionEdit(state, index) { transaction, id, path in
             try deleteEmbedded(state.table.property(index), try store.mapValue(state.table, state.row, index, key: key), transaction)
             let value = try sqlElement(element, state, index, transaction)
@@ -221,7 +221,7 @@ extension Realm {
         }
     }
 
-    func mapRemove(_ state: ManagedObjectState, _ index: Int, key: String) {
+    func mapRemove(_ state: _ManagedObjectState, _ index: Int, key: String) {
         collectionEdit(state, index) { transaction, id, path in
             guard let old = try store.mapValue(state.table, state.row, index, key: key) else { return }
             try deleteEmbedded(state.table.property(index), old, transaction)
@@ -230,7 +230,7 @@ extension Realm {
         }
     }
 
-    func mapValue(_ state: ManagedObjectState, _ index: Int, key: String) -> StoredElement? {
+    func mapValue(_ state: _ManagedObjectState, _ index: Int, key: String) -> _StoredElement? {
         verifyThread()
         guard let raw = try? store.mapValue(state.table, state.row, index, key: key) else { return nil }
         return element(raw, state.table.property(index))
@@ -240,7 +240,7 @@ extension Realm {
 
     /// Replaces a collection's contents with unmanaged contents (adding an object, or assigning a
     /// collection property).
-    func replaceCollection(_ state: ManagedObjectState, _ index: Int, _ content: FieldContent, _ transaction: WriteTransaction) throws {
+    func replaceCollection(_ state: _ManagedObjectState, _ index: Int, _ content: _FieldContent, _ transaction: WriteTransaction) throws {
         let (id, basePath) = try address(state.table, state.row)
         let path = basePath + [.property(state.table.property(index).name)]
         let existing = try store.count(state.table, state.row, index)
@@ -276,7 +276,7 @@ extension Realm {
     }
 }
 
-extension FieldContent {
+extension _FieldContent {
     var isNonEmpty: Bool {
         switch self {
         case .elements(let e): !e.isEmpty

@@ -31,7 +31,7 @@ extension Realm {
             preconditionFailure("Invalid value '\(key)' of type \(type(of: key)) for primary key '\(typeName).\(table.property(pkIndex).name)'")
         }
         guard let row = try? rowForPrimaryKey(table, keyValue) else { return nil }
-        return DynamicObject(state: ManagedObjectState(realm: self, table: table, row: row))
+        return DynamicObject(state: _ManagedObjectState(realm: self, table: table, row: row))
     }
 
     /// Creates an object of the type named `typeName` from a dictionary of property names to
@@ -80,7 +80,7 @@ extension Realm {
             }
             primaryKey = key
             if update != .error, let existing = try rowForPrimaryKey(table, key) {
-                let state = ManagedObjectState(realm: self, table: table, row: existing)
+                let state = _ManagedObjectState(realm: self, table: table, row: existing)
                 for (index, element) in given where index != pk {
                     if update == .modified, let current = DynamicObject.read(state, index), let element, Self.same(current, element) { continue }
                     try DynamicObject.write(element, state, index, transaction)
@@ -111,7 +111,7 @@ extension Realm {
         for (index, value) in initial {
             transaction.record(.set(id, path: [.property(table.property(index).name)], value: value))
         }
-        let state = ManagedObjectState(realm: self, table: table, row: row)
+        let state = _ManagedObjectState(realm: self, table: table, row: row)
         for (index, element) in given where index != table.primaryKeyIndex {
             try DynamicObject.write(element, state, index, transaction)
         }

@@ -6,7 +6,7 @@ import Foundation
 extension Realm {
     /// The value a mixed property stores for `element`: objects are added when unmanaged and held
     /// as links by primary key; nested lists and dictionaries are stored whole.
-    func mixedValue(_ element: StoredElement, _ transaction: WriteTransaction, _ place: @autoclosure () -> String) throws -> Value {
+    func mixedValue(_ element: _StoredElement, _ transaction: WriteTransaction, _ place: @autoclosure () -> String) throws -> Value {
         switch element {
         case .value(let value):
             guard value.isMixedStorable else {
@@ -32,7 +32,7 @@ extension Realm {
 
     /// The stored value `element` compares equal to, without adding anything: `nil` for an
     /// unmanaged object (which no stored value can hold).
-    func mixedKey(_ element: StoredElement) -> Value? {
+    func mixedKey(_ element: _StoredElement) -> Value? {
         switch element {
         case .value(let value): return value
         case .object(let object):
@@ -57,7 +57,7 @@ extension Realm {
 
     /// What a stored mixed value reads as: links resolved to objects, `null` while unresolved (the
     /// target deleted or not synced yet) or when this process declares no class for the target.
-    func mixedElement(_ value: Value) -> StoredElement {
+    func mixedElement(_ value: Value) -> _StoredElement {
         switch value {
         case .link(let link):
             guard let table = coordinator.table(named: link.objectType), table.classInfo != nil,
@@ -77,7 +77,7 @@ extension Realm {
     }
 
     /// Sets a mixed property.
-    func setMixed(_ state: ManagedObjectState, _ index: Int, _ element: StoredElement, _ transaction: WriteTransaction) throws {
+    func setMixed(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement, _ transaction: WriteTransaction) throws {
         let table = state.table
         let property = table.property(index)
         let value = try mixedValue(element, transaction, "\(table.name).\(property.name)")

@@ -49,13 +49,13 @@ extension Realm {
     func materialize(_ table: TableInfo, row: Int64, prefetched: [SQLValue]? = nil) -> ObjectBase {
         guard let info = table.classInfo else {
             // A type of the file no class of this process declares: read by name.
-            return DynamicObject(state: ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched))
+            return DynamicObject(state: _ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched))
         }
         // Fields are bound on first access (see Persisted.managedIndex), not here; except in a
         // `Codable` class, whose synthesized `encode(to:)` reads fields without that access.
         let object = info.type.init()
         if info.isEncodable { info.bind(object) }
-        object._managedState = ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched)
+        object._managedState = _ManagedObjectState(realm: self, table: table, row: row, prefetched: prefetched)
         return object
     }
 

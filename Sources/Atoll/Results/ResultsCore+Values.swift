@@ -10,7 +10,7 @@ extension ResultsCore {
     static let valuesType = "_AtollValues"
 
     /// The schema `self` is bound in: one property of the collection's element type.
-    private func valueSchema(_ owner: ManagedObjectState, _ index: Int) -> AtollCore.Schema {
+    private func valueSchema(_ owner: _ManagedObjectState, _ index: Int) -> AtollCore.Schema {
         var element = owner.table.property(index)
         element.name = "self"
         element.collection = .single
@@ -32,7 +32,7 @@ extension ResultsCore {
 
     /// The elements that match, in the query's order (the collection's order, then its sorts),
     /// each as its position in the collection and its stored value.
-    func matchingValues(_ owner: ManagedObjectState, _ index: Int) -> [(row: Int64, values: [SQLValue])] {
+    func matchingValues(_ owner: _ManagedObjectState, _ index: Int) -> [(row: Int64, values: [SQLValue])] {
         let property = owner.table.property(index)
         do {
             let elements = try realm.store.elements(owner.table, owner.row, index)

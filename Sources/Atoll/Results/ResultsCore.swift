@@ -9,16 +9,16 @@ final class ResultsCore {
         /// Every object of the type.
         case table
         /// The objects of a list (or set) property of one object, in its order.
-        case collection(owner: ManagedObjectState, property: Int)
+        case collection(owner: _ManagedObjectState, property: Int)
         /// The objects whose link `property` (of the results' type) points at `target`: a
         /// `LinkingObjects`.
-        case linking(target: ManagedObjectState, property: Int)
+        case linking(target: _ManagedObjectState, property: Int)
         /// The values of a list, set or map (values) property of one object: queried in memory as
         /// objects with one property, `self` (ResultsCore+Values.swift).
-        case values(owner: ManagedObjectState, property: Int)
+        case values(owner: _ManagedObjectState, property: Int)
 
         /// The object whose row the query's first argument is (the owner or the target).
-        var anchor: ManagedObjectState? {
+        var anchor: _ManagedObjectState? {
             switch self {
             case .table: nil
             case .collection(let owner, _), .values(let owner, _): owner
@@ -174,7 +174,7 @@ final class ResultsCore {
     }
 
     /// The element at `position`: an object, or a value of a collection of values.
-    func element(at position: Int, _ rows: [(row: Int64, values: [SQLValue])]) -> StoredElement {
+    func element(at position: Int, _ rows: [(row: Int64, values: [SQLValue])]) -> _StoredElement {
         if case .values(let owner, let property) = base {
             return realm.element(rows[position].values[0], owner.table.property(property))
         }
