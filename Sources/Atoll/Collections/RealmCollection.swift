@@ -66,7 +66,7 @@ extension RealmCollectionChange {
     }
 }
 
-extension Results: RealmCollection {
+extension Results: RealmCollection where Element: ObjectBase {
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
         do {
             guard let match = try filter(query: predicateFormat, arguments: args).first else { return nil }

@@ -10,7 +10,7 @@ extension ObjectBase {
     }
 }
 
-extension Results {
+extension Results where Element: ObjectBase {
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name(of: $0) }, on: queue, block)

@@ -45,7 +45,7 @@ extension RealmCollectionChange {
     }
 }
 
-final class ResultsNotifier<Element: ObjectBase>: Notifier {
+final class ResultsNotifier<Element: RealmCollectionValue>: Notifier {
     /// What the results are; the realm comes with each delivery, so the notifier does not keep
     /// it open.
     private let template: ResultsDescriptor

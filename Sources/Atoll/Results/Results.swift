@@ -8,7 +8,7 @@ import Foundation
 /// let mine = realm.objects(Task.self).filter("owner == %@", "Frodo").sorted(byKeyPath: "priority")
 /// for task in mine { print(task.name) }
 /// ```
-public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomStringConvertible {
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
     let core: ResultsCore
 
     init(realm: Realm, objectType: String, base: ResultsCore.Base = .table,
@@ -43,7 +43,9 @@ public struct Results<Element: ObjectBase>: RandomAccessCollection, CustomString
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
     public func index(of object: Element) -> Int? {
-        guard let state = object._managedState, state.table.name == core.objectType else { return nil }
+        // An object, or the object a projection projects.
+        guard case .object(let stored) = object._atollStored(), let state = stored._managedState,
+              state.table.name == core.objectType else { return nil }
         return core.rows().firstIndex { $0.row == state.row }
     }
 
