@@ -180,6 +180,7 @@ extension AtollCore.Value {
 enum QueryArguments {
     static func value(_ argument: Any) throws -> AtollCore.Value {
         if let value = AtollCore.Value(any: argument) { return value }
+        if let custom = argument as? any _CustomPersistable { return try value(custom._atollPersisted) }
         if let object = argument as? ObjectBase {
             guard let state = object._managedState else {
                 throw Realm.Error(.invalidQuery, "an unmanaged object cannot be a query argument")
