@@ -16,6 +16,12 @@ public protocol _Persistable {
     func _atollContent() -> _FieldContent
     /// Builds a value from a loose `Any` (from `Object(value:)` or `create(_:value:)`).
     static func _atollFromAny(_ any: Any) throws -> Self
+    /// Any value of the type, for a key-path probe that reads the property only to learn its name.
+    static func _atollProbeValue() -> Self
+}
+
+extension _Persistable {
+    public static func _atollProbeValue() -> Self { _atollDefault() }
 }
 
 /// The schema shape of a persisted Swift type.

@@ -86,10 +86,10 @@ public struct Persisted<Value: _Persistable> {
             case .managed(let index):
                 // A key-path probe (see KeyPathNames): report which property was read.
                 KeyPathNames.record(object, index)
-                return Value._atollDefault()
+                return Value._atollProbeValue()
             case .managedIn(let owner):
                 KeyPathNames.record(object, owner.index)
-                return Value._atollDefault()
+                return Value._atollProbeValue()
             }
         }
         set {
@@ -172,11 +172,21 @@ extension Persisted: PersistedField {
     }
 
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int) {
+        keepSample(pointer)
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managed(index)
     }
 
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase) {
+        keepSample(pointer)
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managedIn(ManagedFieldOwner(index: index, owner: owner))
+    }
+
+    /// A declared default of a custom persistable type, kept for key-path probes (see
+    /// `_CustomPersistable._atollProbeValue()`).
+    private static func keepSample(_ pointer: UnsafeMutableRawPointer) {
+        guard Value.self is any _CustomPersistable.Type,
+              case .unmanaged(let value) = pointer.assumingMemoryBound(to: Self.self).pointee.storage else { return }
+        CustomPersistableSamples.keep(value)
     }
 
     static func content(at pointer: UnsafeRawPointer) -> _FieldContent? {

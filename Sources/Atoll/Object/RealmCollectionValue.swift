@@ -31,7 +31,10 @@ extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue {
     public func _atollStored() -> _StoredElement { self?._atollStored() ?? .value(.null) }
     public static func _atollFromStored(_ stored: _StoredElement) -> Self? {
         if case .value(.null) = stored { return .some(.none) }
-        return Wrapped._atollFromStored(stored).map { .some($0) }
+        if let value = Wrapped._atollFromStored(stored) { return .some(value) }
+        // A stored value a failable custom type cannot convert reads as nil, as in realm-swift.
+        if let custom = Wrapped.self as? any FailableCustomPersistable.Type, custom._atollHoldsPersisted(stored) { return .some(.none) }
+        return nil
     }
     public static func _atollFromAny(_ any: Any) throws -> Self {
         if any is NSNull { return nil }

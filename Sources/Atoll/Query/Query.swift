@@ -302,7 +302,7 @@ extension Query where T == Data {
 
 // MARK: - Results
 
-extension Results {
+extension Results where Element: ObjectBase {
     /// Narrows the results with a typed query.
     ///
     /// ```swift

@@ -1,7 +1,7 @@
 import AtollCore
 import Foundation
 
-extension Results: KeyValueCodingCollection {
+extension Results: KeyValueCodingCollection where Element: ObjectBase {
     var kvcElements: [Any] { map { $0 as Any } }
     func kvcSetEach(_ value: Any?, forKey key: String) { setValue(value, forKey: key) }
 

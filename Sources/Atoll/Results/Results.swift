@@ -43,6 +43,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public var last: Element? { isEmpty ? nil : self[count - 1] }
 
     public func index(of object: Element) -> Int? {
+        // An object (or the object a projection projects), or a value.
         guard case .object(let target) = object._atollStored() else { return firstIndex(of: object) }
         guard let state = target._managedState, state.table.name == core.objectType else { return nil }
         return core.rows().firstIndex { $0.row == state.row }
@@ -179,6 +180,7 @@ extension AtollCore.Value {
 enum QueryArguments {
     static func value(_ argument: Any) throws -> AtollCore.Value {
         if let value = AtollCore.Value(any: argument) { return value }
+        if let custom = argument as? any _CustomPersistable { return try value(custom._atollPersisted) }
         if let object = argument as? ObjectBase {
             guard let state = object._managedState else {
                 throw Realm.Error(.invalidQuery, "an unmanaged object cannot be a query argument")
