@@ -137,3 +137,30 @@ final class PriceList: Object {
         #expect(average == 2.5)
     }
 }
+
+/// Collections of values in generic code: `RealmCollection` and `AnyRealmCollection`.
+@Suite struct ValueRealmCollectionTests {
+    private func highest<C: RealmCollection>(_ collection: C, above floor: Int) -> [Int] where C.Element == Int {
+        Array(collection.filter("self > %d", floor).where { $0 < 100 }.sorted(ascending: false))
+    }
+
+    @Test func genericCodeRunsOverListsSetsAndResultsOfValues() throws {
+        let test = try TestRealm(objectTypes: [Scoreboard.self])
+        let realm = try test.open()
+        let board = Scoreboard(value: ["name": "g"])
+        board.scores.append(objectsIn: [3, 8, 150, 5])
+        try realm.write { realm.add(board) }
+        #expect(highest(board.scores, above: 4) == [8, 5])
+        #expect(highest(board.scores.filter("self != 8"), above: 4) == [5])
+        let any = AnyRealmCollection(board.scores)
+        #expect(any.count == 4 && any.index(matching: "self > 7") == 1)
+        #expect(Array(any.filter("self < 6")) == [3, 5])
+        var seen = 0
+        let token = any.observe { _ in seen += 1 }
+        try realm.write { board.scores.append(1) }
+        realm.refresh()
+        token.invalidate()
+        #expect(seen == 2)
+        #expect(any.freeze().isFrozen)
+    }
+}

@@ -7,7 +7,7 @@ import Foundation
 /// var tasks: AnyRealmCollection<Task> = AnyRealmCollection(realm.objects(Task.self))
 /// tasks = AnyRealmCollection(project.tasks)   // a List<Task>
 /// ```
-public struct AnyRealmCollection<Element: ObjectBase>: RealmCollection {
+public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
     let base: AnyRealmCollectionBox<Element>
 
     /// Wraps `base`.
@@ -65,7 +65,7 @@ public struct AnyRealmCollection<Element: ObjectBase>: RealmCollection {
 }
 
 /// The type-erased operations of a `RealmCollection` (``AnyRealmCollection``'s storage).
-class AnyRealmCollectionBox<Element: ObjectBase> {
+class AnyRealmCollectionBox<Element: RealmCollectionValue> {
     var realm: Realm? { fatalError("abstract") }
     var isInvalidated: Bool { fatalError("abstract") }
     var isFrozen: Bool { fatalError("abstract") }

@@ -112,10 +112,4 @@ extension List where Element: ObjectBase {
     /// let puppies = person.dogs.where { $0.age < 2 }
     /// ```
     var results: Results<Element> { backing.results(of: Element.self, noun: "lists") }
-
-    /// Calls `block` when the list's contents change (see `Results.observe`).
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        results.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
-    }
 }

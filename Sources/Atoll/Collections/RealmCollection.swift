@@ -9,8 +9,10 @@ import Foundation
 ///     tasks.filter("due < %@", Date()).sorted(byKeyPath: "due")
 /// }
 /// ```
-/// Collections of values (`List<Int>`) are not `RealmCollection`s yet.
-public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Index == Int, Element: ObjectBase {
+/// Collections of values (`List<Int>`, `Results<String>`) are `RealmCollection`s too; their
+/// queries are on `self` (`filter("self > 1")`), and key-path sorts and aggregates of properties
+/// stop the program with Realm's message, as realm-swift's throw.
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Index == Int, Element: RealmCollectionValue {
     associatedtype Element
 
     /// The realm of the collection, `nil` when unmanaged.
@@ -66,7 +68,8 @@ extension RealmCollectionChange {
     }
 }
 
-extension Results: RealmCollection where Element: ObjectBase {
+extension Results: RealmCollection {
+    /// The position of the first element matching a query (of a value: the first equal value).
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
         do {
             guard let match = try filter(query: predicateFormat, arguments: args).first else { return nil }
@@ -158,41 +161,99 @@ extension MutableSet: _ObjectCollectionQueries where Element: ObjectBase {
     public var _queryResults: Results<Element> { results }
 }
 
-extension List: RealmCollection where Element: ObjectBase {
-    public func freeze() -> List<Element> {
-        let list = List()
-        list.backing = backing.frozen()
-        return list
+/// `List` and `MutableSet` as `RealmCollection`s, of objects and of values alike: each query runs
+/// on the collection's live results (`CollectionBacking.anyResults`).
+protocol _ManagedCollectionQueries: RealmCollection {
+    var anyResults: Results<Element> { get }
+    init()
+    var backing: CollectionBacking<[Element]> { get set }
+}
+
+extension _ManagedCollectionQueries {
+    func queried(_ predicateFormat: String, _ args: [Any]) -> Results<Element> {
+        do {
+            return try anyResults.filter(query: predicateFormat, arguments: args)
+        } catch {
+            preconditionFailure("\(error)")
+        }
     }
 
-    public func thaw() -> List<Element>? {
+    func frozenCopy() -> Self {
+        var copy = Self()
+        copy.backing = backing.frozen()
+        return copy
+    }
+
+    func thawedCopy() -> Self? {
         guard let thawed = backing.thawed() else { return nil }
-        let list = List()
-        list.backing = thawed
-        return list
+        var copy = Self()
+        copy.backing = thawed
+        return copy
     }
 }
 
-extension MutableSet: RealmCollection where Element: ObjectBase {
-    /// Calls `block` when the set's contents change (see `Results.observe`).
+extension List: RealmCollection, _ManagedCollectionQueries {
+    var anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "lists") }
+
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        queried(predicateFormat, args).first.flatMap { index(of: $0) }
+    }
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { queried(predicateFormat, args) }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { anyResults.where(isIncluded) }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        anyResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        anyResults.sorted(by: sortDescriptors)
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { anyResults.distinct(by: keyPaths) }
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { anyResults.sum(ofProperty: property) }
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        anyResults.average(ofProperty: property)
+    }
+
+    /// Calls `block` with the list at once and after every change of it (see `Results.observe`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        anyResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
+    }
+
+    public func freeze() -> List<Element> { frozenCopy() }
+    public func thaw() -> List<Element>? { thawedCopy() }
+}
+
+extension MutableSet: RealmCollection, _ManagedCollectionQueries {
+    var anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "sets") }
+
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        queried(predicateFormat, args).first.flatMap { index(of: $0) }
+    }
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { queried(predicateFormat, args) }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { anyResults.where(isIncluded) }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        anyResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        anyResults.sorted(by: sortDescriptors)
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { anyResults.distinct(by: keyPaths) }
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { anyResults.sum(ofProperty: property) }
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        anyResults.average(ofProperty: property)
+    }
+
+    /// Calls `block` with the set at once and after every change of it (see `Results.observe`).
     public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        results.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { self.frozenIfNeeded(like: $0) }) }
+        anyResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
     }
 
-    public func freeze() -> MutableSet<Element> {
-        let set = MutableSet()
-        set.backing = backing.frozen()
-        return set
-    }
-
-    public func thaw() -> MutableSet<Element>? {
-        guard let thawed = backing.thawed() else { return nil }
-        let set = MutableSet()
-        set.backing = thawed
-        return set
-    }
-
-    /// This set, or its frozen copy when the change hands out frozen results.
-    private func frozenIfNeeded(like results: Results<Element>) -> MutableSet<Element> { results.isFrozen ? freeze() : self }
+    public func freeze() -> MutableSet<Element> { frozenCopy() }
+    public func thaw() -> MutableSet<Element>? { thawedCopy() }
 }

@@ -9,6 +9,18 @@ extension Optional: _QueryableValue where Wrapped: _QueryableValue {}
 extension AnyRealmValue: _QueryableValue {}
 
 extension CollectionBacking {
+    /// The managed collection as live results: of its objects, or of its values.
+    func anyResults<Element: RealmCollectionValue>(of type: Element.Type, noun: String) -> Results<Element> {
+        guard case .managed(let state, let index) = self else {
+            preconditionFailure("Only \(noun) of managed objects can be queried; add the owner to a realm first")
+        }
+        let property = state.table.property(index)
+        guard property.type != .object else {
+            return Results(realm: state.realm, objectType: property.objectType ?? "", base: .collection(owner: state, property: index))
+        }
+        return Results(realm: state.realm, objectType: ResultsCore.valuesType, base: .values(owner: state, property: index))
+    }
+
     /// The managed collection's values as live results, queried in memory (ResultsCore+Values.swift).
     func valueResults<Element: _QueryableValue>(of type: Element.Type, noun: String) -> Results<Element> {
         guard case .managed(let state, let index) = self else {
@@ -107,28 +119,6 @@ extension List where Element: _PersistableScalar {
     public func max() -> Element? { _extreme(false) }
 }
 
-extension List where Element: _QueryableValue {
-    /// Calls `block` with the list at once and after every change of it.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        _valueResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
-    }
-
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-
-    public func freeze() -> List<Element> {
-        let list = List()
-        list.backing = backing.frozen()
-        return list
-    }
-
-    public func thaw() -> List<Element>? {
-        guard let thawed = backing.thawed() else { return nil }
-        let list = List()
-        list.backing = thawed
-        return list
-    }
-}
 
 extension MutableSet: _ValueCollectionQueries where Element: _QueryableValue {
     public var _valueResults: Results<Element> { backing.valueResults(of: Element.self, noun: "sets") }
@@ -140,28 +130,6 @@ extension MutableSet where Element: _PersistableScalar {
     public func max() -> Element? { _extreme(false) }
 }
 
-extension MutableSet where Element: _QueryableValue {
-    /// Calls `block` with the set at once and after every change of it.
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        _valueResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
-    }
-
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-
-    public func freeze() -> MutableSet<Element> {
-        let set = MutableSet()
-        set.backing = backing.frozen()
-        return set
-    }
-
-    public func thaw() -> MutableSet<Element>? {
-        guard let thawed = backing.thawed() else { return nil }
-        let set = MutableSet()
-        set.backing = thawed
-        return set
-    }
-}
 
 extension Map: _ValueCollectionQueries where Value: _QueryableValue {
     /// The map's values (in key order) as live results.

@@ -38,7 +38,7 @@ extension LinkingObjects {
     }
 }
 
-extension AnyRealmCollection {
+extension AnyRealmCollection where Element: ObjectBase {
     public func observe(keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void) -> NotificationToken {
         observe(keyPaths: keyPaths.map { KeyPathNames.name(of: $0) }, on: queue, block)

@@ -302,14 +302,15 @@ extension Query where T == Data {
 
 // MARK: - Results
 
-extension Results where Element: ObjectBase {
-    /// Narrows the results with a typed query.
+extension Results {
+    /// Narrows the results with a typed query (on values, `$0` is the value: `{ $0 > 3 }`).
     ///
     /// ```swift
     /// let open = tasks.where { $0.owner == "Frodo" && !$0.done && $0.priority > 5 }
     /// ```
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let query = isIncluded(Query<Element>(.path(QueryKeyPath([]), collection: nil)))
+        let root: QueryKeyPath = if case .values = core.base { QueryKeyPath("self") } else { QueryKeyPath([]) }
+        let query = isIncluded(Query<Element>(.path(root, collection: nil)))
         let combined = core.expression.and(core.storedNames(QueryExpression(predicate: query.predicate)))
         do {
             return with(combined, bound: try core.validate(combined))
