@@ -76,6 +76,7 @@ final class MixedOwner: Object {
         #expect(ring.realm != nil)
         #expect(holder.payload.object(MixedTarget.self)?.rank == 1)
         #expect(holder.payload == .object(ring))
+        #expect(holder.payload.dynamicObject?["rank"] as? Int == 1)
         try realm.write { realm.delete(ring) }
         #expect(holder.payload == .none)
         // The link is unresolved, not erased: an object with the same key brings it back.

@@ -60,6 +60,13 @@ public enum AnyRealmValue: Hashable {
         return nil
     }
 
+    /// The object held, read by name: also for an object whose type this process declares no
+    /// class for (a type a newer version of the app synced).
+    public var dynamicObject: DynamicObject? {
+        if case .object(let o) = self { return DynamicObject.wrapping(o) }
+        return nil
+    }
+
     /// A value holding a dictionary with these entries.
     public static func fromDictionary(_ dictionary: [String: AnyRealmValue]) -> AnyRealmValue {
         let map = Map<String, AnyRealmValue>()

@@ -55,13 +55,17 @@ extension Realm {
         }
     }
 
-    /// What a stored mixed value reads as: links resolved to objects, `null` while unresolved (the
-    /// target deleted or not synced yet) or when this process declares no class for the target.
+    /// What a stored mixed value reads as: links resolved to objects (a `DynamicObject` when this
+    /// process declares no class for the target's type), `null` while unresolved (the target
+    /// deleted or not synced yet).
     func mixedElement(_ value: Value) -> _StoredElement {
         switch value {
         case .link(let link):
-            guard let table = coordinator.table(named: link.objectType), table.classInfo != nil,
+            guard let table = coordinator.table(named: link.objectType),
                   let row = try? row(of: table, link.primaryKey) else { return .value(.null) }
+            guard table.classInfo != nil else {
+                return .object(DynamicObject(state: _ManagedObjectState(realm: self, table: table, row: row)))
+            }
             return .object(materialize(table, row: row))
         case .list(let items): return .list(items.map(mixedElement))
         case .map(let entries): return .map(entries.mapValues(mixedElement))
