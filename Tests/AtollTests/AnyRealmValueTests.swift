@@ -232,4 +232,35 @@ final class MixedOwner: Object {
             #expect(realmA.objects(MixedTarget.self).isEmpty)
         }
     }
+
+    @Test func mixedValuesWrittenOfflineSurviveARecoveringClientReset() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let recovered = Recorder<Int>()
+            var configuration = frodo.configuration(partitionValue: "mixed", clientResetMode: .recoverUnsyncedChanges(
+                afterReset: { _, after in recovered.append(after.objects(MixedHolder.self).count) }))
+            configuration.objectTypes = [MixedHolder.self, MixedTarget.self, MixedKeyless.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            let id = ObjectId.generate()
+            try realm.write { realm.create(MixedHolder.self, value: ["_id": id, "payload": 1]) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            realm.syncSession!.suspend()
+            try realm.write {
+                let holder = realm.object(ofType: MixedHolder.self, forPrimaryKey: id)!
+                holder.payload = .object(realm.create(MixedTarget.self, value: ["name": "offline", "rank": 3]))
+                holder.items.append(objectsIn: [.float(2), .fromDictionary(["k": .bool(true)])])
+            }
+            try await server.admin.terminateSync(app: server.appId)
+            try await server.admin.enableSync(app: server.appId)
+            realm.syncSession!.resume()
+
+            #expect(await waitUntil { recovered.all.count == 1 })
+            realm.refresh()
+            let holder = try #require(realm.object(ofType: MixedHolder.self, forPrimaryKey: id))
+            #expect(holder.payload.object(MixedTarget.self)?.rank == 3)
+            #expect(holder.items.first == .float(2))
+            #expect(holder.items.last?.dictionaryValue?["k"] == .bool(true))
+        }
+    }
 }
