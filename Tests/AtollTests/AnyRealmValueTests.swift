@@ -150,6 +150,30 @@ final class MixedOwner: Object {
         #expect(list[2].listValue.map(Array.init) == [.bool(false)])
     }
 
+    @Test func nestedCollectionsAreEditedInPlace() throws {
+        let test = try testRealm()
+        let id = ObjectId.generate()
+        do {
+            let realm = try test.open()
+            let holder = try realm.write {
+                realm.create(MixedHolder.self, value: ["_id": id, "payload": AnyRealmValue.fromDictionary(["tags": .fromArray([.string("a")])])])
+            }
+            try realm.write {
+                holder.payload.dictionaryValue?["count"] = .int(2)
+                holder.payload.dictionaryValue?["tags"]?.listValue?.append(.string("b"))
+            }
+            let tags = try #require(holder.payload.dictionaryValue?["tags"]?.listValue)
+            try realm.write { tags.insert(.object(MixedTarget(value: ["name": "deep"])), at: 0) }
+        }
+        let holder = try #require(try test.open().object(ofType: MixedHolder.self, forPrimaryKey: id))
+        let dictionary = try #require(holder.payload.dictionaryValue)
+        #expect(dictionary["count"] == .int(2))
+        let tags = try #require(dictionary["tags"]?.listValue)
+        #expect(tags.count == 3)
+        #expect(tags[0].object(MixedTarget.self)?.name == "deep")
+        #expect(Array(tags.dropFirst()) == [.string("a"), .string("b")])
+    }
+
     @Test func looseValuesConvertAsRealmDoes() throws {
         let realm = try testRealm().open()
         let target = MixedTarget(value: ["name": "loose"])

@@ -9,6 +9,9 @@ import Foundation
 /// ```
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection, CustomStringConvertible {
     var backing: CollectionBacking<[Element]>
+    /// For a list an `AnyRealmValue` property holds: writes the property's whole value again after
+    /// a change (AnyRealmValue.swift).
+    var nestedWriteBack: (() -> Void)?
 
     public init() { backing = .unmanaged([]) }
 
@@ -33,6 +36,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
             }
         }
         set {
+            defer { nestedWriteBack?() }
             backing.modify(unmanaged: { $0[position] = newValue },
                            managed: { state, index in state.realm.listSet(state, index, newValue._atollStored(), at: position) })
         }
@@ -50,6 +54,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     }
 
     public func insert(_ element: Element, at position: Int) {
+        defer { nestedWriteBack?() }
         backing.modify(unmanaged: { $0.insert(element, at: position) },
                        managed: { state, index in state.realm.listInsert(state, index, element._atollStored(), at: position) })
     }
@@ -57,16 +62,21 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     @discardableResult
     public func remove(at position: Int) -> Element {
         let element = self[position]
+        defer { nestedWriteBack?() }
         backing.modify(unmanaged: { $0.remove(at: position) }, managed: { state, index in state.realm.listRemove(state, index, at: position) })
         return element
     }
 
-    public func removeAll() { backing.removeAll() }
+    public func removeAll() {
+        backing.removeAll()
+        nestedWriteBack?()
+    }
 
     public func removeLast() { remove(at: count - 1) }
     public func removeFirst() { remove(at: 0) }
 
     public func move(from: Int, to: Int) {
+        defer { nestedWriteBack?() }
         backing.modify(unmanaged: { elements in
             let element = elements.remove(at: from)
             elements.insert(element, at: to)

@@ -4,6 +4,9 @@ import Foundation
 /// String keys to values or objects: `@Persisted var scores: Map<String, Int>`.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, CustomStringConvertible {
     var backing: CollectionBacking<[String: Value]>
+    /// For a dictionary an `AnyRealmValue` property holds: writes the property's whole value
+    /// again after a change (AnyRealmValue.swift).
+    var nestedWriteBack: (() -> Void)?
 
     public init() { backing = .unmanaged([:]) }
 
@@ -36,6 +39,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
             }
         }
         set {
+            defer { nestedWriteBack?() }
             backing.modify(unmanaged: { $0[key] = newValue }, managed: { state, index in
                 if let newValue { state.realm.mapSet(state, index, key: key, newValue._atollStored()) }
                 else { state.realm.mapRemove(state, index, key: key) }
@@ -47,7 +51,10 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
 
     public func removeObject(for key: Key) { self[key] = nil }
 
-    public func removeAll() { backing.removeAll() }
+    public func removeAll() {
+        backing.removeAll()
+        nestedWriteBack?()
+    }
 
     public var description: String { "Map<String, \(Value.self)> " + entries.map { "\($0.key): \($0.value)" }.description }
 }

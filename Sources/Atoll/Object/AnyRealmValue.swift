@@ -19,9 +19,11 @@ import Foundation
 ///
 /// A link to an object that is deleted reads as `.none` (it stays unresolved in the store, as
 /// typed links do, and resolves again if an object with its primary key comes back). A list or
-/// dictionary held by a managed `AnyRealmValue` reads as a copy and is written whole: change it by
-/// assigning a new value (`note.payload = .fromArray(...)`); it syncs as one value, the last write
-/// winning. Embedded objects and sets cannot be held.
+/// dictionary read from an `AnyRealmValue` property can be edited in place in a write
+/// (`note.payload.listValue?.append(.int(1))`): each edit writes the property's whole value again,
+/// and it syncs as one value, the last write winning. It is a snapshot of when the property was
+/// read (read the property again to see others' changes); one held inside a `List<AnyRealmValue>`
+/// element is a copy. Embedded objects and sets cannot be held.
 public enum AnyRealmValue: Hashable {
     case none
     case int(Int)
@@ -130,7 +132,25 @@ extension AnyRealmValue: RealmCollectionValue, _Persistable {
     public static func _atollDefault() -> AnyRealmValue { .none }
 
     public static func _atollGet(_ object: _ManagedObjectState, _ index: Int) -> AnyRealmValue {
-        _atollFromStored(object.stored(at: index)) ?? .none
+        let value = _atollFromStored(object.stored(at: index)) ?? .none
+        // A nested list or dictionary read from the property writes the property's whole value
+        // back when it (or one nested in it) changes, so editing it in place works as in Realm.
+        value.attachWriteBack { object.setStored(value._atollStored(), at: index) }
+        return value
+    }
+
+    /// Makes every list and dictionary in this value call `write` after a change.
+    func attachWriteBack(_ write: @escaping () -> Void) {
+        switch self {
+        case .list(let list):
+            list.nestedWriteBack = write
+            for element in list.elements { element.attachWriteBack(write) }
+        case .dictionary(let map):
+            map.nestedWriteBack = write
+            for entry in map.entries { entry.value.attachWriteBack(write) }
+        default:
+            break
+        }
     }
 
     public static func _atollSet(_ value: AnyRealmValue, _ object: _ManagedObjectState, _ index: Int) {
