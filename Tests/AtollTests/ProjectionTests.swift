@@ -83,6 +83,10 @@ final class PJPersonProjection: Projection<PJPerson> {
         #expect(viaResults != all.filter("firstName == 'Arya'").first)
         #expect(all.index(of: PJPersonProjection(projecting: jon)) != nil)
         #expect(Set(all).count == 3)
+        // Generic code over RealmCollection takes results of projections too.
+        func oldest<C: RealmCollection>(_ people: C) -> C.Element? { people.sorted(byKeyPath: "age", ascending: false).first }
+        #expect(oldest(all)?.firstName == "Jon")
+        #expect(AnyRealmCollection(all).filter("age < 15").first?.firstName == "Arya")
     }
 
     @Test func frozenProjectionsAndResultsReadFromAnotherThread() throws {
