@@ -25,6 +25,28 @@ actor DogStore {
     func close() { realm = nil }
 }
 
+/// Realm's documented actor pattern, in Swift 6 mode (ActorStoreApp has it in Swift 5 mode):
+/// the realm opened in the actor's initializer and written with `asyncWrite` in its methods.
+/// Swift 6.3 crashed compiling this ("Invalid bitcast") while `Realm(configuration:actor:)` took a
+/// generic isolated parameter.
+actor TodoStore {
+    var realm: Realm!
+
+    init(configuration: Realm.Configuration) async throws {
+        realm = try await Realm(configuration: configuration, actor: self)
+    }
+
+    func add(_ name: String) async throws {
+        try await realm.asyncWrite {
+            realm.add(Dog(value: ["name": name]))
+        }
+    }
+
+    func count() -> Int { realm.objects(Dog.self).count }
+
+    func close() { realm = nil }
+}
+
 /// Confinement of realms to threads and actors, passing data across with references and frozen
 /// snapshots, and snapshot isolation between realm instances.
 @Suite struct ThreadingTests {
@@ -256,6 +278,15 @@ actor DogStore {
             #expect(realm.objects(Dog.self).count == 1)
         }
         t.expectAllRealmsClosed()
+    }
+
+    @Test func anActorOpensItsRealmInItsInitializer() async throws {
+        let t = try TestRealm()
+        let store = try await TodoStore(configuration: t.configuration)
+        try await store.add("Rex")
+        try await store.add("Fido")
+        #expect(await store.count() == 2)
+        await store.close()
     }
 
     @MainActor @Test func mainActorRealmWritesAndObserves() async throws {

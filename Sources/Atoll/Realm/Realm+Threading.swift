@@ -37,7 +37,7 @@ extension Realm {
     /// }
     /// ```
     public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
-                                      _ isolation: isolated A = #isolation) async throws {
+                                      _isolation isolation: isolated (any Actor)? = #isolation) async throws {
         try self.init(configuration: configuration, confinement: .actor(actor))
     }
 
@@ -91,8 +91,13 @@ extension Realm {
     }
 
     /// Runs `block` in a write transaction on the realm's actor.
+    ///
+    /// The isolation parameter comes first and is not optional, as realm-swift declares it: with
+    /// it last and optional, Swift 6.3 crashes compiling `try await realm.asyncWrite { realm… }`
+    /// inside an actor of the app's (ActorStoreApp keeps that pattern compiling).
     @discardableResult
-    public func asyncWrite<Result>(_ block: () throws -> Result, _ isolation: isolated (any Actor)? = #isolation) async throws -> Result {
+    public func asyncWrite<Result>(_isolation actor: isolated any Actor = #isolation,
+                                   _ block: () throws -> Result) async throws -> Result {
         try write(block)
     }
 
