@@ -100,8 +100,8 @@ extension CollectionBacking {
     }
 }
 
-/// What `List`, `MutableSet` and maps of objects share: their queries and aggregates run on the
-/// live results of their objects.
+/// What maps of objects have: their queries and aggregates run on the live results of their
+/// objects (`List` and `MutableSet` have ``_ManagedCollectionQueries``).
 public protocol _ObjectCollectionQueries {
     associatedtype _QueriedObject: ObjectBase
     /// The collection's objects as live results.
@@ -145,115 +145,87 @@ extension _ObjectCollectionQueries {
     }
 }
 
-extension _ObjectCollectionQueries where Self: RealmCollection, Element == _QueriedObject {
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        _filtered(predicateFormat, args).first.flatMap { index(of: $0) }
-    }
-}
-
-extension List: _ObjectCollectionQueries where Element: ObjectBase {
-    public var _queryResults: Results<Element> { results }
-}
-
-extension MutableSet: _ObjectCollectionQueries where Element: ObjectBase {
-    public var _queryResults: Results<Element> { results }
-}
 
 /// `List` and `MutableSet` as `RealmCollection`s, of objects and of values alike: each query runs
 /// on the collection's live results (`CollectionBacking.anyResults`).
-protocol _ManagedCollectionQueries: RealmCollection {
-    var anyResults: Results<Element> { get }
-    init()
-    var backing: CollectionBacking<[Element]> { get set }
+public protocol _ManagedCollectionQueries: RealmCollection {
+    /// The collection as live results of its objects or values.
+    var _anyResults: Results<Element> { get }
 }
 
 extension _ManagedCollectionQueries {
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
+
     func queried(_ predicateFormat: String, _ args: [Any]) -> Results<Element> {
         do {
-            return try anyResults.filter(query: predicateFormat, arguments: args)
+            return try _anyResults.filter(query: predicateFormat, arguments: args)
         } catch {
             preconditionFailure("\(error)")
         }
     }
 
-    func frozenCopy() -> Self {
-        var copy = Self()
-        copy.backing = backing.frozen()
-        return copy
+    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        queried(predicateFormat, args).first.flatMap { index(of: $0) }
+    }
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { queried(predicateFormat, args) }
+    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { _anyResults.where(isIncluded) }
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        _anyResults.sorted(byKeyPath: keyPath, ascending: ascending)
+    }
+    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+        _anyResults.sorted(by: sortDescriptors)
+    }
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { _anyResults.distinct(by: keyPaths) }
+    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { _anyResults.min(ofProperty: property) }
+    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { _anyResults.max(ofProperty: property) }
+    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { _anyResults.sum(ofProperty: property) }
+    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
+        _anyResults.average(ofProperty: property)
     }
 
-    func thawedCopy() -> Self? {
+    /// Calls `block` with the collection at once and after every change of it (see `Results.observe`).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+        _anyResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
+    }
+}
+
+extension _ManagedCollectionQueries where Element: ObjectBase {
+    public func sorted<V>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
+        _anyResults.sorted(by: keyPath, ascending: ascending)
+    }
+}
+
+extension List: _ManagedCollectionQueries {
+    public var _anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "lists") }
+
+    public func freeze() -> List<Element> {
+        let list = List()
+        list.backing = backing.frozen()
+        return list
+    }
+
+    public func thaw() -> List<Element>? {
         guard let thawed = backing.thawed() else { return nil }
-        var copy = Self()
-        copy.backing = thawed
-        return copy
+        let list = List()
+        list.backing = thawed
+        return list
     }
 }
 
-extension List: RealmCollection, _ManagedCollectionQueries {
-    var anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "lists") }
+extension MutableSet: _ManagedCollectionQueries {
+    public var _anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "sets") }
 
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        queried(predicateFormat, args).first.flatMap { index(of: $0) }
-    }
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { queried(predicateFormat, args) }
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { anyResults.where(isIncluded) }
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        anyResults.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        anyResults.sorted(by: sortDescriptors)
-    }
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { anyResults.distinct(by: keyPaths) }
-    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.min(ofProperty: property) }
-    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.max(ofProperty: property) }
-    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { anyResults.sum(ofProperty: property) }
-    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        anyResults.average(ofProperty: property)
+    public func freeze() -> MutableSet<Element> {
+        let set = MutableSet()
+        set.backing = backing.frozen()
+        return set
     }
 
-    /// Calls `block` with the list at once and after every change of it (see `Results.observe`).
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        anyResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
+    public func thaw() -> MutableSet<Element>? {
+        guard let thawed = backing.thawed() else { return nil }
+        let set = MutableSet()
+        set.backing = thawed
+        return set
     }
-
-    public func freeze() -> List<Element> { frozenCopy() }
-    public func thaw() -> List<Element>? { thawedCopy() }
-}
-
-extension MutableSet: RealmCollection, _ManagedCollectionQueries {
-    var anyResults: Results<Element> { backing.anyResults(of: Element.self, noun: "sets") }
-
-    public var isFrozen: Bool { realm?.isFrozen ?? false }
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        queried(predicateFormat, args).first.flatMap { index(of: $0) }
-    }
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { queried(predicateFormat, args) }
-    public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { anyResults.where(isIncluded) }
-    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-        anyResults.sorted(byKeyPath: keyPath, ascending: ascending)
-    }
-    public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-        anyResults.sorted(by: sortDescriptors)
-    }
-    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String { anyResults.distinct(by: keyPaths) }
-    public func min<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.min(ofProperty: property) }
-    public func max<T: _PersistableScalar>(ofProperty property: String) -> T? { anyResults.max(ofProperty: property) }
-    public func sum<T: _PersistableScalar & AdditiveArithmetic>(ofProperty property: String) -> T { anyResults.sum(ofProperty: property) }
-    public func average<T: _PersistableScalar & BinaryFloatingPoint>(ofProperty property: String) -> T? {
-        anyResults.average(ofProperty: property)
-    }
-
-    /// Calls `block` with the set at once and after every change of it (see `Results.observe`).
-    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        anyResults.observe(keyPaths: keyPaths, on: queue) { change in block(change.map { $0.isFrozen ? self.freeze() : self }) }
-    }
-
-    public func freeze() -> MutableSet<Element> { frozenCopy() }
-    public func thaw() -> MutableSet<Element>? { thawedCopy() }
 }

@@ -45,15 +45,6 @@ public protocol _ValueCollectionQueries {
 }
 
 extension _ValueCollectionQueries {
-    /// The values matching a query on `self` (`"self BEGINSWITH 'a'"`).
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<_QueriedValue> {
-        do {
-            return try _valueResults.filter(query: predicateFormat, arguments: args)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-    }
-
     /// The values in ascending (or descending) order.
     public func sorted(ascending: Bool = true) -> Results<_QueriedValue> {
         _valueResults.with(_valueResults.core.expression.sorted(by: QueryKeyPath("self"), ascending: ascending))
@@ -62,17 +53,6 @@ extension _ValueCollectionQueries {
     /// Each value once, in the order first seen.
     public func distinct() -> Results<_QueriedValue> {
         _valueResults.with(_valueResults.core.expression.distinct(by: [QueryKeyPath("self")]))
-    }
-
-    /// The position in this collection of the first value matching a query, or `nil`.
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let matching: Results<_QueriedValue>
-        do {
-            matching = try _valueResults.filter(query: predicateFormat, arguments: args)
-        } catch {
-            preconditionFailure("\(error)")
-        }
-        return matching.core.rows().first.map { Int($0.row) }
     }
 }
 
@@ -135,6 +115,15 @@ extension Map: _ValueCollectionQueries where Value: _QueryableValue {
     /// The map's values (in key order) as live results.
     public var _valueResults: Results<Value> { backing.valueResults(of: Value.self, noun: "maps") }
     public var _allValues: [Value] { entries.map(\.value) }
+
+    /// The values matching a query on `self` (`"self > 2"`), in key order.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
+        do {
+            return try _valueResults.filter(query: predicateFormat, arguments: args)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
 }
 
 extension Map where Value: _PersistableScalar {
