@@ -30,6 +30,27 @@ final class FloatKey: Object {
         try #require(throws: Realm.Error.self) { _ = try Realm(configuration: configuration) }
     }
 
+    @Test func everyAtollErrorReadsAsItsMessageThroughLocalizedDescription() {
+        let errors: [(any Error, String)] = [
+            (AppError(.invalidPassword, "invalid username/password"), "invalid username/password"),
+            (Realm.Error(.fileNotFound, "no file at /x"), "no file at /x"),
+            (SyncError(.clientSessionError, "the server went away"), "the server went away"),
+        ]
+        for (error, message) in errors {
+            #expect(error.localizedDescription == message)
+            #expect((error as NSError).localizedDescription == message)
+        }
+        #expect((AppError(.userNotFound, "x") as NSError).domain == "io.realm.app")
+        #expect((AppError(.userNotFound, "x") as NSError).code == AppError.Code.userNotFound.rawValue)
+        do {
+            _ = try QueryExpression.parse("name == ")
+            Issue.record("the query parsed")
+        } catch {
+            #expect(error.localizedDescription.contains("line 1, column"))
+            #expect(!error.localizedDescription.contains("operation could not be completed"))
+        }
+    }
+
     @Test func errorsAreMatchableByCodeInCatch() throws {
         let t = try TestRealm(objectTypes: [Dog.self])
         let realm = try t.open()

@@ -40,7 +40,6 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 
     public var description: String { "App error \(code) (\(code.rawValue)): \(message)" }
-    public var localizedDescription: String { message }
 
     public static func == (a: AppError, b: AppError) -> Bool {
         a.code == b.code && a.message == b.message && a.httpStatusCode == b.httpStatusCode
@@ -61,4 +60,19 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         default: .unknown
         }
     }
+}
+
+/// `error.localizedDescription` is the message (through `any Error` too, which goes through
+/// `NSError`), under realm-swift's app error domain.
+extension AppError: CustomNSError, LocalizedError {
+    public static var errorDomain: String { "io.realm.app" }
+    public var errorCode: Int { code.rawValue }
+    /// The message under `NSLocalizedDescriptionKey`: Linux's Foundation reads the description of
+    /// a bridged `CustomNSError` from there, not from `errorDescription`.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: message]
+        if let underlying { info[NSUnderlyingErrorKey] = underlying as NSError }
+        return info
+    }
+    public var errorDescription: String? { message }
 }

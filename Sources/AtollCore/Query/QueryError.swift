@@ -1,3 +1,5 @@
+import Foundation
+
 /// A query that could not be parsed or bound, with what is wrong and where.
 ///
 /// ```swift
@@ -43,4 +45,9 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         range.isKnown ? message + " at " + range.description : message
     }
+}
+
+/// `error.localizedDescription` is the message with where it is in the query.
+extension QueryError: LocalizedError {
+    public var errorDescription: String? { description }
 }
