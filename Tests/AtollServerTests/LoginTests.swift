@@ -51,7 +51,19 @@ struct LoginTests {
                 let answer = try await server.http.emailLogin(email: email, password: password)
                 #expect(answer.status == 401)
                 #expect(answer.errorCode == "InvalidCredentials")
+                #expect(answer.text.contains("invalid username/password"))
                 #expect(!answer.text.contains(password))
+            }
+        }
+    }
+
+    @Test func anyNonEmptyUserNameRegistersAndLogsIn() async throws {
+        try await withServer { server in
+            for name in ["frodo", "Bilbo Baggins", "+44 20 7946 0000", "ринг"] {
+                let registered = try await server.http.register(email: name, password: "secret1")
+                let login = try await server.http.emailLogin(email: name, password: "secret1")
+                #expect(registered.status == 201, "\(name)")
+                #expect(login.status == 200, "\(name)")
             }
         }
     }
@@ -62,6 +74,7 @@ struct LoginTests {
             let second = try await server.http.register(email: "MERRY@shire.example", password: "other-password")
             #expect(second.status == 409)
             #expect(second.errorCode == "AccountNameInUse")
+            #expect(second.text.contains("name already in use"))
         }
     }
 
@@ -90,8 +103,9 @@ struct LoginTests {
             let login = try await server.http.send(
                 "POST", HTTP.loginPath(app: "tasks", provider: "local-userpass"), body: "{\"username\": \"x@y.z\"}")
             #expect(login.errorCode == "BadRequest")
-            let badEmail = try await server.http.register(email: "no-at-sign", password: "secret1")
-            #expect(badEmail.errorCode == "BadRequest")
+            for name in ["", "   ", String(repeating: "n", count: 255)] {
+                #expect(try await server.http.register(email: name, password: "secret1").errorCode == "BadRequest")
+            }
             #expect(try await server.http.send("GET", "/health").status == 200)
             #expect(try await server.http.anonymousLogin().user_id.count == 24)
         }

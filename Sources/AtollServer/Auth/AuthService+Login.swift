@@ -85,7 +85,7 @@ extension AuthService {
                 appID: appID, providerType: provider.rawValue, identityID: Self.normalizedEmail(username))
             // An unknown account is checked against a decoy: it costs the same time as a known one.
             let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? decoyHash)
-            guard let user, user.passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "wrong email or password") }
+            guard let user, user.passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "invalid username/password") }
             return user
 
         case .apiKey:
@@ -128,18 +128,21 @@ extension AuthService {
 
     // MARK: Registration
 
-    /// Registers an email/password user of `appID`.
-    /// - Throws: `ServerError`: `.accountNameInUse`, `.invalidPassword` (fewer than 6 or more than 128
-    ///   characters), `.badRequest` for an email without `@`, `.authProviderDisabled`, `.appNotFound`.
+    /// Registers an email/password user of `appID`. As in App Services, the "email" is the user's
+    /// name: any non-empty text (at most 254 bytes), compared without case and surrounding spaces;
+    /// it need not look like an address.
+    /// - Throws: `ServerError`: `.accountNameInUse` ("name already in use"), `.invalidPassword`
+    ///   (fewer than 6 or more than 128 characters), `.badRequest` for an empty or overlong name,
+    ///   `.authProviderDisabled`, `.appNotFound`.
     public func register(appID: String, email: String, password: String) async throws {
         let app = try await app(appID)
         guard app.accepts(.emailPassword) else {
             throw ServerError(.authProviderDisabled, "the local-userpass provider is off for this app")
         }
         let email = Self.normalizedEmail(email)
-        guard email.count <= 254, let at = email.firstIndex(of: "@"), at != email.startIndex,
-            email.index(after: at) != email.endIndex
-        else { throw ServerError(.badRequest, "\"email\" is not an email address") }
+        guard !email.isEmpty, email.utf8.count <= 254 else {
+            throw ServerError(.badRequest, "a user name has 1 to 254 bytes")
+        }
         guard (6...128).contains(password.count) else {
             throw ServerError(.invalidPassword, "a password has 6 to 128 characters")
         }
@@ -151,7 +154,7 @@ extension AuthService {
         do {
             try await store.createUser(user)
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {
-            throw ServerError(.accountNameInUse, "an account with this email exists")
+            throw ServerError(.accountNameInUse, "name already in use")
         }
     }
 

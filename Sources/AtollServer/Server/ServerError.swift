@@ -5,7 +5,7 @@ import Hummingbird
 /// (docs/protocol.md §1).
 ///
 /// ```swift
-/// throw ServerError(.invalidCredentials, "wrong email or password")
+/// throw ServerError(.invalidCredentials, "invalid username/password")
 /// ```
 public struct ServerError: Error, Sendable, CustomStringConvertible {
     /// The `error_code` values of the HTTP API.
