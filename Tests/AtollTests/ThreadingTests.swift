@@ -44,6 +44,12 @@ actor TodoStore {
 
     func count() -> Int { realm.objects(Dog.self).count }
 
+    /// Catches up with writes made through another realm of the file.
+    func refreshedCount() async -> (refreshed: Bool, count: Int) {
+        let refreshed = await realm.asyncRefresh()
+        return (refreshed, realm.objects(Dog.self).count)
+    }
+
     func close() { realm = nil }
 }
 
@@ -286,6 +292,10 @@ actor TodoStore {
         try await store.add("Rex")
         try await store.add("Fido")
         #expect(await store.count() == 2)
+        let other = try Realm(configuration: t.configuration)
+        try other.write { other.add(Dog(value: ["name": "Rover"])) }
+        let after = await store.refreshedCount()
+        #expect(after.refreshed && after.count == 3)
         await store.close()
     }
 

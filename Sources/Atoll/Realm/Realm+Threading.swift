@@ -101,6 +101,13 @@ extension Realm {
         try write(block)
     }
 
+    /// Moves the realm to the newest version on its actor, delivering the notifications of what
+    /// changed; `true` when there was a newer version.
+    @discardableResult
+    public func asyncRefresh(_isolation actor: isolated any Actor = #isolation) async -> Bool {
+        refresh()
+    }
+
     /// Realm-level change notifications.
     public enum Notification: String, Sendable {
         case didChange = "RLMRealmDidChangeNotification"
