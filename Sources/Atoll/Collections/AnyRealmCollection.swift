@@ -86,6 +86,7 @@ class AnyRealmCollectionBox<Element: RealmCollectionValue> {
     }
     func freeze() -> AnyRealmCollectionBox<Element> { fatalError("abstract") }
     func thaw() -> AnyRealmCollectionBox<Element>? { fatalError("abstract") }
+    var handover: _Handover { fatalError("abstract") }
 }
 
 final class RealmCollectionBox<Base: RealmCollection>: AnyRealmCollectionBox<Base.Element> {
@@ -124,4 +125,7 @@ final class RealmCollectionBox<Base: RealmCollection>: AnyRealmCollectionBox<Bas
     }
     override func freeze() -> AnyRealmCollectionBox<Base.Element> { RealmCollectionBox(base.freeze()) }
     override func thaw() -> AnyRealmCollectionBox<Base.Element>? { base.thaw().map { RealmCollectionBox($0) } }
+    override var handover: _Handover {
+        base._handover.map { ($0 as? Base).map { AnyRealmCollection(box: RealmCollectionBox($0)) } }
+    }
 }

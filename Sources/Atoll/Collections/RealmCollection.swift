@@ -12,7 +12,7 @@ import Foundation
 /// Collections of values (`List<Int>`, `Results<String>`) are `RealmCollection`s too; their
 /// queries are on `self` (`filter("self > 1")`), and key-path sorts and aggregates of properties
 /// stop the program with Realm's message, as realm-swift's throw.
-public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible where Index == Int, Element: RealmCollectionValue {
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, ThreadConfined where Index == Int, Element: RealmCollectionValue {
     associatedtype Element
 
     /// The realm of the collection, `nil` when unmanaged.

@@ -41,6 +41,25 @@ extension Realm {
         try self.init(configuration: configuration, confinement: .actor(actor))
     }
 
+    /// Opens a realm confined to the serial dispatch queue `queue`: use it, and what it hands
+    /// out, only in blocks running on that queue, where its notifications are delivered too.
+    /// With `nil`, the realm belongs to the current thread.
+    ///
+    /// ```swift
+    /// let queue = DispatchQueue(label: "db")
+    /// queue.async {
+    ///     let realm = try! Realm(configuration: config, queue: queue)
+    ///     token = realm.objects(Dog.self).observe { change in … }   // called on `queue`
+    /// }
+    /// ```
+    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue?) throws {
+        if let queue {
+            try self.init(configuration: configuration, confinement: .queue(queue, .of(queue)))
+        } else {
+            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
+        }
+    }
+
     /// Opens a realm on the current actor (or thread) asynchronously.
     public static func open(configuration: Configuration = .defaultConfiguration,
                             _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
@@ -82,7 +101,7 @@ extension Realm {
                         }
                         return box.strong!
                     }
-                    return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+                    return try Realm(configuration: configuration, confinement: .queue(callbackQueue, .of(callbackQueue)))
                 }
                 callback(Result { try open() })
             }
@@ -95,10 +114,18 @@ extension Realm {
     /// The isolation parameter comes first and is not optional, as realm-swift declares it: with
     /// it last and optional, Swift 6.3 crashes compiling `try await realm.asyncWrite { realm… }`
     /// inside an actor of the app's (ActorStoreApp keeps that pattern compiling).
+    /// While another realm of this process writes, the caller suspends instead of blocking its
+    /// thread on the write lock.
     @discardableResult
     public func asyncWrite<Result>(_isolation actor: isolated any Actor = #isolation,
                                    _ block: () throws -> Result) async throws -> Result {
-        try write(block)
+        if coordinator.writers.load(ordering: .sequentiallyConsistent) > 0 {
+            let coordinator = self.coordinator
+            await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+                coordinator.whenWritersIdle { resumed.resume() }
+            }
+        }
+        return try write(block)
     }
 
     /// Moves the realm to the newest version on its actor, delivering the notifications of what
@@ -148,8 +175,6 @@ extension ObjectBase {
     }
 }
 
-/// A handle on an asynchronous open.
-
 final class RealmNotifier: Notifier {
     let block: (Realm.Notification, Realm) -> Void
 
@@ -160,57 +185,5 @@ final class RealmNotifier: Notifier {
     override func deliver(_ summary: ChangeSummary, in realm: Realm) {
         guard !summary.isEmpty else { return }
         block(.didChange, realm)
-    }
-}
-
-/// Passes a managed object, results or list to another thread: resolve it there with
-/// `realm.resolve(_:)`.
-///
-/// ```swift
-/// let ref = ThreadSafeReference(to: dog)
-/// DispatchQueue.global().async {
-///     let realm = try! Realm(configuration: config)
-///     let dog = realm.resolve(ref)
-/// }
-/// ```
-public final class ThreadSafeReference<Confined>: @unchecked Sendable {
-    enum Target {
-        case object(type: String, row: Int64)
-        case results(QueryExpression, type: String)
-    }
-
-    let target: Target
-    let version: Int64
-
-    public init(to object: Confined) where Confined: ObjectBase {
-        guard let state = object._managedState else {
-            preconditionFailure("Cannot construct reference to unmanaged object, which can be passed across threads directly")
-        }
-        target = .object(type: state.table.name, row: state.row)
-        version = state.realm.snapshotVersion
-    }
-
-    public init<E>(to results: Results<E>) where Confined == Results<E> {
-        target = .results(results.core.expression, type: results.core.table?.name ?? "")
-        version = results.core.realm.snapshotVersion
-    }
-}
-
-extension Realm {
-    /// The object a reference names, in this realm, or `nil` if it was deleted.
-    public func resolve<T: ObjectBase>(_ reference: ThreadSafeReference<T>) -> T? {
-        verifyThread()
-        if snapshotVersion < reference.version { refresh() }
-        guard case .object(let type, let row) = reference.target, let table = coordinator.table(named: type) else { return nil }
-        guard (try? store.exists(table, row)) == true else { return nil }
-        return materialize(table, row: row) as? T
-    }
-
-    /// The results a reference names, evaluated in this realm.
-    public func resolve<E: ObjectBase>(_ reference: ThreadSafeReference<Results<E>>) -> Results<E>? {
-        verifyThread()
-        if snapshotVersion < reference.version { refresh() }
-        guard case .results(let expression, let type) = reference.target else { return nil }
-        return Results(realm: self, objectType: type, expression: expression)
     }
 }

@@ -126,7 +126,7 @@ extension Realm {
             throw Error(.fileAccess, "the write transaction could not be committed: \(error)", underlying: error as? any Swift.Error & Sendable)
         }
         self.transaction = nil
-        defer { coordinator.writers.subtract(1, ordering: .sequentiallyConsistent) }  // after didCommit published the version
+        defer { coordinator.writerFinished() }  // after didCommit published the version
         try finishWrite(version: version)
         coordinator.didCommit(version: version, by: self)
         if let sync = configuration.syncConfiguration, !transaction.instructions.isEmpty {
@@ -134,6 +134,7 @@ extension Realm {
         }
         notifiers.skip(tokens)
         deliverNotifications(from: old)
+        asyncWritesMayContinue()
     }
 
     /// Discards every change of the open write transaction.
@@ -142,30 +143,16 @@ extension Realm {
         guard transaction != nil else { return }
         try? connection.rollback()
         transaction = nil
-        coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+        coordinator.writerFinished()
         try? finishWrite(version: nil)
+        asyncWritesMayContinue()
     }
-
-    /// Writes `block` asynchronously on this realm's thread or actor; `onComplete` gets the error if any.
-    @discardableResult
-    public func writeAsync(_ block: @escaping () -> Void, onComplete: ((Swift.Error?) -> Void)? = nil) -> Int {
-        do {
-            try write(block)
-            onComplete?(nil)
-        } catch {
-            onComplete?(error)
-        }
-        return 0
-    }
-
-    /// Whether an asynchronous write is pending (writes run at once here, so never).
-    public var isPerformingAsynchronousWriteOperations: Bool { false }
 
     // MARK: Plumbing
 
     private func advanceForWrite() throws {
         // Announce the write, then let a realm that is re-pinning its snapshot finish first.
-        coordinator.writers.add(1, ordering: .sequentiallyConsistent)
+        coordinator.writerStarted()
         while coordinator.repinning.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         do {
             try connection.run { _ in
@@ -173,14 +160,14 @@ extension Realm {
                 try connection.beginWrite()
             }
         } catch {
-            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+            coordinator.writerFinished()
             throw Error(.fileAccess, "cannot start a write transaction on \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
         }
         do {
             try reloadVersion()
         } catch {
             try? connection.rollback()
-            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+            coordinator.writerFinished()
             throw error
         }
     }

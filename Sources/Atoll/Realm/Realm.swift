@@ -21,7 +21,28 @@ public final class Realm {
     enum Confinement {
         case thread(pthread_t)
         case actor(any Actor)
+        /// A serial dispatch queue, marked so that its blocks can be told apart.
+        case queue(DispatchQueue, QueueMark)
         case frozen
+    }
+
+    /// Tells a realm's dispatch queue apart from others (`DispatchQueue.getSpecific`).
+    final class QueueMark: @unchecked Sendable {
+        nonisolated(unsafe) static let key = DispatchSpecificKey<QueueMark>()
+
+        /// The queue's mark, set on first use.
+        static func of(_ queue: DispatchQueue) -> QueueMark {
+            lock.withLock {
+                if let mark = queue.getSpecific(key: key) { return mark }
+                let mark = QueueMark()
+                queue.setSpecific(key: key, value: mark)
+                return mark
+            }
+        }
+
+        private static let lock = NSLock()
+
+        var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) === self }
     }
 
     public let configuration: Configuration
@@ -31,7 +52,7 @@ public final class Realm {
     let store: ObjectStore
     let history: HistoryStore
     let confinement: Confinement
-    private let isMainThreadRealm = Thread.isMainThread
+    let isMainThreadRealm = Thread.isMainThread
     /// The version of the snapshot this realm reads.
     private(set) var snapshotVersion: Int64 = 0
     /// Bumped whenever what the snapshot shows may have changed; object caches compare against it.
@@ -41,6 +62,8 @@ public final class Realm {
     private let notified = Atomic<Int64>(0)
     private let refreshPending = Atomic<Bool>(false)
     let notifiers = NotifierList()
+    /// Writes asked for with `writeAsync`/`beginAsyncWrite`, and commit callbacks due.
+    let asyncWrites = AsyncWrites()
     private var resolvedTables: [ObjectIdentifier: TableInfo] = [:]
     /// Whether the realm advances to the newest version on its own when another realm commits.
     public var autorefresh = true
@@ -121,7 +144,7 @@ public final class Realm {
         coordinator.unregister(self)
         if transaction != nil {
             try? connection.rollback()
-            coordinator.writers.subtract(1, ordering: .sequentiallyConsistent)
+            coordinator.writerFinished()
         }
         try? connection.queue.close()
     }
@@ -140,6 +163,10 @@ public final class Realm {
             // Whether an actor's executor runs the caller can only be asserted (the main actor's
             // executor is not the main thread everywhere).
             actor.preconditionIsolated("\(Self.wrongActorMessage) (\(function))")
+        case .queue(_, let mark):
+            if !mark.isCurrent, !connection.isRunning(on: pthread_self()) {
+                preconditionFailure("\(Self.wrongQueueMessage) (\(function))")
+            }
         case .frozen:
             break
         }
@@ -151,10 +178,14 @@ public final class Realm {
         if case .thread(let owner) = confinement, pthread_equal(owner, pthread_self()) == 0 {
             throw Error(.wrongThread, Self.wrongThreadMessage)
         }
+        if case .queue(_, let mark) = confinement, !mark.isCurrent, !connection.isRunning(on: pthread_self()) {
+            throw Error(.wrongThread, Self.wrongQueueMessage)
+        }
         verifyThread()
     }
 
     static let wrongThreadMessage = "Realm accessed from incorrect thread: a Realm is confined to the thread that opened it; open another Realm on this thread or pass a ThreadSafeReference"
+    static let wrongQueueMessage = "Realm accessed from incorrect queue: a Realm opened with a queue is confined to blocks running on that queue"
     static let wrongActorMessage = "Realm accessed from incorrect actor: a Realm opened with an actor is isolated to it; use it from that actor or pass a ThreadSafeReference"
 
     public var isFrozen: Bool {
@@ -270,6 +301,8 @@ public final class Realm {
             }
             // Other threads have no run loop to deliver on: they advance at their next refresh()
             // or write.
+        case .queue(let queue, _):
+            queue.async { box.realm?.autoRefresh() }
         case .frozen:
             break
         }

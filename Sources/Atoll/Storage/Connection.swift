@@ -14,6 +14,9 @@ final class Connection {
     let queue: DatabaseQueue
     /// Set while a closure already runs on the connection's queue, so nested calls reuse it.
     private var current: Database?
+    /// The thread inside `run` while `current` is set (GRDB runs the closure on its own queue,
+    /// on the calling thread).
+    private var currentThread: pthread_t?
 
     /// Set for connections that several threads may use at once (frozen realms): every call, and
     /// the caches of accessors reading through the connection, hold it.
@@ -117,9 +120,17 @@ final class Connection {
         if let db = current { return try body(db) }
         return try queue.inDatabase { db in
             current = db
-            defer { current = nil }
+            currentThread = pthread_self()
+            defer { current = nil; currentThread = nil }
             return try body(db)
         }
+    }
+
+    /// Whether `thread` is inside a `run` call of this connection: a call nested in one that was
+    /// already checked (a realm confined to a queue is checked outside GRDB's queue).
+    func isRunning(on thread: pthread_t) -> Bool {
+        guard let currentThread else { return false }
+        return pthread_equal(currentThread, thread) != 0
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {

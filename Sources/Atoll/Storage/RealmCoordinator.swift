@@ -38,12 +38,41 @@ final class RealmCoordinator: @unchecked Sendable {
     }
 
     /// Realms of this process between starting a write and finishing it (see `Realm.repinSnapshot`).
+    /// Changed only through `writerStarted()` and `writerFinished()`.
     let writers = Atomic<Int>(0)
+    /// Asynchronous writes waiting for this process's writers to finish (see `Realm+AsyncWrite`).
+    private var idleWaiters: [@Sendable () -> Void] = []
     /// Realms re-pinning their snapshot right now; a writer waits for them before it starts.
     let repinning = Atomic<Int>(0)
     /// Counts checkpoints that copied the whole log into the file: a realm whose snapshot is
     /// older than the newest such checkpoint reads through the log until it pins again.
     let checkpointEpoch = Atomic<UInt64>(0)
+
+    func writerStarted() { writers.add(1, ordering: .sequentiallyConsistent) }
+
+    /// A writer of this process committed or cancelled: when it was the last, the asynchronous
+    /// writes that waited for the write lock are scheduled again.
+    func writerFinished() {
+        guard writers.subtract(1, ordering: .sequentiallyConsistent).newValue == 0 else { return }
+        let waiters = lock.withLock { () -> [@Sendable () -> Void] in
+            defer { idleWaiters = [] }
+            return idleWaiters
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    /// Calls `waiter` (on the caller's thread, now) when no writer of this process is under way,
+    /// otherwise once the last one finished (on that writer's thread).
+    func whenWritersIdle(_ waiter: @escaping @Sendable () -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if writers.load(ordering: .sequentiallyConsistent) == 0 { return true }
+            idleWaiters.append(waiter)
+            return false
+        }
+        // A writer lowers the count before it takes the list under the lock, so a waiter added
+        // while the count was above zero is always taken by the writer that brings it to zero.
+        if now { waiter() }
+    }
 
     deinit {
         lock.withLock { checkpointer }?.close()
