@@ -215,6 +215,29 @@ import Testing
         #expect(ann.dogs.count == 1 && realm.objects(Dog.self).count == 2)
     }
 
+    @Test func compactShrinksAnOpenRealmsFileAndKeepsItsObjects() throws {
+        let t = try TestRealm(objectTypes: Self.types)
+        try makeSparseRealm(t)
+        let realm = try t.open()
+        let before = fileSize(t.path)
+        #expect(try realm.compact())
+        #expect(fileSize(t.path) < before * 3 / 5, "the free pages are gone")
+        let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: "Ann"))
+        #expect(ann.dogs.map(\.name) == ["Rex"] && Array(ann.tags) == ["c", "a", "b"])
+
+        // With another realm of the file open (its snapshot keeps the log), both read on.
+        let other = try t.open()
+        #expect(try realm.compact())
+        #expect(other.objects(Dog.self).count == 1)
+        try other.write { other.add(Dog(value: ["name": "Fido"])) }
+        realm.refresh()
+        #expect(realm.objects(Dog.self).count == 2 && ann.dogs.count == 1)
+        realm.beginWrite()
+        #expect(try !realm.compact(), "not inside a write transaction")
+        realm.cancelWrite()
+        #expect(try !realm.freeze().compact())
+    }
+
     @Test func shouldCompactOnLaunchReturningFalseLeavesTheFileAsItIs() throws {
         let t = try TestRealm(objectTypes: Self.types)
         try makeSparseRealm(t)

@@ -148,3 +148,36 @@ extension Realm {
         try RealmFiles.compact(copy)
     }
 }
+
+extension Realm {
+    /// Rewrites the realm's file without its free space, now (where `shouldCompactOnLaunch`
+    /// waits for the first open). Objects, links and the order of collections are kept, and
+    /// other realms of the file read on. Returns whether the file was compacted: `false` for a
+    /// frozen, read-only or in-memory realm, or one inside a write transaction.
+    ///
+    /// ```swift
+    /// try realm.write { realm.delete(realm.objects(LogEntry.self)) }
+    /// try realm.compact()
+    /// ```
+    @discardableResult
+    public func compact() throws -> Bool {
+        try checkThread()
+        guard !isFrozen, !configuration.readOnly, !coordinator.isInMemory, transaction == nil else { return false }
+        // Counted as a writer so that no realm of the process re-pins its snapshot meanwhile.
+        coordinator.writerStarted()
+        defer { coordinator.writerFinished() }
+        let old = snapshotVersion
+        do {
+            try connection.run { _ in try? connection.commit() }
+            try RealmFiles.compact(connection)
+            try finishWrite(version: nil)
+        } catch {
+            try? finishWrite(version: nil)
+            throw Error(.fileAccess, "cannot compact \(coordinator.path): \(error)", path: coordinator.path,
+                        underlying: error as? any Swift.Error & Sendable)
+        }
+        bumpStamp()
+        deliverNotifications(from: old)
+        return true
+    }
+}
