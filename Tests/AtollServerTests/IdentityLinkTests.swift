@@ -1,3 +1,4 @@
+import AtollAdminClient
 import AtollServer
 import AtollTesting
 import Foundation

@@ -10,8 +10,9 @@ import NIOSSL
 actor SyncConnection {
     enum Status: Sendable { case closed, opening, open }
 
-    private(set) var url: String
-    private let appId: String
+    /// Where the connection goes; `move(toBaseURL:)` changes it.
+    var url: String
+    let appId: String
     /// PEM certificates trusted for `wss://` besides the system's roots.
     private let trustedRootCertificates: [String]
     private let logger: Logging.Logger

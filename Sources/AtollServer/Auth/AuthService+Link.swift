@@ -119,10 +119,10 @@ extension AuthService {
 
     /// The server API keys of `appID`, with the id of the user each logs in as.
     public func serverAPIKeys(appID: String) async throws -> [(key: StoredAPIKey, userID: String)] {
-        var keys: [(StoredAPIKey, String)] = []
+        var keys: [(key: StoredAPIKey, userID: String)] = []
         for user in try await store.users(appID: appID) where user.identities.contains(where: { $0.providerType == AuthProvider.apiKey.rawValue }) {
             for key in try await store.apiKeys(userID: user.id) where user.identities.contains(where: { $0.id == key.id }) {
-                keys.append((key, user.id))
+                keys.append((key: key, userID: user.id))
             }
         }
         return keys
