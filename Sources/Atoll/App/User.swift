@@ -138,12 +138,6 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         setLoggedOut(removing: true)
     }
 
-    public func remove(_ completion: @escaping @Sendable (Swift.Error?) -> Void) {
-        _Concurrency.Task {
-            do { try await remove(); completion(nil) } catch { completion(error) }
-        }
-    }
-
     /// Deletes the user on the server, then removes it from this device.
     public func delete() async throws {
         _ = try await authorized("DELETE", "/api/client/v1/auth/delete")

@@ -29,7 +29,7 @@ extension AuthRoutes {
         client.get("app/:app/location") { request, context in
             let app = try await auth.app(try context.parameters.require("app"))
             let scheme = request.head.scheme ?? "http"
-            let host = request.head.authority ?? request.headers[.host] ?? ""
+            let host = request.head.authority ?? ""
             let hostname = "\(scheme)://\(host)"
             let wsScheme = scheme == "https" ? "wss" : "ws"
             return try JSONBody.response(Location(
