@@ -89,6 +89,9 @@ let package = Package(
                 // FaultProxy: a TCP proxy that injects faults between clients and a server.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // TestIdentityProvider: ID tokens signed with keys the tests make.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

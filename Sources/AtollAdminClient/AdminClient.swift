@@ -150,7 +150,7 @@ public struct AdminClient: Sendable {
                           body: ["type": .string(type), "property": .string(property), "newType": .string(newType)], as: Realms.self).realms
     }
 
-    private func request<T: Decodable>(_ method: String, _ path: String, body: [String: JSONValue]? = nil,
+    func request<T: Decodable>(_ method: String, _ path: String, body: [String: JSONValue]? = nil,
                                        as type: T.Type) async throws -> T {
         let data = try await request(method, path, body: body)
         do {
@@ -163,7 +163,7 @@ public struct AdminClient: Sendable {
     }
 
     @discardableResult
-    private func request(_ method: String, _ path: String, body: [String: JSONValue]? = nil) async throws -> Data {
+    func request(_ method: String, _ path: String, body: [String: JSONValue]? = nil) async throws -> Data {
         var request = URLRequest(url: server.appendingPathComponent("api/admin/v1/\(path)"))
         request.httpMethod = method
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")

@@ -159,6 +159,18 @@ public final class SyncTestServer: Sendable {
         running.withLock { $0 = restarted }
     }
 
+    /// Stops the server and starts it again on the same data folder on another (free) port: the
+    /// same deployment at another address. Returns the new address; ``baseURL`` and
+    /// ``app(device:)`` keep the old one.
+    public func restartOnAnotherPort() async throws -> String {
+        try await stop()
+        var configuration = configuration
+        configuration.port = 0
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall).start()
+        running.withLock { $0 = restarted }
+        return restarted.baseURL.absoluteString
+    }
+
     /// Logs out every user of the apps it made (which stops their sync sessions), stops the
     /// server and removes every file of the test.
     public func tearDown() async throws {

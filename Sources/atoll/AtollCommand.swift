@@ -7,8 +7,9 @@ import Foundation
 struct AtollCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "atoll",
-        abstract: "Operate an Atoll sync server: apps, users, sessions, sync, backups, recovery, retention, schema.",
-        subcommands: [Apps.self, Users.self, Sessions.self, Sync.self, Backups.self, Recovery.self, Retention.self, Schema.self])
+        abstract: "Operate an Atoll sync server: apps, users, sessions, sync, backups, recovery, retention, schema, API keys.",
+        subcommands: [Apps.self, Users.self, Sessions.self, Sync.self, Backups.self, Recovery.self, Retention.self, Schema.self,
+                      APIKeys.self])
 }
 
 /// Where the server is and how to prove being its operator.

@@ -59,16 +59,4 @@ public struct APIKeyAuth: Sendable {
     public func disableAPIKey(_ objectId: ObjectId) async throws {
         _ = try await user.withRefreshToken("PUT", "/api/client/v1/auth/api_keys/\(objectId.stringValue)/disable")
     }
-
-    public func createAPIKey(named name: String, completion: @escaping @Sendable (UserAPIKey?, Swift.Error?) -> Void) {
-        _Concurrency.Task {
-            do { completion(try await createAPIKey(named: name), nil) } catch { completion(nil, error) }
-        }
-    }
-
-    public func fetchAPIKeys(_ completion: @escaping @Sendable ([UserAPIKey]?, Swift.Error?) -> Void) {
-        _Concurrency.Task {
-            do { completion(try await fetchAPIKeys(), nil) } catch { completion(nil, error) }
-        }
-    }
 }

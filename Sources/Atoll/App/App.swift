@@ -43,7 +43,7 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
 
     public static func == (lhs: App, rhs: App) -> Bool { lhs.core === rhs.core }
 
-    public var description: String { "App(\(appId) at \(configuration.resolvedBaseURL))" }
+    public var description: String { "App(\(appId) at \(baseUrl))" }
 
     // MARK: Users
 
@@ -165,7 +165,7 @@ final class AppCore: @unchecked Sendable {
 
     func login(_ credentials: Credentials) async throws -> User {
         if case .anonymous = credentials,
-           let anonymous = lock.withLock({ users.values.first { $0.state == .loggedIn && $0.provider == "anon-user" } }) {
+           let anonymous = lock.withLock({ users.values.first { $0.state == .loggedIn && $0.isAnonymous } }) {
             makeCurrent(anonymous)
             return anonymous
         }

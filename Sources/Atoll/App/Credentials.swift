@@ -4,32 +4,49 @@ import Foundation
 ///
 /// ```swift
 /// let user = try await app.login(credentials: .emailPassword(email: "frodo@shire.me", password: "ring-bearer"))
+/// let appleUser = try await app.login(credentials: .apple(idToken: identityToken))
 /// ```
 public enum Credentials: Sendable, Equatable {
+    /// A Facebook access token: refused by the server (checking it needs Facebook's servers).
+    case facebook(accessToken: String)
+    /// A Google server auth code: refused by the server (it needs Google's servers); use `googleId`.
+    case google(serverAuthCode: String)
+    /// A Google ID token, checked by the server against the app's configured Google keys.
+    case googleId(token: String)
+    /// A Sign in with Apple identity token, checked by the server against the app's configured Apple keys.
+    case apple(idToken: String)
     /// Credentials from an email and password.
     case emailPassword(email: String, password: String)
     /// A JSON Web Token signed with the key configured for the app on the server.
     case jwt(token: String)
     /// A user API key created with `user.apiKeysAuth.createAPIKey(named:)`.
     case userAPIKey(String)
+    /// A server API key made with the admin API (`atoll api-keys create`).
+    case serverAPIKey(String)
     /// A new anonymous user (the app reuses its logged-in anonymous user if it has one).
     case anonymous
 
     /// The provider's name in the HTTP API.
     var provider: String {
         switch self {
+        case .facebook: "oauth2-facebook"
+        case .google, .googleId: "oauth2-google"
+        case .apple: "oauth2-apple"
         case .emailPassword: "local-userpass"
         case .jwt: "custom-token"
-        case .userAPIKey: "api-key"
+        case .userAPIKey, .serverAPIKey: "api-key"
         case .anonymous: "anon-user"
         }
     }
 
     var body: [String: String] {
         switch self {
+        case .facebook(let token): ["accessToken": token]
+        case .google(let code): ["authCode": code]
+        case .googleId(let token), .apple(let token): ["id_token": token]
         case .emailPassword(let email, let password): ["username": email, "password": password]
         case .jwt(let token): ["token": token]
-        case .userAPIKey(let key): ["key": key]
+        case .userAPIKey(let key), .serverAPIKey(let key): ["key": key]
         case .anonymous: [:]
         }
     }

@@ -1,15 +1,24 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 /// JSON over HTTP to the server's app API (docs/protocol.md §1).
 struct HTTPClient: Sendable {
-    let baseURL: String
+    /// The server's address; `App.updateBaseUrl(to:)` moves it for every copy of the client.
+    var baseURL: String { location.url.withLock { $0 } }
+    let location: Location
     let timeout: TimeInterval
 
+    /// The base URL, shared by the copies of one app's client.
+    final class Location: Sendable {
+        let url: Mutex<String>
+        init(_ url: String) { self.url = Mutex(url) }
+    }
+
     init(configuration: AppConfiguration) {
-        baseURL = configuration.resolvedBaseURL
+        location = Location(configuration.resolvedBaseURL)
         timeout = TimeInterval(configuration.defaultRequestTimeoutMS) / 1000
     }
 

@@ -125,16 +125,10 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         let token = refreshToken
         // Sessions stop here first: the server ends this device's sessions when the token is
         // revoked, and that is no error to report.
-        setLoggedOut(removing: provider == "anon-user")
+        setLoggedOut(removing: isAnonymous)
         if let token {
             // Logging out works offline too; the server's answer does not change the outcome.
             _ = try? await core.http.send("DELETE", "/api/client/v1/auth/session", bearer: token)
-        }
-    }
-
-    public func logOut(_ completion: @escaping @Sendable (Swift.Error?) -> Void) {
-        _Concurrency.Task {
-            do { try await logOut(); completion(nil) } catch { completion(error) }
         }
     }
 
@@ -144,16 +138,11 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         setLoggedOut(removing: true)
     }
 
-    public func remove(_ completion: @escaping @Sendable (Swift.Error?) -> Void) {
-        _Concurrency.Task {
-            do { try await remove(); completion(nil) } catch { completion(error) }
-        }
-    }
-
     /// Deletes the user on the server, then removes it from this device.
     public func delete() async throws {
         _ = try await authorized("DELETE", "/api/client/v1/auth/delete")
         setLoggedOut(removing: true)
+        removeLocalRealms()
     }
 
     func setLoggedOut(removing: Bool) {

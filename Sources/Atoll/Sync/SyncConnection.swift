@@ -10,7 +10,9 @@ import NIOSSL
 actor SyncConnection {
     enum Status: Sendable { case closed, opening, open }
 
-    let url: String
+    /// Where the connection goes; `move(toBaseURL:)` changes it.
+    var url: String
+    let appId: String
     /// PEM certificates trusted for `wss://` besides the system's roots.
     private let trustedRootCertificates: [String]
     private let logger: Logging.Logger
@@ -47,9 +49,8 @@ actor SyncConnection {
         self.trustedRootCertificates = trustedRootCertificates
         self.timeouts = timeouts
         self.clock = clock
-        var ws = baseURL
-        if ws.hasPrefix("https://") { ws = "wss://" + ws.dropFirst(8) } else if ws.hasPrefix("http://") { ws = "ws://" + ws.dropFirst(7) }
-        url = ws + "/api/client/v1/app/\(appId)/sync"
+        self.appId = appId
+        url = Self.syncURL(baseURL: baseURL, appId: appId)
         var logger = Logging.Logger(label: "atoll.sync", factory: SharedLoggerHandler.init)
         logger.logLevel = .warning
         self.logger = logger
@@ -63,6 +64,8 @@ actor SyncConnection {
     func register(_ engine: SessionEngine, id: SessionID) { sessions[id] = engine }
 
     func unregister(_ id: SessionID) { sessions[id] = nil }
+
+    var registeredSessions: [SessionEngine] { Array(sessions.values) }
 
     /// Opens the connection if needed; sessions hear `connectionOpened` when it is up.
     func open() {
@@ -209,6 +212,11 @@ actor SyncConnection {
         writer = nil
         task = nil
         for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure) } }
+    }
+
+    /// Ends the current attempt as lost (see `move(toBaseURL:)`).
+    func dropped(reason: String) {
+        closed(failure: ConnectionFailure(code: .connectionFailed, message: reason), attempt: attempt)
     }
 
     private func protocolFailure(_ message: String) async {

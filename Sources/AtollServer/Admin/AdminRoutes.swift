@@ -56,6 +56,7 @@ struct AdminRoutes: Sendable {
             return JSONBody.empty()
         }
         addOperations(to: admin)
+        addServerAPIKeys(to: admin)
     }
 
     /// The app the path names; `creating` records one the store does not know (an app declared in

@@ -5,8 +5,12 @@ public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
     case anonymous = "anon-user"
     /// Email and password, registered first.
     case emailPassword = "local-userpass"
-    /// A user API key created by a logged-in user.
+    /// A user API key created by a logged-in user, or a server API key made with the admin API.
     case apiKey = "api-key"
     /// A JWT signed by the app's own identity service.
     case customToken = "custom-token"
+    /// Sign in with Apple: an OpenID Connect ID token checked against the configured keys.
+    case apple = "oauth2-apple"
+    /// Google Sign-In: an OpenID Connect ID token checked against the configured keys.
+    case google = "oauth2-google"
 }

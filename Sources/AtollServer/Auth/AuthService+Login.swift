@@ -8,12 +8,24 @@ extension AuthService {
         public var password: String?
         public var key: String?
         public var token: String?
+        /// An OpenID Connect ID token (`oauth2-apple`, `oauth2-google`).
+        public var idToken: String?
+        /// A Google server auth code: refused, it needs Google's servers.
+        public var authCode: String?
 
-        public init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil) {
+        public init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
+                    idToken: String? = nil, authCode: String? = nil) {
             self.username = username
             self.password = password
             self.key = key
             self.token = token
+            self.idToken = idToken
+            self.authCode = authCode
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case username, password, key, token, authCode
+            case idToken = "id_token"
         }
     }
 
@@ -101,12 +113,18 @@ extension AuthService {
             }
             let claims = try await customTokens.verify(token, appID: appID)
             return try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email)
+
+        case .apple, .google:
+            let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
+            return try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, provider: provider)
         }
     }
 
-    /// The user with the custom-JWT identity `externalID`, created on its first login.
-    func user(appID: String, externalID: String, name: String?, email: String?) async throws -> StoredUser {
-        let provider = AuthProvider.customToken.rawValue
+    /// The user with the identity `externalID` of `provider` (a custom JWT's or an ID token's
+    /// `sub`), created on its first login.
+    func user(appID: String, externalID: String, name: String?, email: String?,
+              provider authProvider: AuthProvider = .customToken) async throws -> StoredUser {
+        let provider = authProvider.rawValue
         if let user = try await store.user(appID: appID, providerType: provider, identityID: externalID) {
             return user
         }

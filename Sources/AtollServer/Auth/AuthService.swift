@@ -11,6 +11,8 @@ public struct AuthService: Sendable {
     public let configuration: ServerConfiguration
     public let accessTokens: AccessTokens
     let customTokens: CustomTokens
+    /// Sign in with Apple and Google ID tokens.
+    let openIDTokens: OpenIDTokens
     let hasher: PasswordHasher
     /// A hash of a random password: the password of an unknown account is checked against it.
     let decoyHash: String
@@ -34,6 +36,7 @@ public struct AuthService: Sendable {
         self.configuration = configuration
         self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
         self.customTokens = try await CustomTokens(configuration: configuration)
+        self.openIDTokens = try await OpenIDTokens(configuration: configuration)
         let hasher = PasswordHasher(rounds: configuration.passwordHashRounds, concurrency: configuration.limits.concurrentPasswordHashes)
         self.hasher = hasher
         // Unknown accounts are checked against this, so they cost what known ones cost.

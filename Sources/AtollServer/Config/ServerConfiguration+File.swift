@@ -62,6 +62,9 @@ extension ServerConfiguration {
             guard seen.insert(app.id).inserted else {
                 throw ConfigurationError(field: "\(field).id", "\(app.id) is declared twice")
             }
+            for (name, provider) in [("apple", app.apple), ("google", app.google)] {
+                try provider?.validate(field: "\(field).\(name)")
+            }
             if let jwt = app.customJWT {
                 switch jwt.algorithm {
                 case .hs256:
@@ -127,7 +130,7 @@ extension ServerConfiguration {
 extension ServerConfiguration.App {
     enum CodingKeys: String, CodingKey {
         case id, authProviders, customJWT, syncKind, queryableFields, permissions, developmentMode
-        case clientRecovery, maxOfflineTime
+        case clientRecovery, maxOfflineTime, apple, google
     }
 
     public init(from decoder: any Decoder) throws {
@@ -143,7 +146,9 @@ extension ServerConfiguration.App {
                 ?? [],
             developmentMode: try container.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? true,
             clientRecovery: try container.decodeIfPresent(Bool.self, forKey: .clientRecovery) ?? true,
-            maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime))
+            maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime),
+            apple: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .apple),
+            google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
     }
 }
 

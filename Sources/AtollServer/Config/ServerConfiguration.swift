@@ -99,6 +99,10 @@ extension ServerConfiguration {
         public var authProviders: AuthProviders
         /// How custom JWTs (`custom-token` logins) are checked; nil turns that provider off.
         public var customJWT: CustomJWT?
+        /// How Sign in with Apple ID tokens (`oauth2-apple` logins) are checked; nil turns that provider off.
+        public var apple: OpenIDProvider?
+        /// How Google ID tokens (`oauth2-google` logins) are checked; nil turns that provider off.
+        public var google: OpenIDProvider?
         /// Partition or flexible sync; nil accepts what clients use (development).
         public var syncKind: SyncKind?
         /// Fields flexible-sync queries may use: `"owner"` (any type) or `"Task.owner"`.
@@ -121,8 +125,12 @@ extension ServerConfiguration {
             permissions: [PermissionRule] = [],
             developmentMode: Bool = true,
             clientRecovery: Bool = true,
-            maxOfflineTime: TimeInterval? = nil
+            maxOfflineTime: TimeInterval? = nil,
+            apple: OpenIDProvider? = nil,
+            google: OpenIDProvider? = nil
         ) {
+            self.apple = apple
+            self.google = google
             self.id = id
             self.authProviders = authProviders
             self.customJWT = customJWT
@@ -141,6 +149,8 @@ extension ServerConfiguration {
             case .emailPassword: authProviders.emailPassword
             case .apiKey: authProviders.apiKey
             case .customToken: authProviders.customToken && customJWT != nil
+            case .apple: apple != nil
+            case .google: google != nil
             }
         }
     }

@@ -30,6 +30,7 @@ struct AuthRoutes: Sendable {
             return JSONBody.empty()
         }
         addAPIKeyRoutes(to: client)
+        addLocationRoute(to: client)
     }
 
     func addAPIKeyRoutes(to client: RouterGroup<AtollRequestContext>) {
@@ -68,6 +69,9 @@ struct AuthRoutes: Sendable {
         let appID = try context.parameters.require("app")
         let provider = try context.parameters.require("provider")
         let body = try await JSONBody.decode(AuthService.LoginRequest.self, from: request)
+        if request.uri.queryParameters.get("link") == "true" {
+            return try await link(request, context, appID: appID, provider: provider, body: body)
+        }
         let session = try await auth.logIn(appID: appID, providerName: provider, request: body, clientAddress: context.clientAddress)
         return try JSONBody.response(
             LoginAnswer(

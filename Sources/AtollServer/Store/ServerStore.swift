@@ -82,6 +82,14 @@ public protocol ServerStore: Sendable {
     func deleteUser(id: String) async throws -> Bool
     /// The users of an app, oldest first.
     func users(appID: String) async throws -> [StoredUser]
+    /// Adds `identity` to the user `userID`, in one transaction (linking, see
+    /// SQLiteServerStore+Identities.swift). When the identity belongs to the user `absorbing` and
+    /// that user never logged in and has no other identity (a registered e-mail account not used
+    /// yet), the identity moves to `userID` with that user's password hash (and e-mail when
+    /// `userID` has none) and `absorbing` is deleted. Returns the user as it is now.
+    /// - Throws: `ServerStoreError.duplicateIdentity` when the identity belongs to a user (another
+    ///   one, or `userID` itself); `.notFound` when there is no user `userID`.
+    func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser
 
     // MARK: Refresh tokens
 

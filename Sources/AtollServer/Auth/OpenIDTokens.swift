@@ -1,0 +1,130 @@
+import Foundation
+import JWTKit
+
+/// The claims read from an OpenID Connect ID token: `iss`, `sub` (the identity), `aud`, `exp`,
+/// `iat`, `nbf`, and the profile fields `email` and `name`.
+struct OpenIDClaims: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var nbf: NotBeforeClaim?
+    var email: String?
+    var name: String?
+
+    /// The signature only: the times are checked against the server's clock by ``OpenIDTokens``.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Checks the ID tokens of Sign in with Apple and Google against the keys each app configured
+/// (``ServerConfiguration/OpenIDProvider``): the signature (RS256 or ES256 only, with the key the
+/// token's `kid` names), the issuer, the audience and the times, with ``leeway`` for clock skew.
+///
+/// ```swift
+/// let claims = try await openID.verify(idToken, provider: .apple, appID: "tasks", now: now())
+/// ```
+struct OpenIDTokens: Sendable {
+    /// Seconds of clock difference tolerated on `exp`, `iat` and `nbf`.
+    static let leeway: TimeInterval = 60
+    /// The largest ID token accepted (Apple's and Google's are about 1 KB).
+    static let maxTokenBytes = 16 * 1024
+
+    struct Verifier: Sendable {
+        let keys: JWTKeyCollection
+        let algorithms: [String: String]
+        let issuers: [String]
+        let audience: [String]
+    }
+
+    private let verifiers: [String: [AuthProvider: Verifier]]
+
+    /// Reads the keys of every app's configured providers (files included).
+    init(configuration: ServerConfiguration) async throws {
+        var verifiers: [String: [AuthProvider: Verifier]] = [:]
+        for (index, app) in configuration.apps.enumerated() {
+            for (provider, settings) in [(AuthProvider.apple, app.apple), (.google, app.google)] {
+                guard let settings else { continue }
+                let field = "apps[\(index)].\(provider == .apple ? "apple" : "google")"
+                let set = try OpenIDKeySet(json: try settings.jwksText(field: field), field: field)
+                let keys = JWTKeyCollection()
+                for key in set.keys {
+                    do { try await keys.add(jwk: key) } catch {
+                        throw ConfigurationError(field: field, "key \(key.keyIdentifier?.string ?? "?") cannot be used: \(error)")
+                    }
+                }
+                let issuers = settings.issuer.map { [$0] } ?? Self.defaultIssuers(provider)
+                verifiers[app.id, default: [:]][provider] = Verifier(
+                    keys: keys, algorithms: set.algorithms, issuers: issuers, audience: settings.audience)
+            }
+        }
+        self.verifiers = verifiers
+    }
+
+    static func defaultIssuers(_ provider: AuthProvider) -> [String] {
+        provider == .apple ? ["https://appleid.apple.com"] : ["https://accounts.google.com", "accounts.google.com"]
+    }
+
+    /// The claims of the ID token `token` of `provider` for `appID`, checked at `now`.
+    /// - Throws: `ServerError`: `.authProviderDisabled` when the app has no keys for the provider,
+    ///   `.badRequest` for an oversized token, `.invalidCredentials` for any other fault (signature,
+    ///   algorithm, key id, issuer, audience, expiry, empty `sub`), with a message naming it.
+    func verify(_ token: String, provider: AuthProvider, appID: String, now: Date) async throws -> OpenIDClaims {
+        guard let verifier = verifiers[appID]?[provider] else {
+            throw ServerError(.authProviderDisabled, "the \(provider.rawValue) provider is not configured for this app")
+        }
+        guard token.utf8.count <= Self.maxTokenBytes else {
+            throw ServerError(.badRequest, "the ID token is larger than \(Self.maxTokenBytes) bytes")
+        }
+        let header = try Self.header(of: token)
+        guard let kid = header.kid, let algorithm = verifier.algorithms[kid] else {
+            throw ServerError(.invalidCredentials, "the ID token's key id (kid) is not one of the configured keys")
+        }
+        guard header.alg == algorithm else {
+            throw ServerError(.invalidCredentials, "the ID token's algorithm \(header.alg ?? "none") does not match its key (\(algorithm))")
+        }
+        let claims: OpenIDClaims
+        do {
+            claims = try await verifier.keys.verify(token, as: OpenIDClaims.self)
+        } catch {
+            throw ServerError(.invalidCredentials, "the ID token's signature or claims are invalid")
+        }
+        guard verifier.issuers.contains(claims.iss.value) else {
+            throw ServerError(.invalidCredentials, "the ID token was not issued by \(verifier.issuers[0]) (iss)")
+        }
+        guard claims.aud.value.contains(where: verifier.audience.contains) else {
+            throw ServerError(.invalidCredentials, "the ID token is not meant for this app (aud)")
+        }
+        let leeway = Self.leeway
+        guard claims.exp.value.addingTimeInterval(leeway) > now else {
+            throw ServerError(.invalidCredentials, "the ID token has expired (exp)")
+        }
+        guard claims.iat.value.addingTimeInterval(-leeway) <= now else {
+            throw ServerError(.invalidCredentials, "the ID token is issued in the future (iat)")
+        }
+        if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now {
+            throw ServerError(.invalidCredentials, "the ID token is not valid yet (nbf)")
+        }
+        guard !claims.sub.value.isEmpty, claims.sub.value.utf8.count <= 255 else {
+            throw ServerError(.invalidCredentials, "the ID token's sub must have 1 to 255 bytes")
+        }
+        return claims
+    }
+
+    struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+    }
+
+    /// The token's header, read before any key is tried: the algorithm must be the key's.
+    static func header(of token: String) throws -> Header {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw ServerError(.invalidCredentials, "the ID token is not a JWT (three dot-separated parts)") }
+        var base64 = parts[0].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let header = try? JSONDecoder().decode(Header.self, from: data) else {
+            throw ServerError(.invalidCredentials, "the ID token's header is not base64url JSON")
+        }
+        return header
+    }
+}
