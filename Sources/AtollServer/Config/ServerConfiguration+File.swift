@@ -62,6 +62,7 @@ extension ServerConfiguration {
             guard seen.insert(app.id).inserted else {
                 throw ConfigurationError(field: "\(field).id", "\(app.id) is declared twice")
             }
+            try app.validateAccountSettings(field: field, developmentMode: developmentMode)
             if let jwt = app.customJWT {
                 switch jwt.algorithm {
                 case .hs256:
@@ -144,6 +145,7 @@ extension ServerConfiguration.App {
             developmentMode: try container.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? true,
             clientRecovery: try container.decodeIfPresent(Bool.self, forKey: .clientRecovery) ?? true,
             maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime))
+        try decodeAccountSettings(from: decoder)
     }
 }
 
