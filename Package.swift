@@ -134,6 +134,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // To sign custom JWTs and forge access tokens in tests.
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // To check the e-mail/password webhooks' signatures.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 // To read the store's SQLite settings back.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -152,7 +154,8 @@ let package = Package(
         // what an app using one part of the API writes, with only the import changed.
         .testTarget(
             name: "AppCompatibilityTests",
-            dependencies: ["Atoll", "AtollTesting"],
+            // AtollServer: a test's own server configuration (apps, e-mail/password webhooks).
+            dependencies: ["Atoll", "AtollServer", "AtollTesting"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Sync under injected faults (FaultProxy), a killed server process and killed clients.
