@@ -110,7 +110,7 @@ private func withAccountsServer(confirmation: ServerConfiguration.EmailPassword.
     try await mailer.stop()
 }
 
-@Suite struct AccountsApp {
+@MainActor @Suite struct AccountsApp {
     @Test func signUpConfirmForgotPasswordAndSettings() async throws {
         try await withAccountsServer(confirmation: .token, answering: .ok) { server, mailer in
             let controller = AccountController(app: server.app(device: "accounts"))
@@ -132,7 +132,7 @@ private func withAccountsServer(confirmation: ServerConfiguration.EmailPassword.
             #expect(controller.theme(of: user) == "light")
             var configuration = user.flexibleSyncConfiguration()
             configuration.objectTypes = [AcctSettings.self]
-            let realm = try await Realm(configuration: configuration)
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
             let subscriptions = realm.subscriptions
             try await subscriptions.update { subscriptions.append(QuerySubscription<AcctSettings>(name: "settings")) }
             try realm.write {
