@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 
@@ -76,7 +77,7 @@ public final class WebhookReceiver: Sendable {
             guard let receiver = box.receiver else { return Response(status: .serviceUnavailable) }
             return try await receiver.answer(Call(
                 path: request.uri.path, body: Data(body.readableBytesView),
-                signature: request.headers[HTTPField.Name("X-Atoll-Signature")!]))
+                signature: request.headers.first { $0.name.canonicalName == "x-atoll-signature" }?.value))
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "webhook-receiver")

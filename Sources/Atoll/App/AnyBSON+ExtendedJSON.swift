@@ -54,7 +54,7 @@ enum ExtendedJSON: Codable, Hashable {
         case .string(let v): return .string(v)
         case .array(let items): return .array(items.map(\.bson))
         case .object(let fields):
-            if fields.count == 1, let (key, value) = fields.first, key.hasPrefix("$"), let special = Self.special(key, value) {
+            if fields.count == 1, let first = fields.first, first.key.hasPrefix("$"), let special = Self.special(first.key, first.value) {
                 return special
             }
             return .document(fields.mapValues(\.bson))

@@ -84,7 +84,8 @@ extension AuthService {
             let email = Self.normalizedEmail(username)
             let user = try await store.user(appID: appID, providerType: provider.rawValue, identityID: email)
             // A registration waiting for confirmation cannot log in yet (AuthService+Email).
-            let pending = user == nil ? try await store.pendingUser(appID: appID, email: email) : nil
+            var pending: StoredPendingUser?
+            if user == nil { pending = try await store.pendingUser(appID: appID, email: email) }
             // An unknown account is checked against a decoy: it costs the same time as a known one.
             let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? pending?.passwordHash ?? decoyHash)
             if pending != nil, matches { throw ServerError(.authError, "confirmation required") }
