@@ -101,7 +101,8 @@ private func withAccountsServer(confirmation: ServerConfiguration.EmailPassword.
     let urls = (mailer.url("/mail"), mailer.url("/confirm"), mailer.url("/reset"))
     try await withSyncTestServer({ configuration in
         var app = ServerConfiguration.App(id: "test-app")
-        app.emailPassword = .init(confirmation: confirmation, deliveryURL: urls.0, confirmationFunctionURL: urls.1, resetFunctionURL: urls.2)
+        app.emailPassword = .init(confirmation: confirmation, deliveryURL: urls.0, confirmationFunctionURL: urls.1, resetFunctionURL: urls.2,
+                                  webhookTimeout: 60)
         app.customUserData = .init(type: "AcctSettings", userIdField: "ownerId")
         configuration.apps = [app]
     }) { server in

@@ -17,7 +17,7 @@ func withEmailPasswordServer(
         try await withSyncTestServer({ configuration in
             var app = ServerConfiguration.App(id: "test-app")
             app.emailPassword = .init(confirmation: confirmation, deliveryURL: deliver, confirmationFunctionURL: confirm,
-                                      resetFunctionURL: reset, webhookTimeout: 5)
+                                      resetFunctionURL: reset, webhookTimeout: 60)
             app.customUserData = customUserData
             configuration.apps = [app]
         }) { server in

@@ -12,7 +12,7 @@ extension SyncTestServer {
         configuration { configuration in
             var settings = ServerConfiguration.EmailPassword(
                 confirmation: confirmation, deliveryURL: receiver.url("/deliver"), confirmationFunctionURL: receiver.url("/confirm"),
-                resetFunctionURL: receiver.url("/reset"), webhookTimeout: 5)
+                resetFunctionURL: receiver.url("/reset"), webhookTimeout: 60)
             configure(&settings)
             var app = ServerConfiguration.App(id: "tasks")
             app.emailPassword = settings
