@@ -127,7 +127,7 @@ public final class WebhookReceiver: Sendable {
     public var calls: [Call] { state.withLock { $0.calls } }
 
     /// The next call not yet taken, waiting for it up to `timeout`.
-    public func nextCall(timeout: Duration = .seconds(10)) async -> Call? {
+    public func nextCall(timeout: Duration = .seconds(60)) async -> Call? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let call: Call? = state.withLock { state in

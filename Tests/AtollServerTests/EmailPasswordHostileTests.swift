@@ -11,7 +11,7 @@ struct EmailPasswordHostileTests {
         try await withEmailServer(confirmation: .function, receiving: .hang, settings: { $0.webhookTimeout = 60 }) { server, mail in
             let http = server.http
             let stuck = Task { try await http.register(email: "ann@example.com", password: "s3cret-pw").status }
-            #expect(await waitUntil { mail.hangingCalls == 1 })
+            #expect(await waitUntil(timeout: .seconds(120)) { mail.hangingCalls == 1 })
             // While the confirmation function hangs, others log in and register.
             let anonymous = try await server.http.anonymousLogin()
             #expect(!anonymous.access_token.isEmpty)
