@@ -75,6 +75,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The bounded HTTP/1.1 client of the e-mail/password webhooks (WebhookClient).
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -92,6 +95,9 @@ let package = Package(
                 // TestIdentityProvider: ID tokens signed with keys the tests make.
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                // WebhookReceiver: the app's side of the e-mail/password webhooks, in tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -131,6 +137,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // To sign custom JWTs and forge access tokens in tests.
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // To check the e-mail/password webhooks' signatures.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 // To read the store's SQLite settings back.
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -149,7 +157,8 @@ let package = Package(
         // what an app using one part of the API writes, with only the import changed.
         .testTarget(
             name: "AppCompatibilityTests",
-            dependencies: ["Atoll", "AtollTesting"],
+            // AtollServer: a test's own server configuration (apps, e-mail/password webhooks).
+            dependencies: ["Atoll", "AtollServer", "AtollTesting"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Sync under injected faults (FaultProxy), a killed server process and killed clients.

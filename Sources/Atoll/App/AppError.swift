@@ -24,6 +24,11 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         /// The user is logged out or removed on this device.
         case userLoggedOut = 11
         case invalidParameter = 12
+        /// An auth failure with no more specific code: logging in before the e-mail is confirmed
+        /// ("confirmation required"), a confirmation or reset function that said no.
+        case authError = 13
+        /// The user to confirm is confirmed already.
+        case userAlreadyConfirmed = 14
     }
 
     public let code: Code
@@ -57,6 +62,8 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "AuthProviderDisabled": .authProviderDisabled
         case "AppNotFound": .appNotFound
         case "InternalError": .serverError
+        case "AuthError": .authError
+        case "UserAlreadyConfirmed": .userAlreadyConfirmed
         default: .unknown
         }
     }

@@ -28,7 +28,8 @@ struct HTTPClient: Sendable {
     }
 
     /// Sends a request and returns the answer's body, or throws the server's error as an `AppError`.
-    func send(_ method: String, _ path: String, bearer: String? = nil, json: [String: String]? = nil) async throws -> Data {
+    /// `body` is JSON already encoded, for bodies that are not all strings.
+    func send(_ method: String, _ path: String, bearer: String? = nil, json: [String: String]? = nil, body: Data? = nil) async throws -> Data {
         guard let url = URL(string: baseURL + path) else {
             throw AppError(.invalidParameter, "'\(baseURL + path)' is not a valid URL")
         }
@@ -39,6 +40,9 @@ struct HTTPClient: Sendable {
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONEncoder().encode(json)
+        } else if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = body
         }
         let data: Data
         let response: URLResponse

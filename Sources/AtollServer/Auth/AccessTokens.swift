@@ -14,8 +14,12 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var jti: IDClaim?
     /// The device (login) the token was issued to: logging out there ends its sync sessions.
     public var dev: String?
+    /// The user's custom data when the app has some (`customUserData`), as App Services put it in
+    /// its access tokens: the SDK reads `user.customData` from here.
+    public var user_data: [String: JSONValue]?
 
-    public init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date) {
+    public init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date,
+                userData: [String: JSONValue]? = nil) {
         sub = SubjectClaim(value: userID)
         app = appID
         iat = IssuedAtClaim(value: issuedAt)
@@ -23,6 +27,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         typ = "access"
         jti = IDClaim(value: UUID().uuidString)
         dev = deviceID
+        user_data = userData
     }
 
     /// Signature and type; the expiry is checked against the server's clock by ``AccessTokens/verify(_:now:)``.
@@ -54,12 +59,15 @@ public struct AccessTokens: Sendable {
     }
 
     /// A new signed token for `userID` of `appID`, on the device (login) `deviceID`.
-    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date) async throws -> String {
+    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date, userData: [String: JSONValue]? = nil)
+        async throws -> String
+    {
         // JWT times are whole seconds; rounding down keeps `iat` from lying about the future.
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try await keys.sign(
             AccessTokenClaims(
-                userID: userID, appID: appID, deviceID: deviceID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime)))
+                userID: userID, appID: appID, deviceID: deviceID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime),
+                userData: userData))
     }
 
     /// The claims of a token this server signed and that has not expired at `now`.

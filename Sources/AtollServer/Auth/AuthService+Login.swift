@@ -93,10 +93,14 @@ extension AuthService {
             guard let username = request.username, let password = request.password else {
                 throw ServerError(.badRequest, "a local-userpass login needs \"username\" and \"password\"")
             }
-            let user = try await store.user(
-                appID: appID, providerType: provider.rawValue, identityID: Self.normalizedEmail(username))
+            let email = Self.normalizedEmail(username)
+            let user = try await store.user(appID: appID, providerType: provider.rawValue, identityID: email)
+            // A registration waiting for confirmation cannot log in yet (AuthService+Email).
+            var pending: StoredPendingUser?
+            if user == nil { pending = try await store.pendingUser(appID: appID, email: email) }
             // An unknown account is checked against a decoy: it costs the same time as a known one.
-            let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? decoyHash)
+            let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? pending?.passwordHash ?? decoyHash)
+            if pending != nil, matches { throw ServerError(.authError, "confirmation required") }
             guard let user, user.passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "invalid username/password") }
             return user
 
@@ -165,6 +169,13 @@ extension AuthService {
             throw ServerError(.invalidPassword, "a password has 6 to 128 characters")
         }
         let passwordHash = try await hasher.hashOffLoop(password)
+        if app.emailPassword.confirmation != .automatic {
+            try await registerPending(app: app, email: email, passwordHash: passwordHash)
+            return
+        }
+        guard try await store.pendingUser(appID: appID, email: email) == nil else {
+            throw ServerError(.accountNameInUse, "name already in use")
+        }
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email,

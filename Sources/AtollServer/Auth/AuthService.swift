@@ -25,13 +25,19 @@ public struct AuthService: Sendable {
     let now: @Sendable () -> Date
     /// Ends the sync sessions of a user (of one device, or all) whose tokens were revoked.
     let endSyncSessions: @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void
+    /// Request counts and the webhook client of e-mail confirmation and password reset.
+    let emailAccounts = EmailAccountState()
+    /// Reads a user's custom data object from the app's synced data (``CustomUserDataReader``).
+    let readCustomUserData: CustomUserDataReader
 
     init(
         store: any ServerStore, configuration: ServerConfiguration, secret: String, metrics: ServerMetrics,
         logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
-        endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in }
+        endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in },
+        readCustomUserData: @escaping CustomUserDataReader = { _, _, _ in nil }
     ) async throws {
         self.endSyncSessions = endSyncSessions
+        self.readCustomUserData = readCustomUserData
         self.store = store
         self.configuration = configuration
         self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
@@ -94,7 +100,7 @@ public struct AuthService: Sendable {
             StoredRefreshToken(
                 digest: Secrets.digest(refreshToken), userID: user.id, appID: user.appID, deviceID: deviceID,
                 createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime)))
-        let accessToken = try await accessTokens.issue(userID: user.id, appID: user.appID, deviceID: deviceID, now: issued)
+        let accessToken = try await issueAccessToken(for: user, deviceID: deviceID, now: issued)
         return Session(accessToken: accessToken, refreshToken: refreshToken, userID: user.id, deviceID: deviceID)
     }
 
@@ -127,7 +133,7 @@ public struct AuthService: Sendable {
     /// A new access token for the holder of a refresh token.
     public func refreshAccessToken(refreshToken: String) async throws -> String {
         let (user, stored) = try await login(forRefreshToken: refreshToken)
-        return try await accessTokens.issue(userID: user.id, appID: user.appID, deviceID: stored.deviceID, now: now())
+        return try await issueAccessToken(for: user, deviceID: stored.deviceID, now: now())
     }
 
     /// Revokes a refresh token (log out) and ends the sync sessions of its device.

@@ -65,6 +65,7 @@ extension ServerConfiguration {
             for (name, provider) in [("apple", app.apple), ("google", app.google)] {
                 try provider?.validate(field: "\(field).\(name)")
             }
+            try app.validateAccountSettings(field: field, developmentMode: developmentMode)
             if let jwt = app.customJWT {
                 switch jwt.algorithm {
                 case .hs256:
@@ -149,6 +150,7 @@ extension ServerConfiguration.App {
             maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime),
             apple: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .apple),
             google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
+        try decodeAccountSettings(from: decoder)
     }
 }
 

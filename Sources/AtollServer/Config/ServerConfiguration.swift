@@ -115,6 +115,10 @@ extension ServerConfiguration {
         public var clientRecovery: Bool
         /// How long a client may stay offline before it needs a client reset, in seconds; nil keeps all history.
         public var maxOfflineTime: TimeInterval?
+        /// How e-mail/password accounts are confirmed and reset (automatic confirmation by default).
+        public var emailPassword = EmailPassword()
+        /// Where `user.customData` comes from; nil: every user's custom data is empty.
+        public var customUserData: CustomUserData?
 
         public init(
             id: String,

@@ -111,6 +111,9 @@ public struct AtollServer: Sendable {
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
                 endSyncSessions: { userID, deviceID, reason in
                     await coordinator.endSessions(userID: userID, deviceID: deviceID, reason: reason)
+                },
+                readCustomUserData: { appID, settings, userID in
+                    try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
                 })
             let router = Self.makeRouter(auth: auth, metrics: metrics)
             let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)

@@ -23,7 +23,9 @@ struct AuthRoutes: Sendable {
         }
         client.get("auth/profile") { request, _ in
             let user = try await auth.user(forAccessToken: try Self.bearer(request))
-            return try JSONBody.response(Profile(user))
+            var profile = Profile(user)
+            profile.customData = await auth.customUserData(for: user)
+            return try JSONBody.response(profile)
         }
         client.delete("auth/delete") { request, _ in
             try await auth.deleteUser(accessToken: try Self.bearer(request))
@@ -31,6 +33,7 @@ struct AuthRoutes: Sendable {
         }
         addAPIKeyRoutes(to: client)
         addLocationRoute(to: client)
+        addEmailPasswordRoutes(to: client)
     }
 
     func addAPIKeyRoutes(to client: RouterGroup<AtollRequestContext>) {
@@ -146,6 +149,8 @@ extension AuthRoutes {
         var userID: String
         var identities: [Identity]
         var data: Data
+        /// The user's custom data, as in the access token (absent when the app has none).
+        var customData: [String: JSONValue]?
 
         init(_ user: StoredUser) {
             userID = user.id
@@ -156,6 +161,7 @@ extension AuthRoutes {
         enum CodingKeys: String, CodingKey {
             case userID = "user_id"
             case identities, data
+            case customData = "custom_data"
         }
     }
 

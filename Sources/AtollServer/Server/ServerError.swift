@@ -24,14 +24,19 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case internalError = "InternalError"
         /// A limit of the server's (logins, new apps, connections): try again after `retryAfter`.
         case tooManyRequests = "TooManyRequests"
+        /// An auth failure with no more specific code: an unconfirmed user's login ("confirmation
+        /// required"), a confirmation or reset function that refused.
+        case authError = "AuthError"
+        /// The user of a confirmation request is confirmed already.
+        case userAlreadyConfirmed = "UserAlreadyConfirmed"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
             switch self {
-            case .invalidCredentials, .invalidToken: .unauthorized
+            case .invalidCredentials, .invalidToken, .authError: .unauthorized
             case .userDisabled, .authProviderDisabled: .forbidden
             case .userNotFound, .appNotFound, .apiKeyNotFound, .notFound: .notFound
-            case .accountNameInUse: .conflict
+            case .accountNameInUse, .userAlreadyConfirmed: .conflict
             case .invalidPassword, .badRequest: .badRequest
             case .internalError: .internalServerError
             case .tooManyRequests: .tooManyRequests

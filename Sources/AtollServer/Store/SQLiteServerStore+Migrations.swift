@@ -107,6 +107,7 @@ extension SQLiteServerStore {
                     CREATE INDEX client_files_by_user ON client_files(user_id);
                     """)
         }
+        registerEmailAccountMigration(&migrator)
         return migrator
     }
 }

@@ -11,7 +11,7 @@ import Foundation
 /// let store = try SQLiteServerStore(path: "atoll-data/atoll.sqlite")
 /// try await store.createApp(StoredApp(id: "tasks", createdAt: .now))
 /// ```
-public protocol ServerStore: Sendable {
+public protocol ServerStore: EmailAccountStore, Sendable {
     // MARK: Apps
 
     /// The app with this id, or nil.

@@ -1,0 +1,82 @@
+import Foundation
+
+/// What e-mail/password confirmation and reset keep: registrations waiting for confirmation and the
+/// single-use tokens that confirm them or reset a password. Part of every ``ServerStore``.
+///
+/// Tokens are kept as SHA-256 digests; a token is taken (deleted) by the one request that uses it.
+public protocol EmailAccountStore: Sendable {
+    /// Records a registration waiting for confirmation.
+    /// - Throws: `ServerStoreError.duplicateIdentity` when the name is registered already (a user
+    ///   or another pending registration), `.missingOwner` when there is no such app.
+    func insertPendingUser(_ user: StoredPendingUser) async throws
+    /// The pending registration of `email` in `appID`, or nil.
+    func pendingUser(appID: String, email: String) async throws -> StoredPendingUser?
+    /// Forgets a pending registration and its tokens. False when there was none.
+    @discardableResult
+    func deletePendingUser(appID: String, email: String) async throws -> Bool
+    /// Turns the pending registration of `email` into `user` (whose e-mail identity is `email`),
+    /// in one transaction, and forgets its confirmation tokens. Nil when there is no pending
+    /// registration (confirmed meanwhile, or never made).
+    /// - Throws: `ServerStoreError.duplicateIdentity` when a user has the name.
+    func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser?
+
+    /// Records a token, then keeps only the newest `keepingAtMost` unexpired tokens of its
+    /// (app, e-mail, purpose).
+    func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws
+    /// Takes the token `tokenID` when its digest and purpose match and it has not expired at `now`:
+    /// deletes it and returns it. Nil otherwise (unknown, used, expired, forged or of another purpose).
+    func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
+        -> StoredAccountToken?
+    /// Forgets the tokens of one (app, e-mail, purpose).
+    func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws
+
+    /// Replaces a user's password hash. False when there is no such user.
+    @discardableResult
+    func setPasswordHash(userID: String, _ hash: String) async throws -> Bool
+}
+
+/// An e-mail/password registration waiting for confirmation.
+public struct StoredPendingUser: Sendable, Hashable {
+    public var appID: String
+    /// The normalized user name (the e-mail identity's id).
+    public var email: String
+    public var passwordHash: String
+    public var createdAt: Date
+
+    public init(appID: String, email: String, passwordHash: String, createdAt: Date) {
+        self.appID = appID
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+/// What a confirmation or reset token is for.
+public enum AccountTokenPurpose: String, Sendable, Hashable {
+    case confirm
+    case reset
+}
+
+/// A confirmation or reset token: its id in clear (the `tokenId` the app passes back), the token
+/// as its SHA-256 digest.
+public struct StoredAccountToken: Sendable, Hashable {
+    public var id: String
+    public var appID: String
+    public var email: String
+    public var purpose: AccountTokenPurpose
+    /// Hex SHA-256 of the token.
+    public var digest: String
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(id: String, appID: String, email: String, purpose: AccountTokenPurpose, digest: String, createdAt: Date,
+                expiresAt: Date) {
+        self.id = id
+        self.appID = appID
+        self.email = email
+        self.purpose = purpose
+        self.digest = digest
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}

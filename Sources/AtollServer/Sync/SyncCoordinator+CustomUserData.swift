@@ -1,0 +1,30 @@
+import AtollCore
+import Foundation
+
+/// Custom user data read from the synced data the coordinator holds (``CustomUserDataReader``).
+extension SyncCoordinator {
+    /// The fields of the object of `settings.type` whose `settings.userIdField` is `userID` (as a
+    /// string, or an ObjectId of that hex), in the flexible-sync realm or the partition the
+    /// settings name; nil when there is no such realm or object. A realm is never created here.
+    ///
+    /// The realm's state is the one flexible sync keeps in memory (built once, then kept up to date
+    /// by every upload); a field that is the primary key is looked up directly, another is found
+    /// by a scan of the type's objects.
+    public func customUserData(appID: String, settings: ServerConfiguration.CustomUserData, userID: String) async throws
+        -> [String: Value]?
+    {
+        let path = settings.partition.map { PartitionValue.string($0).path } ?? FlexibleSync.realmPath
+        let key = RealmKey(appID: appID, path: path)
+        if realms[key] == nil {
+            guard try await store.realms(appID: appID).contains(where: { $0.path == path }) else { return nil }
+        }
+        let state = try await snapshot(of: try await realm(appID: appID, path: path)).state
+        guard let objects = state.objects[settings.type] else { return nil }
+        var wanted: [Value] = [.string(userID)]
+        if let id = try? ObjectId(string: userID) { wanted.append(.objectId(id)) }
+        if state.schema[settings.type]?.primaryKey == settings.userIdField {
+            return wanted.lazy.compactMap { objects[$0] }.first
+        }
+        return objects.values.first { fields in fields[settings.userIdField].map(wanted.contains) ?? false }
+    }
+}
