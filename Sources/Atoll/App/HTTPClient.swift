@@ -44,7 +44,7 @@ struct HTTPClient: Sendable {
         }
         guard (200..<300).contains(http.statusCode) else {
             let body = try? JSONDecoder().decode(ErrorBody.self, from: data)
-            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .unknown)
+            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .httpRequestFailed)
             throw AppError(code, body?.error ?? "the server answered \(http.statusCode) to \(method) \(path)", httpStatusCode: http.statusCode)
         }
         return data
