@@ -91,6 +91,7 @@ public final class Realm {
         }
         store = ObjectStore(connection: connection)
         history = HistoryStore(connection: connection)
+        try checkAsymmetricTypes()
         try beginRead()
         notified.store(snapshotVersion, ordering: .relaxed)
         if !isFrozen { coordinator.register(self) }
