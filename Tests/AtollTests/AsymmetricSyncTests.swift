@@ -54,8 +54,9 @@ final class SensorReading: AsymmetricObject {
             let subscriptions = readerRealm.subscriptions
             try await subscriptions.update { subscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
             try readerRealm.write { readerRealm.add(SyncedTask(value: ["name": "Ring"])) }
-            try await withTimeout(.seconds(30)) { try await readerRealm.syncSession!.wait(for: .upload) }
-            try await withTimeout(.seconds(30)) { try await readerRealm.syncSession!.wait(for: .download) }
+            let readerSession = try #require(readerRealm.syncSession)
+            try await withTimeout(.seconds(30)) { try await readerSession.wait(for: .upload) }
+            try await withTimeout(.seconds(30)) { try await readerSession.wait(for: .download) }
             readerRealm.refresh()
             #expect(readerRealm.dynamicObjects("SensorReading").isEmpty)
             #expect(readerRealm.objects(SyncedTask.self).count == 1)

@@ -76,12 +76,8 @@ import Testing
             await #expect(throws: SyncError.self) { try await session.wait(for: .upload) }
             #expect(session.state == .invalid)
 
-            // After invalidate() nothing more is heard.
             observation.invalidate()
-            let heard = connectionStates.withLock { $0.count }
-            session.update(connection: .connecting)
-            #expect(connectionStates.withLock { $0.count } == heard)
-            withExtendedLifetime(stateObservation) {}
+            stateObservation.invalidate()
         }
     }
 
@@ -91,18 +87,25 @@ import Testing
             let realm = try await open(frodo)
             let session = try #require(realm.syncSession)
             let calls = Mutex(0)
-            var observation: NSKeyValueObservation? = session.observe(\.connectionState, options: [.initial, .new]) { _, change in
+            var observation: NSKeyValueObservation? = session.observe(\.state, options: [.initial, .new]) { _, change in
                 #expect(change.newValue != nil)
                 #expect(change.kind == .setting)
                 calls.withLock { $0 += 1 }
             }
             #expect(calls.withLock { $0 } == 1)
-            #expect(observation != nil)
-            observation = nil
+            // While kept, it hears the pause; released, it hears nothing more.
             session.suspend()
+            #expect(calls.withLock { $0 } == 2)
             session.resume()
             try await upload(realm)
-            #expect(calls.withLock { $0 } == 1)
+            #expect(observation != nil)
+            observation = nil
+            let heard = calls.withLock { $0 }
+            session.suspend()
+            #expect(session.state == .paused)
+            session.resume()
+            try await upload(realm)
+            #expect(calls.withLock { $0 } == heard)
         }
     }
 
@@ -214,15 +217,12 @@ import Testing
     @Test func aLostConnectionReconnectsAtOnceAtMostOncePerFastReconnectLimit() {
         var policy = FastReconnectPolicy()
         let start = Date(timeIntervalSince1970: 1_000_000)
-        #expect(policy.dropped(at: start, limitMilliseconds: 60_000))
-        #expect(!policy.dropped(at: start.addingTimeInterval(10), limitMilliseconds: 60_000))
-        #expect(!policy.dropped(at: start.addingTimeInterval(59.9), limitMilliseconds: 60_000))
-        #expect(policy.dropped(at: start.addingTimeInterval(61), limitMilliseconds: 60_000))
-        #expect(!policy.dropped(at: start.addingTimeInterval(62), limitMilliseconds: 60_000))
+        let answers = [0, 10, 59.9, 61, 62].map { policy.dropped(at: start.addingTimeInterval($0), limitMilliseconds: 60_000) }
+        #expect(answers == [true, false, false, true, false])
         // A limit of 0: every drop reconnects at once.
         var eager = FastReconnectPolicy()
-        #expect(eager.dropped(at: start, limitMilliseconds: 0))
-        #expect(eager.dropped(at: start, limitMilliseconds: 0))
+        let eagerAnswers = [0.0, 0.0, 0.1].map { eager.dropped(at: start.addingTimeInterval($0), limitMilliseconds: 0) }
+        #expect(eagerAnswers == [true, true, true])
 
         // The session's state machine schedules the reconnect without a delay, and without
         // growing the backoff.
@@ -337,7 +337,8 @@ extension LoggerTests {
                 configuration.objectTypes = [SyncedTask.self]
                 let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
                 try realm.write { realm.add(SyncedTask(value: ["name": "mushrooms-from-farmer-maggot"])) }
-                try await withTimeout(.seconds(30)) { try await realm.syncSession!.wait(for: .upload) }
+                let session = try #require(realm.syncSession)
+                try await withTimeout(.seconds(30)) { try await session.wait(for: .upload) }
                 let mine = capture.lines(containing: port)
                 #expect(mine.contains { $0.level == .debug && $0.message.contains("HTTP POST") && $0.message.contains("/login -> 200") })
                 #expect(mine.contains { $0.level == .debug && $0.message.contains("[Realm.Sync.Client.Network]") && $0.message.contains(": open") })
@@ -366,8 +367,9 @@ extension LoggerTests {
                 configuration.objectTypes = [SyncedTask.self]
                 let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
                 try realm.write { realm.add(SyncedTask(value: ["name": "a fool of a took"])) }
-                try await withTimeout(.seconds(30)) { try await realm.syncSession!.wait(for: .upload) }
-                try await withTimeout(.seconds(30)) { try await realm.syncSession!.wait(for: .download) }
+                let session = try #require(realm.syncSession)
+                try await withTimeout(.seconds(30)) { try await session.wait(for: .upload) }
+                try await withTimeout(.seconds(30)) { try await session.wait(for: .download) }
                 #expect(capture.lines(containing: ":\(server.port)").isEmpty)
                 #expect(capture.lines(containing: "tookland").isEmpty)
             }

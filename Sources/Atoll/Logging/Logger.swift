@@ -95,7 +95,7 @@ public final class Logger: Sendable {
     }
 
     /// Passes the line on if its level is within the logger's.
-    func log(_ level: LogLevel, _ category: LogCategory = Category.sdk, _ message: @autoclosure () -> String) {
+    func log(_ level: LogLevel, _ category: LogCategory, _ message: @autoclosure () -> String) {
         guard accepts(level, category) else { return }
         logFunction(level, category, message())
     }

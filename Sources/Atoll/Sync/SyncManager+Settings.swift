@@ -55,7 +55,7 @@ final class RequestSettings: Sendable {
     /// The custom headers that may be sent: valid names and values, none of the reserved ones.
     /// Bounded too (the server refuses huge request heads): at most 64 headers of 8 KB each.
     static func sendable(_ headers: [String: String]) -> [(String, String)] {
-        headers.sorted { $0.key < $1.key }.prefix(64).filter { name, value in
+        headers.sorted { $0.key < $1.key }.prefix(64).map { ($0.key, $0.value) }.filter { name, value in
             !name.isEmpty && name.utf8.count <= 256 && value.utf8.count <= 8 * 1024
                 && !reservedHeaders.contains(name.lowercased())
                 && name.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && $0 != ":" }

@@ -77,14 +77,14 @@ public typealias NSKeyValueObservation = KeyValueObservation
 public typealias NSKeyValueChange = KeyValueChange
 #endif
 
-/// A change handler that may be called on any thread (as realm-swift's are).
+/// A change handler, called on any thread (as realm-swift's are).
 private struct ChangeHandler<Value>: @unchecked Sendable {
-    let call: (SyncSession, KeyValueObservedChange<Value>) -> Void
+    let call: @Sendable (SyncSession, KeyValueObservedChange<Value>) -> Void
 }
 
 extension SyncSession {
     /// Calls `changeHandler` whenever the value at `keyPath` (`\.state`, `\.connectionState`)
-    /// changes, on an arbitrary thread; keep the observation to keep observing.
+    /// changes, on an arbitrary thread (so it is `@Sendable`); keep the observation to keep observing.
     ///
     /// ```swift
     /// let observation = session.observe(\.connectionState, options: [.initial]) { session, change in
@@ -93,7 +93,7 @@ extension SyncSession {
     /// ```
     public func observe<Value: Equatable>(
         _ keyPath: KeyPath<SyncSession, Value>, options: KeyValueObservingOptions = [],
-        changeHandler: @escaping (SyncSession, KeyValueObservedChange<Value>) -> Void
+        changeHandler: @escaping @Sendable (SyncSession, KeyValueObservedChange<Value>) -> Void
     ) -> KeyValueObservation {
         observe(keyPath, options: options, changed: !=, changeHandler: changeHandler)
     }
@@ -103,14 +103,14 @@ extension SyncSession {
     @_disfavoredOverload
     public func observe<Value>(
         _ keyPath: KeyPath<SyncSession, Value>, options: KeyValueObservingOptions = [],
-        changeHandler: @escaping (SyncSession, KeyValueObservedChange<Value>) -> Void
+        changeHandler: @escaping @Sendable (SyncSession, KeyValueObservedChange<Value>) -> Void
     ) -> KeyValueObservation {
         observe(keyPath, options: options, changed: { _, _ in true }, changeHandler: changeHandler)
     }
 
     private func observe<Value>(
         _ keyPath: KeyPath<SyncSession, Value>, options: KeyValueObservingOptions, changed: @escaping (Value, Value) -> Bool,
-        changeHandler: @escaping (SyncSession, KeyValueObservedChange<Value>) -> Void
+        changeHandler: @escaping @Sendable (SyncSession, KeyValueObservedChange<Value>) -> Void
     ) -> KeyValueObservation {
         let handler = ChangeHandler(call: changeHandler)
         let read = Reader(keyPath: keyPath, changed: changed)
@@ -174,17 +174,21 @@ extension SyncSession {
 }
 
 #if canImport(Combine)
+private struct UncheckedSendable<T>: @unchecked Sendable { let value: T }
+
 extension SyncSession {
     /// A publisher of the value at `keyPath` (`\.state`, `\.connectionState`), as Foundation's
     /// `publisher(for:options:)` of realm-swift's KVO-compliant session.
     public func publisher<Value: Equatable>(for keyPath: KeyPath<SyncSession, Value>,
                                             options: KeyValueObservingOptions = [.initial, .new]) -> AnyPublisher<Value, Never> {
         let subject = PassthroughSubject<Value, Never>()
+        // Sent to from the session's threads, as a KVO publisher is.
+        let sending = UncheckedSendable(value: subject)
         var observation: KeyValueObservation?
         return subject
             .handleEvents(receiveSubscription: { [weak self] _ in
                 observation = self?.observe(keyPath, options: options.union(.new)) { _, change in
-                    if let value = change.newValue { subject.send(value) }
+                    if let value = change.newValue { sending.value.send(value) }
                 }
             }, receiveCancel: {
                 observation?.invalidate()
