@@ -99,7 +99,7 @@ final class LogBook: @unchecked Sendable {
                 realm.add(FieldNote(value: ["text": "Elrond's library smells of cedar"]))
             }
             let saved = Mutex<Bool?>(nil)
-            session.wait(for: .upload, queue: .main) { error in
+            session.wait(for: .upload, queue: DispatchQueue(label: "field-notes.sync")) { error in
                 saved.withLock { $0 = error == nil }
             }
             #expect(await waitUntil(timeout: .seconds(30)) { saved.withLock { $0 } != nil })
