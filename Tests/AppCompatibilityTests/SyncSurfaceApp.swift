@@ -24,11 +24,15 @@ final class SyncStatusViewModel {
     func watch(_ session: SyncSession) {
         connectionObservation = session.observe(\.connectionState, options: [.initial]) { [weak self] session, _ in
             let line: String
-            switch session.connectionState {
+            if session.state == .invalid {
+                line = "signed out"
+            } else {
+                switch session.connectionState {
             case .connected: line = "online"
             case .connecting: line = "connecting…"
-            case .disconnected: line = "offline"
-            @unknown default: line = "?"
+                case .disconnected: line = "offline"
+                @unknown default: line = "?"
+                }
             }
             self?.lock.lock()
             self?.statusLine = line
