@@ -112,7 +112,7 @@ import Testing
             await #expect { _ = try await bill.apiKeysAuth.fetchAPIKeys() } throws: { ($0 as? AppError) != nil }
             await #expect { try await bill.delete() } throws: { error in
                 let code = (error as? AppError)?.code
-                return code == .userDisabled || code == .invalidSession || code == .userLoggedOut
+                return code == .userDisabled || code == .invalidSession
             }
             #expect(bill.state == .loggedOut)
         }

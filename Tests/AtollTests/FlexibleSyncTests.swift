@@ -196,6 +196,35 @@ import Testing
         }
     }
 
+    /// Issue 13's report: the initial subscriptions must run again on a later open with
+    /// `rerunOnOpen`, even though the set was emptied since (and the realm is still open).
+    @Test func rerunOnOpenRunsTheInitialSubscriptionsAgain() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let user = try await app.login(credentials: .anonymous)
+            let first = try await open(user)
+            try await update(first) { subs in subs.append(QuerySubscription<SyncedTask>(name: "all")) }
+            try first.write {
+                first.add(SyncedTask(value: ["name": "Ring", "owner": "Frodo"]))
+                first.add(SyncedTask(value: ["name": "Pans", "owner": "Sam"]))
+            }
+            try await first.syncSession!.wait(for: .upload)
+            try await update(first) { subs in subs.removeAll() }
+            try await first.syncSession!.wait(for: .download)
+
+            let again = try await app.login(credentials: .anonymous)
+            #expect(again.id == user.id)
+            var configuration = again.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" })
+            }, rerunOnOpen: true)
+            configuration.objectTypes = [SyncedTask.self]
+            let reopened = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            #expect(reopened.subscriptions.count == 1)
+            #expect(reopened.subscriptions.first(named: "frodo's") != nil)
+            #expect(names(reopened) == ["Ring"])
+        }
+    }
+
     @Test func resultsSubscribeWaitsForTheData() async throws {
         try await withSyncTestServer { server in
             _ = try await seed(server, [("Ring", "Frodo"), ("Pans", "Sam")])

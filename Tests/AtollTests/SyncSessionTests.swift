@@ -353,7 +353,7 @@ import Testing
             let session = try #require(realmA.syncSession)
             try await frodo.logOut()
             #expect(frodo.allSessions.isEmpty)
-            #expect(session.state == .inactive)
+            #expect(session.state == .invalid)
             #expect(session.connectionState == .disconnected)
             #expect(await waitUntil(timeout: Self.syncTimeout) { activeSessions(server) == 1 })
 
@@ -368,12 +368,12 @@ import Testing
             #expect(activeSessions(server) == 1)
             realmA.refresh()
             #expect(names(realmA) == ["before"])
-            #expect(session.state == .inactive)
+            #expect(session.state == .invalid)
             // Resuming a logged-out user's session does nothing.
             session.resume()
             // The session's commands run in call order: once this wait is answered, resume() ran.
             await #expect(throws: (any Error).self) { try await session.wait(for: .upload) }
-            #expect(session.state == .inactive)
+            #expect(session.state == .invalid)
             #expect(activeSessions(server) == 1)
         }
     }

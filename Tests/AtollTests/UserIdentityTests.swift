@@ -66,7 +66,7 @@ import Testing
                 throws: { ($0 as? AppError)?.code == .invalidPassword }
             #expect(anonymous.identities.map(\.providerType) == ["anon-user"])
             try await anonymous.logOut()
-            await #expect { try await anonymous.linkUser(credentials: .jwt(token: "x")) } throws: { ($0 as? AppError)?.code == .userLoggedOut }
+            await #expect { try await anonymous.linkUser(credentials: .jwt(token: "x")) } throws: { ($0 as? AppError)?.code == .invalidSession }
         }
     }
 
@@ -91,9 +91,9 @@ import Testing
             await #expect { try await app.login(credentials: .apple(idToken: try await apple.forgedIdToken(subject: "001.sam"))) }
                 throws: { ($0 as? AppError)?.code == .invalidPassword }
             await #expect { try await app.login(credentials: .google(serverAuthCode: "4/0Ab")) }
-                throws: { ($0 as? AppError)?.code == .authProviderDisabled }
+                throws: { ($0 as? AppError)?.code == .authProviderNotFound }
             await #expect { try await app.login(credentials: .facebook(accessToken: "EAAB")) }
-                throws: { ($0 as? AppError)?.code == .authProviderDisabled }
+                throws: { ($0 as? AppError)?.code == .authProviderNotFound }
         } catch {
             try? await server.tearDown()
             throw error

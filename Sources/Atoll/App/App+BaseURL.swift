@@ -18,7 +18,7 @@ extension App {
     /// try await app.updateBaseUrl(to: "https://sync-2.example.com")
     /// ```
     /// - Throws: `AppError`: `.invalidParameter` for an address that is not `http(s)://host[:port]`,
-    ///   `.httpRequestFailed` when the new server cannot be reached, `.appNotFound` when it does not
+    ///   `.httpRequestFailed` when the new server cannot be reached, `.badRequest` when it does not
     ///   know the app. The app keeps its old address then.
     public func updateBaseUrl(to url: String?) async throws {
         var base = (url?.isEmpty ?? true) ? AppConfiguration.defaultBaseURL : url!

@@ -108,14 +108,16 @@ final class AppCore: @unchecked Sendable {
         self.id = id
         self.configuration = configuration
         self.clock = clock
-        http = HTTPClient(configuration: configuration)
+        let settings = RequestSettings()
+        http = HTTPClient(configuration: configuration, settings: settings)
         syncClient = SyncClient(
             baseURL: configuration.resolvedBaseURL, appId: id, trustedRootCertificates: configuration.trustedRootCertificates,
-            timeouts: (configuration.syncTimeouts ?? SyncTimeoutOptions()).snapshot, clock: clock)
+            timeouts: (configuration.syncTimeouts ?? SyncTimeoutOptions()).snapshot, settings: settings, clock: clock)
         folder = configuration.resolvedRoot.appendingPathComponent("atoll", isDirectory: true)
             .appendingPathComponent(Self.safeName(id), isDirectory: true)
         metadata = try? MetadataStore(folder: folder.appendingPathComponent("metadata", isDirectory: true))
-        syncManager = SyncManager(metadata: metadata)
+        syncManager = SyncManager(metadata: metadata, settings: settings, timeouts: configuration.syncTimeouts,
+                                  connection: syncClient.connection)
         // What sync errors left to do with realm files (client resets, permission errors), as
         // Realm does at app start: files still open in this process wait for the next start.
         syncManager.runPendingFileActions()

@@ -7,28 +7,43 @@ import Foundation
 /// catch let error as AppError where error.code == .invalidPassword { … }
 /// ```
 public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
-    public enum Code: Int, Sendable, Hashable {
+    /// Realm's app error codes (`RLMAppError`): the same names and raw values.
+    public enum Code: Int, Sendable, Hashable, CaseIterable {
         case unknown = -1
-        /// The email or password (or API key, or token) was not accepted.
-        case invalidPassword = 0
+        /// The server could not be reached, answered with an error status that has no more
+        /// specific code (`httpStatusCode` holds it), or answered something that is not the protocol.
+        case httpRequestFailed = 1
+        /// The user's session is not valid: a refused or missing token, or a user logged out or
+        /// removed on this device. Logging in again may fix it.
         case invalidSession = 2
-        case userDisabled = 3
+        case badRequest = 3
         case userNotFound = 4
-        case accountNameInUse = 5
-        case badRequest = 6
-        case authProviderDisabled = 7
-        case appNotFound = 8
-        case serverError = 9
-        /// The server could not be reached, or answered something that is not the protocol.
-        case httpRequestFailed = 10
-        /// The user is logged out or removed on this device.
-        case userLoggedOut = 11
-        case invalidParameter = 12
-        /// An auth failure with no more specific code: logging in before the e-mail is confirmed
-        /// ("confirmation required"), a confirmation or reset function that said no.
-        case authError = 13
-        /// The user to confirm is confirmed already.
-        case userAlreadyConfirmed = 14
+        case userAppDomainMismatch = 5
+        case domainNotAllowed = 6
+        case readSizeLimitExceeded = 7
+        case invalidParameter = 8
+        case missingParameter = 9
+        case functionExecutionError = 10
+        case internalServerError = 11
+        /// The auth provider does not exist or is disabled on the server.
+        case authProviderNotFound = 12
+        case valueNotFound = 13
+        case valueAlreadyExists = 14
+        case valueDuplicateName = 15
+        case functionNotFound = 16
+        case functionSyntaxError = 17
+        case functionInvalid = 18
+        case apiKeyAlreadyExists = 19
+        case executionTimeLimitExceeded = 20
+        case notCallable = 21
+        case userAlreadyConfirmed = 22
+        case userDisabled = 23
+        case authError = 24
+        case accountNameInUse = 25
+        /// The email or password (or API key, or token) was not accepted.
+        case invalidPassword = 26
+        case maintenanceInProgress = 27
+        case mongoDBError = 28
     }
 
     public let code: Code
@@ -50,7 +65,8 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         a.code == b.code && a.message == b.message && a.httpStatusCode == b.httpStatusCode
     }
 
-    /// The code for a server `error_code`.
+    /// The code for a server `error_code` (docs/protocol.md §1); an unknown one counts as a
+    /// failed request.
     static func code(forServerCode serverCode: String) -> Code {
         switch serverCode {
         case "InvalidCredentials", "InvalidPassword": .invalidPassword
@@ -58,15 +74,23 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "UserDisabled": .userDisabled
         case "UserNotFound": .userNotFound
         case "AccountNameInUse": .accountNameInUse
-        case "BadRequest": .badRequest
-        case "AuthProviderDisabled": .authProviderDisabled
-        case "AppNotFound": .appNotFound
-        case "InternalError": .serverError
-        case "AuthError": .authError
+        case "BadRequest", "AppNotFound": .badRequest
+        case "AuthProviderDisabled", "AuthProviderNotFound": .authProviderNotFound
+        case "APIKeyNotFound", "NotFound": .valueNotFound
+        case "APIKeyAlreadyExists": .apiKeyAlreadyExists
         case "UserAlreadyConfirmed": .userAlreadyConfirmed
-        default: .unknown
+        case "AuthError": .authError
+        case "InternalError": .internalServerError
+        case "MaintenanceInProgress": .maintenanceInProgress
+        default: .httpRequestFailed
         }
     }
+
+    /// An error of this device, not the server's: the user is logged out or removed here.
+    static func loggedOut(_ message: String) -> AppError { AppError(.invalidSession, message) }
+
+    /// Whether the server refused the token (not: the user is logged out on this device).
+    var isRefusedByServer: Bool { httpStatusCode != nil }
 }
 
 /// `error.localizedDescription` is the message (through `any Error` too, which goes through

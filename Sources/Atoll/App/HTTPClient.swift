@@ -10,6 +10,8 @@ struct HTTPClient: Sendable {
     var baseURL: String { location.url.withLock { $0 } }
     let location: Location
     let timeout: TimeInterval
+    /// Custom headers and user agent (`app.syncManager`), read at every request.
+    let settings: RequestSettings
 
     /// The base URL, shared by the copies of one app's client.
     final class Location: Sendable {
@@ -17,9 +19,10 @@ struct HTTPClient: Sendable {
         init(_ url: String) { self.url = Mutex(url) }
     }
 
-    init(configuration: AppConfiguration) {
+    init(configuration: AppConfiguration, settings: RequestSettings = RequestSettings()) {
         location = Location(configuration.resolvedBaseURL)
         timeout = TimeInterval(configuration.defaultRequestTimeoutMS) / 1000
+        self.settings = settings
     }
 
     struct ErrorBody: Decodable {
@@ -35,6 +38,8 @@ struct HTTPClient: Sendable {
         }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
+        for (name, value) in RequestSettings.sendable(settings.headers) { request.setValue(value, forHTTPHeaderField: name) }
+        request.setValue(settings.userAgentHeader, forHTTPHeaderField: "User-Agent")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let bearer { request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
         if let json {
@@ -46,18 +51,24 @@ struct HTTPClient: Sendable {
         }
         let data: Data
         let response: URLResponse
+        // The line names the request, never its headers or body (tokens, passwords).
+        let started = Date()
+        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString)")
         do {
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {
+            Logger.log(.error, Category.app, "HTTP \(method) \(url.absoluteString) failed: \(error.localizedDescription)")
             throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(error.localizedDescription)",
                            underlying: error as? any Error & Sendable)
         }
         guard let http = response as? HTTPURLResponse else {
             throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) got no HTTP answer")
         }
+        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString) -> \(http.statusCode) (\(data.count) bytes, "
+                   + "\(Int(Date().timeIntervalSince(started) * 1000)) ms)")
         guard (200..<300).contains(http.statusCode) else {
             let body = try? JSONDecoder().decode(ErrorBody.self, from: data)
-            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .unknown)
+            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .httpRequestFailed)
             throw AppError(code, body?.error ?? "the server answered \(http.statusCode) to \(method) \(path)", httpStatusCode: http.statusCode)
         }
         return data

@@ -23,7 +23,8 @@ public final class SyncTimeoutOptions: @unchecked Sendable, Equatable, CustomStr
         get { self[\.connectTimeout] }
         set { self[\.connectTimeout] = newValue }
     }
-    /// How long the connection stays open once no session uses it. Default 30 seconds.
+    /// How long the connection stays open once no session uses it (the last one's user logged
+    /// out, say); a session that starts within it reuses the connection. Default 30 seconds.
     public var connectionLingerTime: UInt {
         get { self[\.connectionLingerTime] }
         set { self[\.connectionLingerTime] = newValue }
@@ -39,7 +40,10 @@ public final class SyncTimeoutOptions: @unchecked Sendable, Equatable, CustomStr
         get { self[\.pongKeepaliveTimeout] }
         set { self[\.pongKeepaliveTimeout] = newValue }
     }
-    /// A reconnect within this long of losing the connection counts as a fast reconnect. Default 1 minute.
+    /// A lost connection reconnects at once, without the backoff delay, at most once in this
+    /// long; a connection lost again within it waits out the backoff as failed attempts do.
+    /// (Realm's sync client uses it to start uploads at once after such a reconnect; Atoll's
+    /// uploads never wait for the download.) Default 1 minute.
     public var fastReconnectLimit: UInt {
         get { self[\.fastReconnectLimit] }
         set { self[\.fastReconnectLimit] = newValue }
@@ -80,7 +84,8 @@ public final class SyncTimeoutOptions: @unchecked Sendable, Equatable, CustomStr
         let v = lock.withLock { values }
         return SyncTimeouts(
             connectMilliseconds: Int64(clamping: v.connectTimeout), pingIntervalMilliseconds: Int64(clamping: v.pingKeepalivePeriod),
-            pongTimeoutMilliseconds: Int64(clamping: v.pongKeepaliveTimeout))
+            pongTimeoutMilliseconds: Int64(clamping: v.pongKeepaliveTimeout), lingerMilliseconds: Int64(clamping: v.connectionLingerTime),
+            fastReconnectLimitMilliseconds: Int64(clamping: v.fastReconnectLimit))
     }
 }
 
@@ -89,4 +94,21 @@ struct SyncTimeouts: Sendable, Equatable {
     var connectMilliseconds: Int64 = 120_000
     var pingIntervalMilliseconds: Int64 = 60_000
     var pongTimeoutMilliseconds: Int64 = 120_000
+    var lingerMilliseconds: Int64 = 30_000
+    var fastReconnectLimitMilliseconds: Int64 = 60_000
+}
+
+/// When a drop of the open sync connection reconnects at once instead of after the backoff
+/// delay: the first drop, and then a drop more than `fastReconnectLimit` after the last one that
+/// did (a connection that keeps dropping backs off as failed attempts do).
+struct FastReconnectPolicy: Sendable, Equatable {
+    /// When a drop last reconnected at once.
+    private(set) var lastFastReconnect: Date?
+
+    /// The connection dropped at `now`: whether to reconnect at once (recorded if so).
+    mutating func dropped(at now: Date, limitMilliseconds: Int64) -> Bool {
+        if let last = lastFastReconnect, now.timeIntervalSince(last) * 1000 < Double(limitMilliseconds) { return false }
+        lastFastReconnect = now
+        return true
+    }
 }

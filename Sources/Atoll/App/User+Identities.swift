@@ -23,7 +23,7 @@ extension User {
     /// ```
     /// - Throws: `AppError`: `.accountNameInUse` when the identity belongs to another user,
     ///   `.badRequest` for anonymous or API key credentials or an identity the user already has,
-    ///   `.invalidPassword` for credentials the server refuses, `.userLoggedOut`.
+    ///   `.invalidPassword` for credentials the server refuses, `.invalidSession` when the user logged out here.
     @discardableResult
     public func linkUser(credentials: Credentials) async throws -> User {
         let path = "/api/client/v1/app/\(core.id)/auth/providers/\(credentials.provider)/login?link=true"
@@ -34,7 +34,7 @@ extension User {
         let profileData = try await core.http.send("GET", "/api/client/v1/auth/profile", bearer: answer.access_token)
         let profile = try core.http.decode(AppCore.ProfileAnswer.self, from: profileData, "profile")
         guard let refreshToken, state == .loggedIn else {
-            throw AppError(.userLoggedOut, "the user \(id) logged out while linking")
+            throw AppError.loggedOut("the user \(id) logged out while linking")
         }
         loggedIn(accessToken: answer.access_token, refreshToken: refreshToken, provider: provider,
                  profile: profile.data ?? [:],

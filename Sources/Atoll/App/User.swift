@@ -161,7 +161,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
     func validAccessToken(forceRefresh: Bool = false) async throws -> String {
         let (token, state) = lock.withLock { (_accessToken, _state) }
         guard state == .loggedIn else {
-            throw AppError(.userLoggedOut, "the user \(id) is \(state == .removed ? "removed" : "logged out")")
+            throw AppError.loggedOut("the user \(id) is \(state == .removed ? "removed" : "logged out")")
         }
         if !forceRefresh, let token, let expiry = JWTPayload.expiry(of: token), expiry.timeIntervalSince(core.clock.now()) > 30 {
             return token
@@ -177,7 +177,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
             if let refreshing { return refreshing }
             let refreshToken = _refreshToken
             let task = _Concurrency.Task { [core, id] () async throws -> String in
-                guard let refreshToken else { throw AppError(.userLoggedOut, "the user \(id) has no refresh token") }
+                guard let refreshToken else { throw AppError.loggedOut("the user \(id) has no refresh token") }
                 let data = try await core.http.send("POST", "/api/client/v1/auth/session", bearer: refreshToken)
                 return try core.http.decode(SessionAnswer.self, from: data, "token refresh").access_token
             }
@@ -192,7 +192,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
             }
             core.metadata?.save(record)
             return token
-        } catch let error as AppError where error.code == .invalidSession || error.code == .userDisabled || error.code == .userNotFound {
+        } catch let error as AppError where error.isRefusedByServer && [.invalidSession, .userDisabled, .userNotFound].contains(error.code) {
             lock.withLock { refreshing = nil }
             setLoggedOut(removing: false)
             throw error
@@ -208,7 +208,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
             let token = try await validAccessToken()
             do {
                 return try await core.http.send(method, path, bearer: token, json: json)
-            } catch let error as AppError where error.code == .invalidSession {
+            } catch let error as AppError where error.code == .invalidSession && error.isRefusedByServer {
                 return try await core.http.send(method, path, bearer: try await validAccessToken(forceRefresh: true), json: json)
             }
         }
@@ -217,12 +217,12 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
     /// A request authorized by the refresh token (API key management).
     func withRefreshToken(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> Data {
         guard state == .loggedIn, let token = refreshToken else {
-            throw AppError(.userLoggedOut, "the user \(id) is not logged in")
+            throw AppError.loggedOut("the user \(id) is not logged in")
         }
         return try await loggingOutOnRefusal {
             do {
                 return try await core.http.send(method, path, bearer: token, json: json)
-            } catch let error as AppError where error.code == .invalidSession {
+            } catch let error as AppError where error.code == .invalidSession && error.isRefusedByServer {
                 setLoggedOut(removing: false)  // the refresh token itself was refused
                 throw error
             }

@@ -27,36 +27,60 @@ public enum LogLevel: UInt, Sendable, Hashable, Comparable, CaseIterable, Custom
 /// The earlier name of ``LogLevel`` (`app.syncManager.logLevel`).
 public typealias SyncLogLevel = LogLevel
 
-/// Where the SDK's log lines go: `Logger.shared`, which drops lines above its `level` and hands
-/// the others to its log function (on any thread, possibly several at once).
+/// Where the SDK's log lines go: `Logger.shared`, which drops lines above the level of their
+/// category (`level` unless `setLogLevel(_:for:)` set another) and hands the others to its log
+/// function (on any thread, possibly several at once).
 ///
 /// ```swift
 /// Logger.shared.level = .warn
-/// Logger.shared = Logger(level: .info) { level, message in
-///     print("Atoll \(level): \(message)")
-/// }
+/// Logger.shared = Logger(function: { level, category, message in
+///     print("Atoll \(category.rawValue) \(level): \(message)")
+/// })
 /// ```
-/// The default logger writes lines of level `.info` and below to standard error.
+/// The default logger writes lines of level `.info` and below to standard error. In normal
+/// operation the SDK logs nothing at `.info` or above: HTTP requests are `.debug`, connections
+/// and sessions `.detail`/`.debug`, uploads and downloads `.trace`, failures `.warn`/`.error`.
+/// No line carries a token, password or object value.
 public final class Logger: Sendable {
     private let threshold: Mutex<LogLevel>
-    private let logFunction: @Sendable (LogLevel, String) -> Void
+    private let logFunction: @Sendable (LogLevel, LogCategory, String) -> Void
 
     /// A logger that passes every line of `level` or below to `logFunction`.
     public init(level: LogLevel, logFunction: @escaping @Sendable (LogLevel, String) -> Void) {
         threshold = Mutex(level)
-        self.logFunction = logFunction
+        self.logFunction = { level, _, message in logFunction(level, message) }
     }
 
-    /// The most detailed level this logger passes on.
+    /// A logger that passes every line to `function` with its category, at the level the
+    /// shared logger has now (`setLogLevel(_:for:)` changes it).
+    public init(function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
+        threshold = Mutex(Logger.current.withLock { $0.level })
+        logFunction = function
+    }
+
+    /// A logger of `level` that passes lines to `function` with their category.
+    @available(*, deprecated, message: "Use init(function:)")
+    public init(level: LogLevel, function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
+        threshold = Mutex(level)
+        logFunction = function
+    }
+
+    /// The most detailed level this logger passes on (for `Category.realm`, so every category
+    /// without a level of its own).
     public var level: LogLevel {
         get { threshold.withLock { $0 } }
         set { threshold.withLock { $0 = newValue } }
     }
 
-    private static let current = Mutex<Logger>(Logger(level: .info) { level, message in
-        let line = "\(Date().formatted(.iso8601)) Atoll \(level): \(message)\n"
-        FileHandle.standardError.write(Data(line.utf8))
-    })
+    /// The logger of a new process: `.info` and below to standard error.
+    static func standardError() -> Logger {
+        Logger(level: .info) { level, message in
+            let line = "\(Date().formatted(.iso8601)) Atoll \(level): \(message)\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    private static let current = Mutex<Logger>(standardError())
 
     /// The logger the SDK writes to; replace it to send the lines elsewhere.
     public static var shared: Logger {
@@ -64,18 +88,26 @@ public final class Logger: Sendable {
         set { current.withLock { $0 = newValue } }
     }
 
-    /// Whether a line of `level` would be passed on.
-    func accepts(_ level: LogLevel) -> Bool { level != .off && level <= self.level }
+    /// Whether a line of `level` in `category` would be passed on.
+    func accepts(_ level: LogLevel, _ category: LogCategory = Category.sdk) -> Bool {
+        guard level != .off else { return false }
+        return level <= (CategoryLevels.level(for: category.rawValue) ?? self.level)
+    }
 
     /// Passes the line on if its level is within the logger's.
-    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
-        guard accepts(level) else { return }
-        logFunction(level, message())
+    func log(_ level: LogLevel, _ category: LogCategory, _ message: @autoclosure () -> String) {
+        guard accepts(level, category) else { return }
+        logFunction(level, category, message())
     }
 
     /// Logs to the logger shared at the time of the call.
     static func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
-        shared.log(level, message())
+        shared.log(level, Category.sdk, message())
+    }
+
+    /// Logs a line of `category` to the logger shared at the time of the call.
+    static func log(_ level: LogLevel, _ category: LogCategory, _ message: @autoclosure () -> String) {
+        shared.log(level, category, message())
     }
 }
 
@@ -97,8 +129,17 @@ struct SharedLoggerHandler: LogHandler {
     /// Follows `Logger.shared.level`. Setting it has no effect: the app sets the SDK's threshold
     /// on `Logger.shared` (or `syncManager.logLevel`), not per component.
     var logLevel: Logging.Logger.Level {
-        get { Logger.shared.level.swiftLogThreshold }
+        get { Logger.logLevel(for: category).swiftLogThreshold }
         set {}
+    }
+
+    /// The category of the component's lines, from its label.
+    var category: LogCategory {
+        switch label {
+        case "atoll.sync": Category.Sync.Client.network
+        case "atoll.sync.session": Category.Sync.Client.session
+        default: Category.sdk
+        }
     }
 
     subscript(metadataKey key: String) -> Logging.Logger.Metadata.Value? {
@@ -109,11 +150,12 @@ struct SharedLoggerHandler: LogHandler {
     func log(event: LogEvent) {
         let logger = Logger.shared
         let level = LogLevel(event.level)
-        guard logger.accepts(level) else { return }
+        let category = category
+        guard logger.accepts(level, category) else { return }
         var extra = metadata
         if let more = event.metadata { extra.merge(more) { $1 } }
         let suffix = extra.isEmpty ? "" : " " + extra.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        logger.log(level, "\(event.message)\(suffix)")
+        logger.log(level, category, "\(event.message)\(suffix)")
     }
 }
 

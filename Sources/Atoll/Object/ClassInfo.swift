@@ -122,7 +122,8 @@ final class ClassInfo: @unchecked Sendable {
             }
         }
         self.schema = AtollCore.ObjectSchema(
-            name: type.className(), properties: properties, isEmbedded: type is EmbeddedObject.Type)
+            name: type.className(), properties: properties, isEmbedded: type is EmbeddedObject.Type,
+            isAsymmetric: type is AsymmetricObject.Type)
         self.fields = found.map(\.field)
         self.linkingFields = linkingFields
         self.publicNames = found.map(\.name)

@@ -114,12 +114,15 @@ public final class Realm {
         }
         store = ObjectStore(connection: connection)
         history = HistoryStore(connection: connection)
+        try checkAsymmetricTypes()
         try beginRead()
         notified.store(snapshotVersion, ordering: .relaxed)
         if !isFrozen { coordinator.register(self) }
         if !isFrozen, !configuration.readOnly, let sync = configuration.syncConfiguration {
             try announceSchemaIfNeeded()
-            if sync.enableFlexibleSync, coordinator.claimInitialSubscriptions() { try sync.applyInitialSubscriptions(self) }
+            if sync.enableFlexibleSync, sync.initialSubscriptions != nil, coordinator.claimInitialSubscriptions() {
+                try sync.applyInitialSubscriptions(self)
+            }
             // Opening a synced realm starts its session (one per file; later opens share it).
             _ = syncSession
         }

@@ -27,9 +27,6 @@ extension ObjectSchema: CustomStringConvertible {
     /// The class of the type when this process has used it, else `DynamicObject`.
     public var objectClass: AnyClass { ClassInfo.named(name)?.type ?? DynamicObject.self }
 
-    /// Always `false`: Atoll has no asymmetric (write-only) objects.
-    public var isAsymmetric: Bool { false }
-
     /// The property named `propertyName`, if the type has one.
     public subscript(propertyName: String) -> Property? { self[property: propertyName] }
 

@@ -8,7 +8,8 @@ extension Realm {
     /// `heldObjects` message).
     func heldObjectIDs() throws -> [ObjectID] {
         var ids: [ObjectID] = []
-        for table in coordinator.allTables where !table.schema.isEmbedded {
+        // Asymmetric objects are the server's once uploaded: never held, never downloaded.
+        for table in coordinator.allTables where !table.schema.isEmbedded && !table.schema.isAsymmetric {
             guard let pk = table.primaryKeyIndex else { continue }
             let type = table.property(pk).type
             for key in try store.column(table, pk) {

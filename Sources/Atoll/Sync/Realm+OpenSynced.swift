@@ -76,13 +76,21 @@ extension Realm {
         }
         // Opening the file applies a flexible-sync configuration's initial subscriptions (so the
         // download brings their objects) and starts the session; it stays open while waiting.
-        let opened = try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+        // With `rerunOnOpen` every asynchronous open runs them again, even while other `Realm`s
+        // keep the file open (the first synchronous open of the file runs them too).
+        let (opened, initialSet) = try openRunningInitialSubscriptions(configuration, sync)
         guard download, let session = opened.syncSession ?? sync.user.core.syncClient.session(for: configuration) else { return opened }
         sessionStarted(session)
         let timeout = sync.user.core.configuration.syncConnectTimeout
         let clock = sync.user.core.clock
+        // The download waits for the initial subscriptions' objects too: the set is complete
+        // once the server sent everything it selects.
+        let subscriptionWait = initialSet.map { opened.subscriptions.box.wait(for: $0) }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.wait(for: .download) }
+            group.addTask {
+                try await session.wait(for: .download)
+                try await subscriptionWait?.run(timeout: nil)
+            }
             if sync.cancelAsyncOpenOnNonFatalErrors {
                 // Fail on the first connection failure instead of retrying until the timeout.
                 group.addTask { try await session.nextConnectionFailure() }
@@ -97,3 +105,23 @@ extension Realm {
         return opened
     }
 }
+
+extension Realm {
+    /// Opens the realm of an asynchronous open and runs the configuration's initial subscriptions
+    /// when they are due: on the first open of the file in the process, or on every asynchronous
+    /// open with `rerunOnOpen`. Returns the version of the set they committed, if they did.
+    fileprivate static func openRunningInitialSubscriptions(_ configuration: Configuration,
+                                                            _ sync: SyncConfiguration) throws -> (Realm, Int64?) {
+        guard sync.enableFlexibleSync, sync.initialSubscriptions != nil, !configuration.readOnly else {
+            return (try Realm(configuration: configuration, confinement: .thread(pthread_self())), nil)
+        }
+        // Claimed here, before the `Realm` opens, so that opening it does not run them as well.
+        let coordinator = try RealmCoordinator.coordinator(for: configuration)
+        let firstOpen = coordinator.claimInitialSubscriptions()
+        let realm = try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+        withExtendedLifetime(coordinator) {}
+        guard firstOpen || sync.rerunOnOpen else { return (realm, nil) }
+        return (realm, try sync.applyInitialSubscriptions(realm))
+    }
+}
+

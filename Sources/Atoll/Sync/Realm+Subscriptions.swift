@@ -132,12 +132,18 @@ extension SyncConfiguration {
     /// Runs `initialSubscriptions` in a subscription update when the realm never had a
     /// subscription set, or on every call with `rerunOnOpen`. Commits locally and returns; it
     /// never waits for the server.
-    func applyInitialSubscriptions(_ realm: Realm) throws {
-        guard enableFlexibleSync, let initialSubscriptions else { return }
+    /// Returns the version committed, `nil` when they did not run.
+    @discardableResult
+    func applyInitialSubscriptions(_ realm: Realm) throws -> Int64? {
+        guard enableFlexibleSync, let initialSubscriptions else { return nil }
         let subscriptions = realm.subscriptions
         let rerun = rerunOnOpen
-        try subscriptions.box.commit(onlyIf: { latest in rerun || latest == 0 }) {
+        let version = try subscriptions.box.commit(onlyIf: { latest in rerun || latest == 0 }) {
             initialSubscriptions(subscriptions)
         }
+        if version != nil, let url = realm.configuration.fileURL {
+            Logger.log(.debug, "initial subscriptions of \(url.lastPathComponent) ran (set version \(version!))")
+        }
+        return version
     }
 }

@@ -45,6 +45,8 @@ extension SessionEngine {
             case .uploadAcknowledged(let clientVersion):
                 if let recovered = pendingReset?.recoveredVersion, clientVersion >= recovered { pendingReset = nil }
                 save()
+                // Once the server has every queued write, the asymmetric objects leave the device.
+                if let session, clientVersion >= session.queuedClientVersion { removeUploadedAsymmetricObjects() }
             case .reportProgress(let progress):
                 reportProgress(progress)
             case .reportError(let error):

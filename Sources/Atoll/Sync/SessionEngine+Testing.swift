@@ -33,3 +33,13 @@ extension SessionEngine {
             + "\(session.uploadedOnBind), pending \(session.merger.pending.map(\.version))"
     }
 }
+
+extension App {
+    /// Tests only: whether the app's sync connection is open, and how many attempts to open it
+    /// were made since the app was made.
+    @_spi(Testing)
+    public func syncConnectionForTesting() async -> (isOpen: Bool, attempts: UInt64) {
+        let (status, attempts) = await core.syncClient.connection.statusForTesting
+        return (status == .open, attempts)
+    }
+}

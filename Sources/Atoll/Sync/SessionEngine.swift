@@ -166,9 +166,10 @@ actor SessionEngine {
 
     func connectionOpened() async { await run { $0.connectionOpened() } }
 
-    func connectionClosed(failure: ConnectionFailure?) async {
+    /// `reconnectAtOnce`: a drop of the open connection that reconnects without the backoff delay.
+    func connectionClosed(failure: ConnectionFailure?, reconnectAtOnce: Bool = false) async {
         lastConnectionFailure = failure
-        await run { $0.connectionClosed(error: failure?.message, code: failure?.code ?? .connectionFailed) }
+        await run { $0.connectionClosed(error: failure?.message, code: failure?.code ?? .connectionFailed, reconnectAtOnce: reconnectAtOnce) }
     }
 
     func received(_ message: ServerMessage) async { await run { $0.received(message) } }
@@ -187,6 +188,7 @@ actor SessionEngine {
             // certificate trusted. An asynchronous open that must not wait fails with it.
             publicSession?.connectionFailed(error)
         }
+        // Reported to the app's handler too: logged as a warning.
         logger.warning("\(error)")
         sync.user.core.syncManager.report(error, session: publicSession)
     }

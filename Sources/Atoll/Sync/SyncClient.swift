@@ -10,9 +10,13 @@ final class SyncClient: @unchecked Sendable {
     private var nextSessionID: UInt64 = 1
 
     init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], timeouts: SyncTimeouts = SyncTimeouts(),
-         clock: WallClock = .system) {
+         settings: RequestSettings = RequestSettings(), clock: WallClock = .system) {
         connection = SyncConnection(
-            baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates, timeouts: timeouts, clock: clock)
+            baseURL: baseURL, appId: appId, trustedRootCertificates: trustedRootCertificates, timeouts: timeouts,
+            settings: settings, clock: clock)
+        // New custom headers go out with a new upgrade request: the connection reconnects.
+        let connection = connection
+        settings.headersChanged.withLock { $0 = { _Concurrency.Task { await connection.reconnectForNewHeaders() } } }
     }
 
     /// The session of a synced realm's file, made and started on first use.
@@ -68,7 +72,7 @@ final class SyncClient: @unchecked Sendable {
         for session in stopped {
             // Stopped at once, so that nothing under way starts it again; then torn down in order.
             session.engine.isStopped.store(true, ordering: .releasing)
-            session.update(state: .inactive, connection: .disconnected)
+            session.update(state: .invalid, connection: .disconnected)
             session.enqueue { await $0.stop() }
         }
     }

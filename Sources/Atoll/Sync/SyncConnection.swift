@@ -1,5 +1,6 @@
 import AtollCore
 import Foundation
+import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import NIOCore
@@ -32,7 +33,15 @@ actor SyncConnection {
     /// middlebox that closes the socket before answering the upgrade leaves the WebSocket client
     /// waiting forever, so past it the attempt counts as failed and the sessions retry) and the
     /// keep-alive's ping interval and pong timeout.
-    private let timeouts: SyncTimeouts
+    private var timeouts: SyncTimeouts
+    /// Custom headers and user agent of the app (`app.syncManager`), sent with the upgrade request.
+    private let settings: RequestSettings
+    /// Closes the connection once no session used it for `connectionLingerTime`.
+    private var lingerTask: _Concurrency.Task<Void, Never>?
+    /// Which drops of an open connection reconnect at once (`fastReconnectLimit`).
+    private var fastReconnect = FastReconnectPolicy()
+    /// Whether attempt `attempt`'s connection got open (a drop, not a failed attempt, when it closes).
+    private var attemptOpened = false
     /// Pings on the open connection. A connection that stopped carrying data (a peer gone without
     /// a word, a black hole in the network) is dropped when no pong comes in time; a message lost
     /// on the way shows when the server sees the next ping's message id.
@@ -45,9 +54,10 @@ actor SyncConnection {
     private let clock: WallClock
 
     init(baseURL: String, appId: String, trustedRootCertificates: [String] = [], timeouts: SyncTimeouts = SyncTimeouts(),
-         clock: WallClock = .system) {
+         settings: RequestSettings = RequestSettings(), clock: WallClock = .system) {
         self.trustedRootCertificates = trustedRootCertificates
         self.timeouts = timeouts
+        self.settings = settings
         self.clock = clock
         self.appId = appId
         url = Self.syncURL(baseURL: baseURL, appId: appId)
@@ -61,9 +71,52 @@ actor SyncConnection {
         "\(status) for \(Int(clock.now().timeIntervalSince(statusSince))) s (attempt \(attempt))"
     }
 
-    func register(_ engine: SessionEngine, id: SessionID) { sessions[id] = engine }
+    func register(_ engine: SessionEngine, id: SessionID) {
+        sessions[id] = engine
+        // A session within the linger time reuses the open connection.
+        if lingerTask != nil { logger.debug("sync connection to \(url): reused by a new session within the linger time") }
+        lingerTask?.cancel()
+        lingerTask = nil
+    }
 
-    func unregister(_ id: SessionID) { sessions[id] = nil }
+    func unregister(_ id: SessionID) {
+        sessions[id] = nil
+        if sessions.isEmpty, status != .closed { startLinger() }
+    }
+
+    /// New timeouts (`syncManager.timeoutOptions`): the next connection and keep-alive use them.
+    func setTimeouts(_ timeouts: SyncTimeouts) { self.timeouts = timeouts }
+
+    /// The last session left: the connection stays open for the linger time, then closes.
+    private func startLinger() {
+        lingerTask?.cancel()
+        let attempt = attempt
+        let clock = clock
+        let linger = TimeInterval(timeouts.lingerMilliseconds) / 1000
+        logger.debug("sync connection to \(url): no session uses it; closing in \(linger) s unless one does")
+        lingerTask = _Concurrency.Task { [weak self] in
+            do { try await clock.sleep(for: linger) } catch { return }
+            await self?.lingerEnded(attempt: attempt)
+        }
+    }
+
+    private func lingerEnded(attempt: UInt64) {
+        guard attempt == self.attempt, sessions.isEmpty, status != .closed, lingerTask != nil else { return }
+        lingerTask = nil
+        logger.debug("sync connection to \(url): closed after the linger time")
+        close()
+    }
+
+    /// `customRequestHeaders` changed: an open connection closes, and the sessions reconnect
+    /// (at once) with the new headers in their upgrade request.
+    func reconnectForNewHeaders() {
+        guard status != .closed else { return }
+        logger.debug("sync connection to \(url): reconnecting to send new custom headers")
+        close()
+    }
+
+    /// Tests only: the status and how many connection attempts were made.
+    var statusForTesting: (status: Status, attempts: UInt64) { (status, attempt) }
 
     var registeredSessions: [SessionEngine] { Array(sessions.values) }
 
@@ -88,9 +141,17 @@ actor SyncConnection {
         }
         let openTimeout = TimeInterval(timeouts.connectMilliseconds) / 1000
         let clock = clock
+        var headers = HTTPFields()
+        for (name, value) in RequestSettings.sendable(settings.headers) {
+            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
+        }
+        headers[.userAgent] = settings.userAgentHeader
+        attemptOpened = false
+        logger.debug("sync connection to \(url): connecting (attempt \(attempt))")
         task = _Concurrency.Task { [weak self] in
             var configuration = WebSocketClientConfiguration()
             configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
+            configuration.additionalHeaders = headers
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
             let watchdog = _Concurrency.Task { [weak self] in
@@ -157,7 +218,9 @@ actor SyncConnection {
         self.writer = writer
         status = .open
         statusSince = clock.now()
-        await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "atoll-swift")))
+        attemptOpened = true
+        logger.debug("sync connection to \(url): open (attempt \(attempt))")
+        await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: String(settings.userAgentHeader.prefix(200)))))
         startKeepAlive(attempt: attempt)
         notifyOpened()
         return true
@@ -207,11 +270,22 @@ actor SyncConnection {
         task?.cancel()  // an attempt stuck in its upgrade (the watchdog's case) is abandoned
         keepAliveTask?.cancel()
         keepAliveTask = nil
+        let wasOpen = status == .open && attemptOpened
         status = .closed
         statusSince = clock.now()
         writer = nil
         task = nil
-        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure) } }
+        lingerTask?.cancel()
+        lingerTask = nil
+        // A drop of an open connection reconnects at once, once per `fastReconnectLimit`; failed
+        // attempts and further drops within the limit wait out the backoff.
+        let atOnce = wasOpen && fastReconnect.dropped(at: clock.now(), limitMilliseconds: timeouts.fastReconnectLimitMilliseconds)
+        if let failure {
+            logger.debug("sync connection to \(url): \(wasOpen ? "lost" : "failed") (attempt \(attempt)): \(failure.message)")
+        } else {
+            logger.debug("sync connection to \(url): closed (attempt \(attempt))")
+        }
+        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure, reconnectAtOnce: atOnce) } }
     }
 
     /// Ends the current attempt as lost (see `move(toBaseURL:)`).
@@ -232,6 +306,9 @@ actor SyncConnection {
             await protocolFailure("undecodable server message: \(error)")
             return
         }
+        if Logger.shared.accepts(.trace, Category.Sync.Client.changeset) {
+            Logger.log(.trace, Category.Sync.Client.changeset, "sync connection to \(url): received \(Self.describe(message)) (\(bytes.count) bytes)")
+        }
         if case .pong(let pong) = message {
             keepAlive.receivedPong(pong, now: Self.milliseconds(clock.now()))
         } else if let id = message.session, let engine = sessions[id] {
@@ -247,7 +324,11 @@ actor SyncConnection {
         // A message's frames go out together and messages in the order sent: frames are queued
         // at once and one caller at a time writes the queue (the actor may run other sends while
         // a write waits).
-        outbound.append(contentsOf: framer.frames(for: message.encoded()))
+        let encoded = message.encoded()
+        if Logger.shared.accepts(.trace, Category.Sync.Client.changeset) {
+            Logger.log(.trace, Category.Sync.Client.changeset, "sync connection to \(url): sending \(Self.describe(message)) (\(encoded.count) bytes)")
+        }
+        outbound.append(contentsOf: framer.frames(for: encoded))
         let current = attempt
         guard flushing != current else { return }
         flushing = current
@@ -261,6 +342,41 @@ actor SyncConnection {
                 if attempt == current { outbound = [] }
                 return
             }
+        }
+    }
+}
+
+extension SyncConnection {
+    /// A message's kind and size in one phrase for a log line: never its content (no token, no value).
+    static func describe(_ message: ClientMessage) -> String {
+        let session = message.session.map { " of session \($0.rawValue)" } ?? ""
+        return switch message {
+        case .hello: "hello"
+        case .bind: "bind\(session)"
+        case .ident: "ident\(session)"
+        case .upload(let upload): "upload of \(upload.changesets.count) changeset(s)\(session)"
+        case .mark: "mark\(session)"
+        case .queryChange(let change): "query set version \(change.querySetVersion)\(session)"
+        case .refreshAccessToken: "access token refresh\(session)"
+        case .unbind: "unbind\(session)"
+        case .ping: "ping"
+        case .heldObjects(let held): "held objects (\(held.objects.count))\(session)"
+        }
+    }
+
+    static func describe(_ message: ServerMessage) -> String {
+        let session = message.session.map { " for session \($0.rawValue)" } ?? ""
+        return switch message {
+        case .hello: "hello"
+        case .identAnswer: "ident answer\(session)"
+        case .resetRequired: "client reset request\(session)"
+        case .uploadAck: "upload acknowledgement\(session)"
+        case .download(let download): "download of \(download.changesets.count) changeset(s)\(session)"
+        case .markAnswer: "mark answer\(session)"
+        case .queryError: "query set error\(session)"
+        case .unbound: "unbound\(session)"
+        case .pong: "pong"
+        case .error: "error\(session)"
         }
     }
 }

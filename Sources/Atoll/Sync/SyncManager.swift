@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Sync settings and error reporting of one app (`app.syncManager`).
 ///
@@ -13,8 +14,21 @@ public final class SyncManager: @unchecked Sendable {
     /// metadata store could not be opened: actions then run only through their tokens).
     let metadata: MetadataStore?
 
-    init(metadata: MetadataStore?) {
+    /// Custom headers, user agent and app id of the app's requests.
+    let settings: RequestSettings
+    /// `timeoutOptions`.
+    let timeouts: Mutex<SyncTimeoutOptions?>
+    /// `logger`, as set.
+    let loggerFunction = Mutex<(@Sendable (LogLevel, String) -> Void)?>(nil)
+    /// The app's sync connection, which reads the timeouts.
+    weak var connection: SyncConnection?
+
+    init(metadata: MetadataStore?, settings: RequestSettings = RequestSettings(), timeouts: SyncTimeoutOptions? = nil,
+         connection: SyncConnection? = nil) {
         self.metadata = metadata
+        self.settings = settings
+        self.timeouts = Mutex(timeouts)
+        self.connection = connection
     }
 
     /// Gets every sync error with the session it happened on (`nil` when none). A client reset

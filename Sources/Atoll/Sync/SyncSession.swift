@@ -24,6 +24,9 @@ public final class SyncSession: @unchecked Sendable {
         case waitingForAccessToken
         /// Suspended by `suspend()` until `resume()`.
         case paused
+        /// Ended for good: its user logged out or was removed. Discard it; opening the realm
+        /// again (after logging in) makes a new session.
+        case invalid
     }
 
     /// The state of the connection the session uses.
@@ -71,7 +74,14 @@ public final class SyncSession: @unchecked Sendable {
     private let lock = NSLock()
     private var _state: State = .inactive
     private var _connectionState: ConnectionState = .disconnected
-    private var connectionObservers: [UUID: @Sendable (ConnectionState) -> Void] = [:]
+    /// Hear every change of `state` or `connectionState`: (old, new) of both.
+    private var observers: [UUID: @Sendable (Snapshot, Snapshot) -> Void] = [:]
+
+    /// The two observable values at one moment.
+    struct Snapshot: Equatable, Sendable {
+        var state: State
+        var connectionState: ConnectionState
+    }
     /// The commands of the public API, run one after another on the engine in call order.
     private var commandTail: _Concurrency.Task<Void, Never>?
     private var latestProgress: [ProgressDirection: Progress] = [:]
@@ -130,16 +140,33 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     /// Waits until every local change up to now is uploaded, or every server change downloaded.
+    /// Throws at once for an invalid session (its user logged out).
     public func wait(for direction: ProgressDirection) async throws {
+        if state == .invalid { throw SyncError(.clientUserError, "the sync session is invalid: its user logged out or was removed") }
         try await engine.wait(for: direction == .upload ? .upload : .download)
     }
 
     /// Calls `block` whenever the connection state changes; keep the token to keep observing.
     public func observeConnectionState(_ block: @escaping @Sendable (ConnectionState) -> Void) -> NotificationToken {
-        let id = UUID()
-        lock.withLock { connectionObservers[id] = block }
-        return NotificationToken(realm: nil) { [weak self] in _ = self?.lock.withLock { self?.connectionObservers.removeValue(forKey: id) } }
+        let id = addObserver { old, new in
+            if old.connectionState != new.connectionState { block(new.connectionState) }
+        }
+        return NotificationToken(realm: nil) { [weak self] in self?.removeObserver(id) }
     }
+
+    /// Adds a hearer of every change of the observable values; returns its id.
+    func addObserver(_ observer: @escaping @Sendable (Snapshot, Snapshot) -> Void) -> UUID {
+        let id = UUID()
+        lock.withLock { observers[id] = observer }
+        return id
+    }
+
+    func removeObserver(_ id: UUID) {
+        _ = lock.withLock { observers.removeValue(forKey: id) }
+    }
+
+    /// The observable values now.
+    var snapshot: Snapshot { lock.withLock { Snapshot(state: _state, connectionState: _connectionState) } }
 
     /// Calls `block` with the progress of uploads or downloads, on an arbitrary thread.
     ///
@@ -186,13 +213,24 @@ public final class SyncSession: @unchecked Sendable {
     }
 
     func update(state: State? = nil, connection: ConnectionState? = nil) {
-        let observers: [@Sendable (ConnectionState) -> Void] = lock.withLock {
-            if let state { _state = state }
-            guard let connection, connection != _connectionState else { return [] }
-            _connectionState = connection
-            return Array(connectionObservers.values)
+        let (old, new, observers): (Snapshot, Snapshot, [@Sendable (Snapshot, Snapshot) -> Void]) = lock.withLock {
+            let old = Snapshot(state: _state, connectionState: _connectionState)
+            // An invalid session stays invalid.
+            if let state, _state != .invalid { _state = state }
+            if let connection, _state != .invalid || connection == .disconnected { _connectionState = connection }
+            let new = Snapshot(state: _state, connectionState: _connectionState)
+            return (old, new, old == new ? [] : Array(self.observers.values))
         }
-        if let connection { for observer in observers { observer(connection) } }
+        if old != new {
+            let name = engine.configuration.fileURL?.path ?? engine.configuration.storageKey
+            if old.connectionState != new.connectionState {
+                Logger.log(.detail, Category.Sync.Client.session, "sync session \(name): connection \(old.connectionState) -> \(new.connectionState)")
+            }
+            if old.state != new.state {
+                Logger.log(.debug, Category.Sync.Client.session, "sync session \(name): \(old.state) -> \(new.state)")
+            }
+        }
+        for observer in observers { observer(old, new) }
     }
 
     /// New byte counts of the session (cumulative since it started).

@@ -37,8 +37,10 @@ public struct HistorySchema: Hashable, Sendable {
     /// - Throws: ``MergeError`` with ``MergeError/Code/schemaViolation``, naming the instruction.
     /// - Complexity: O(*n* × *p*) for *n* instructions on types of *p* properties.
     public mutating func validate(_ changeset: Changeset) throws(MergeError) {
+        // Asymmetric objects created by this changeset: the only ones of their types it may set.
+        var created: Set<ObjectID> = []
         for (index, instruction) in changeset.instructions.enumerated() {
-            if let problem = problem(with: instruction) {
+            if let problem = problem(with: instruction) ?? asymmetricProblem(with: instruction, created: &created) {
                 throw MergeError(
                     .schemaViolation,
                     "instruction \(index) of client version \(changeset.version) breaks the realm's schema: \(problem)")
@@ -58,6 +60,9 @@ extension HistorySchema {
             guard let known = types[table.name] else { return nil }
             if known.isEmbedded != table.isEmbedded {
                 return "\(table.name) is \(known.isEmbedded ? "" : "not ")embedded in the realm, the upload declares the opposite"
+            }
+            if known.isAsymmetric != table.isAsymmetric {
+                return "\(table.name) is \(known.isAsymmetric ? "" : "not ")asymmetric in the realm, the upload declares the opposite"
             }
             for property in table.properties { if let conflict = conflict(table.name, property) { return conflict } }
             return nil
@@ -115,6 +120,21 @@ extension HistorySchema {
             }
         case .clear(let id, let path):
             return check(id, path) { _ in nil }
+        }
+    }
+
+    /// Asymmetric objects are insert-only: a changeset creates them and sets their fields, and
+    /// never changes or erases one it did not create.
+    func asymmetricProblem(with instruction: Instruction, created: inout Set<ObjectID>) -> String? {
+        guard let id = instruction.object, types[id.type]?.isAsymmetric == true else { return nil }
+        switch instruction {
+        case .createObject:
+            guard created.insert(id).inserted else { return "\(id.type) \(id.primaryKey) is created twice" }
+            return nil
+        case .eraseObject:
+            return "\(id.type) is asymmetric (insert-only): its objects cannot be erased"
+        default:
+            return created.contains(id) ? nil : "\(id.type) is asymmetric (insert-only): \(id.primaryKey) can only be set by the changeset that creates it"
         }
     }
 

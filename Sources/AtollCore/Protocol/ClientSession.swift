@@ -168,7 +168,11 @@ public struct ClientSession: Sendable {
     /// The connection closed, or an attempt to open it failed (`error` says why; `nil` for a clean close).
     /// `code` is how the error is reported: ``SyncErrorCode/connectionFailed`` (only logged by the SDK)
     /// or ``SyncErrorCode/tlsHandshakeFailed`` (shown to the app); either way the session retries with backoff.
-    public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed) -> [Action] {
+    ///
+    /// With `reconnectAtOnce` (a drop of an open connection the shell allows a fast reconnect
+    /// for) the first attempt is made at once, without a backoff delay.
+    public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed,
+                                          reconnectAtOnce: Bool = false) -> [Action] {
         connectionIsOpen = false
         partialBatch = []
         querySetSent = false
@@ -177,6 +181,11 @@ public struct ClientSession: Sendable {
             var actions: [Action] = []
             if let error {
                 actions.append(.reportError(SessionError(code: code, message: error, action: .retryLater, isFatal: false)))
+            }
+            if reconnectAtOnce && requestedRetryDelay == 0 {
+                state = .waitingForConnection
+                timerGeneration += 1
+                return actions + [.scheduleTimer(.reconnect, generation: timerGeneration, afterMilliseconds: 0)]
             }
             return actions + scheduleReconnect()
         case .dying:

@@ -4,11 +4,26 @@ public struct ObjectSchema: Sendable, Hashable, Codable {
     public var properties: [Property]
     /// Embedded types have no identity of their own: each instance is owned by exactly one parent.
     public var isEmbedded: Bool
+    /// Asymmetric (data ingest) types are insert-only: a client creates their objects, uploads
+    /// them and forgets them; the server keeps them and never downloads them.
+    public var isAsymmetric: Bool
 
-    public init(name: String, properties: [Property], isEmbedded: Bool = false) {
+    public init(name: String, properties: [Property], isEmbedded: Bool = false, isAsymmetric: Bool = false) {
         self.name = name
         self.properties = properties
         self.isEmbedded = isEmbedded
+        self.isAsymmetric = isAsymmetric
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, properties, isEmbedded, isAsymmetric }
+
+    /// Schemas stored before asymmetric types existed have no `isAsymmetric`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        properties = try container.decode([Property].self, forKey: .properties)
+        isEmbedded = try container.decode(Bool.self, forKey: .isEmbedded)
+        isAsymmetric = try container.decodeIfPresent(Bool.self, forKey: .isAsymmetric) ?? false
     }
 
     /// The primary key property, if the type declares one.
@@ -28,7 +43,8 @@ extension Dictionary where Key == String, Value == ObjectSchema {
     mutating func mergeSchema(_ instruction: Instruction) {
         switch instruction {
         case .addTable(let table):
-            var merged = self[table.name] ?? ObjectSchema(name: table.name, properties: [], isEmbedded: table.isEmbedded)
+            var merged = self[table.name]
+                ?? ObjectSchema(name: table.name, properties: [], isEmbedded: table.isEmbedded, isAsymmetric: table.isAsymmetric)
             for property in table.properties where merged[property: property.name] == nil {
                 merged.properties.append(property)
             }

@@ -44,6 +44,10 @@ public struct Schema: Sendable, Hashable, Codable {
                 "'\(object.name)' declares \(keys.count) primary keys (\(keys.map(\.name).joined(separator: ", "))); at most one is allowed",
                 objectType: object.name)
         }
+        if object.isAsymmetric && (object.isEmbedded || keys.isEmpty) {
+            throw SchemaError(.invalidPrimaryKey,
+                "asymmetric type '\(object.name)' needs a primary key (and cannot be embedded)", objectType: object.name)
+        }
         if object.isEmbedded, let key = keys.first {
             throw SchemaError(.primaryKeyOnEmbedded,
                 "embedded type '\(object.name)' cannot have a primary key ('\(key.name)')",
@@ -74,6 +78,14 @@ public struct Schema: Sendable, Hashable, Codable {
                 guard let target = property.objectType, let targetSchema = self[target] else {
                     throw SchemaError(.unknownLinkTarget,
                         "\(here) links to '\(property.objectType ?? "")', which is not in the schema",
+                        objectType: object.name, property: property.name)
+                }
+                if targetSchema.isAsymmetric {
+                    throw SchemaError(.unsupportedType, "\(here) links to asymmetric type '\(target)': its objects are never read, nothing can link to them",
+                        objectType: object.name, property: property.name)
+                }
+                if object.isAsymmetric && !targetSchema.isEmbedded {
+                    throw SchemaError(.unsupportedType, "\(here): an asymmetric type can link to embedded objects only",
                         objectType: object.name, property: property.name)
                 }
                 if property.collection == .set && targetSchema.isEmbedded {

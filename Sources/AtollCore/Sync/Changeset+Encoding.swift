@@ -204,7 +204,8 @@ extension Changeset {
 
     private static func encode(_ schema: ObjectSchema, _ c: inout ChangesetWriter) {
         c.name(schema.name)
-        c.w.byte(schema.isEmbedded ? 1 : 0)
+        // Flags: 1 embedded, 2 asymmetric.
+        c.w.byte((schema.isEmbedded ? 1 : 0) | (schema.isAsymmetric ? 2 : 0))
         c.w.varint(UInt64(schema.properties.count))
         for p in schema.properties { encode(p, &c) }
     }
@@ -271,11 +272,12 @@ extension Changeset {
         switch op {
         case .addTable:
             let name = try c.name()
-            let embedded = try c.r.byte() != 0
+            let flags = try c.r.byte()
+            guard flags & ~3 == 0, flags != 3 else { throw DecodingFailure("bad type flags \(flags) of \(name)") }
             let n = try c.r.count()
             var properties: [Property] = []
             for _ in 0..<n { properties.append(try decodeProperty(&c)) }
-            return .addTable(ObjectSchema(name: name, properties: properties, isEmbedded: embedded))
+            return .addTable(ObjectSchema(name: name, properties: properties, isEmbedded: flags & 1 != 0, isAsymmetric: flags & 2 != 0))
         case .addColumn:
             let type = try c.name()
             return .addColumn(type: type, try decodeProperty(&c))

@@ -190,6 +190,9 @@ public struct FlexibleQuerySet: Sendable {
             guard let objectSchema = schema[type] else {
                 throw FlexibleSyncError("cannot subscribe to '\(type)': the server knows no such type (open the realm with it in objectTypes first)")
             }
+            guard !objectSchema.isAsymmetric else {
+                throw FlexibleSyncError("cannot subscribe to '\(type)': it is an asymmetric (insert-only) type; its objects are never downloaded")
+            }
             guard !objectSchema.isEmbedded else {
                 throw FlexibleSyncError("cannot subscribe to '\(type)': it is an embedded type; subscribe to the objects that hold it")
             }

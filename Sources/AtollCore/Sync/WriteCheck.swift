@@ -41,13 +41,21 @@ public enum WriteCheck {
         var server = state.restricted(to: touched)
         var client = server
         var outcome = Outcome()
+        // The rule reads the schema too: types the upload declares are in it (an upload that
+        // declares a type and creates its first objects). Copied only when there are such types.
+        let declared = changesets.flatMap(\.instructions).filter { instruction in
+            if case .addTable(let table) = instruction { return state.schema[table.name] == nil }
+            return false
+        }
+        var ruleState = state
+        if !declared.isEmpty { ruleState.apply(Changeset(version: 0, timestamp: 0, instructions: declared)) }
         var refusedIDs = Set<ObjectID>()
         for changeset in changesets {
             var after = server
             after.apply(changeset)
             var refused: [ObjectID: String] = [:]
             for id in Set(changeset.instructions.compactMap(\.object)).sorted(by: ObjectID.canonicalOrder) {
-                if let reason = rule(id, server.filledObject(id), after.filledObject(id), state) { refused[id] = reason }
+                if let reason = rule(id, server.filledObject(id), after.filledObject(id), ruleState) { refused[id] = reason }
             }
             var allowed = changeset
             if !refused.isEmpty {

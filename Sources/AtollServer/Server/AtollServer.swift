@@ -80,7 +80,7 @@ public struct AtollServer: Sendable {
         }
         return RunningAtollServer(
             host: configuration.host, port: port, usesTLS: configuration.tls != nil, auth: parts.auth, metrics: parts.metrics, coordinator: parts.coordinator,
-            adminKey: parts.adminKey, group: group, task: task)
+            adminKey: parts.adminKey, requestHeads: parts.requestHeads, group: group, task: task)
     }
 
     struct Parts {
@@ -91,6 +91,7 @@ public struct AtollServer: Sendable {
         var metrics: ServerMetrics
         var coordinator: SyncCoordinator
         var adminKey: String
+        var requestHeads: RequestHeadRecorder
     }
 
     func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
@@ -115,12 +116,13 @@ public struct AtollServer: Sendable {
                 readCustomUserData: { appID, settings, userID in
                     try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
                 })
-            let router = Self.makeRouter(auth: auth, metrics: metrics)
+            let requestHeads = RequestHeadRecorder()
+            let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads)
             let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
-                                  admission: SyncAdmission(limits: configuration.limits))
+                                  admission: SyncAdmission(limits: configuration.limits), requestHeads: requestHeads)
             let webSocketRouter = Router(context: SyncRequestContext.self)
             sync.add(to: webSocketRouter)
             var server: HTTPServerBuilder = .http1WebSocketUpgrade(
@@ -137,15 +139,18 @@ public struct AtollServer: Sendable {
                 onServerRunning: onServerRunning,
                 logger: logger)
             return Parts(application: application, compaction: CompactionService(coordinator: coordinator, clock: clock, logger: logger),
-                         store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey)
+                         store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey,
+                         requestHeads: requestHeads)
         } catch {
             try? store.close()
             throw error
         }
     }
 
-    static func makeRouter(auth: AuthService, metrics: ServerMetrics) -> Router<AtollRequestContext> {
+    static func makeRouter(auth: AuthService, metrics: ServerMetrics,
+                           requestHeads: RequestHeadRecorder = RequestHeadRecorder()) -> Router<AtollRequestContext> {
         let router = Router(context: AtollRequestContext.self)
+        router.add(middleware: RequestHeadMiddleware(recorder: requestHeads))
         router.add(middleware: APIMiddleware(metrics: metrics))
         router.get("health") { _, _ in
             try JSONBody.response(["status": "ok"])
@@ -175,11 +180,14 @@ public final class RunningAtollServer: Sendable {
     public let coordinator: SyncCoordinator
     /// The bearer key of the admin API.
     public let adminKey: String
+    /// Tests only: the heads of the requests received while recording is on.
+    @_spi(Testing) public let requestHeads: RequestHeadRecorder
     let group: ServiceGroup
     let task: Task<Void, any Error>
 
     init(host: String, port: Int, usesTLS: Bool, auth: AuthService, metrics: ServerMetrics, coordinator: SyncCoordinator, adminKey: String,
-         group: ServiceGroup, task: Task<Void, any Error>) {
+         requestHeads: RequestHeadRecorder, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.requestHeads = requestHeads
         self.host = host
         self.port = port
         self.usesTLS = usesTLS

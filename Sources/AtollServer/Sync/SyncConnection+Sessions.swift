@@ -191,6 +191,19 @@ extension SyncConnection {
             changeset.fileIdent = session.file.ident
             return changeset
         }
+        // Asymmetric (insert-only) types need flexible sync, as in Realm: a partition's realm is
+        // downloaded whole, and their objects must never be downloaded.
+        let asymmetricTable = changesets.lazy.flatMap(\.instructions).compactMap { instruction -> String? in
+            if case .addTable(let table) = instruction, table.isAsymmetric { return table.name }
+            return nil
+        }.first
+        if session.flexible == nil, let asymmetricTable {
+            try await endSession(ErrorMessage(
+                code: .badChangeset,
+                message: "asymmetric type \(asymmetricTable) is not allowed in partition-based sync; open it in a flexible-sync realm",
+                session: upload.session, epoch: epoch))
+            return
+        }
         metrics.uploads.increment(by: Int64(changesets.count))
         let result: IntegrationResult
         do {

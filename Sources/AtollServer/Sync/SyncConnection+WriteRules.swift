@@ -27,7 +27,9 @@ extension SyncConnection {
         return { id, before, after, state in
             // In the view as it was (or, for a new object, as created): else it is not the
             // session's to write. Types the set names before the schema has them can't be checked.
-            if checksView, querySet?.unknownTypes.contains(id.type) != true, let fields = before ?? after,
+            // Asymmetric objects are never in a view: their types cannot be subscribed to.
+            if checksView, state.schema[id.type]?.isAsymmetric != true, querySet?.unknownTypes.contains(id.type) != true,
+               let fields = before ?? after,
                querySet?.contains(id, fields: fields, in: state) != true {
                 return "\(id.type) \(id.primaryKey) is outside the session's subscriptions (no subscription of the session matches it)"
             }

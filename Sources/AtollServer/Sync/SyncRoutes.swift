@@ -17,6 +17,8 @@ struct SyncRoutes: Sendable {
     let metrics: ServerMetrics
     let logger: Logger
     let admission: SyncAdmission
+    /// Tests only: what upgrade requests carried.
+    var requestHeads = RequestHeadRecorder()
     var limits = SyncLimits()
 
     static let path: RouterPath = "/api/client/v1/app/:app/sync"
@@ -29,7 +31,8 @@ struct SyncRoutes: Sendable {
     func add(to router: Router<SyncRequestContext>) {
         router.ws(
             Self.path,
-            shouldUpgrade: { [auth, admission, metrics, logger] _, context in
+            shouldUpgrade: { [auth, admission, metrics, logger, requestHeads] request, context in
+                requestHeads.record(request)
                 // An unknown app (outside development mode) is refused before the upgrade.
                 guard let appID = context.parameters.get("app") else { return .dontUpgrade }
                 _ = try await auth.app(appID)
