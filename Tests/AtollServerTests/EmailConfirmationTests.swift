@@ -3,6 +3,7 @@ import AtollTesting
 import Foundation
 import Testing
 
+extension SerialAuthTests {
 @Suite("E-mail confirmation")
 struct EmailConfirmationTests {
     @Test func aTokenConfirmationLeavesTheUserPendingUntilConfirmed() async throws {
@@ -176,4 +177,5 @@ struct EmailConfirmationTests {
             #expect(signature == "sha256=" + HMACSHA256.hex(key: secret, call.body))
         }
     }
+}
 }

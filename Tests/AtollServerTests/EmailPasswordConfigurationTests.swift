@@ -2,6 +2,7 @@ import AtollServer
 import Foundation
 import Testing
 
+extension SerialAuthTests {
 @Suite("E-mail/password and custom user data settings")
 struct EmailPasswordConfigurationTests {
     func load(_ json: String) throws -> ServerConfiguration {
@@ -77,4 +78,5 @@ struct EmailPasswordConfigurationTests {
         #expect(app.emailPassword.confirmation == .token)
         #expect(app.emailPassword.deliveryURL == nil)
     }
+}
 }

@@ -5,6 +5,7 @@ import Testing
 
 /// What a hostile client or a broken webhook sends to the e-mail/password endpoints: the server
 /// answers with a typed error and keeps serving everyone else.
+extension SerialAuthTests {
 @Suite("E-mail/password endpoints under hostile input")
 struct EmailPasswordHostileTests {
     @Test func aHangingWebhookHoldsUpNoOtherLogin() async throws {
@@ -109,4 +110,5 @@ struct EmailPasswordHostileTests {
             #expect(unknown.errorCode == "AppNotFound")
         }
     }
+}
 }

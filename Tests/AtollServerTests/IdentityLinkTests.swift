@@ -4,6 +4,7 @@ import AtollTesting
 import Foundation
 import Testing
 
+extension SerialAuthTests {
 @Suite("Linking identities, deleting users, server API keys, the location route")
 struct IdentityLinkTests {
     static func link(_ server: TestServer, _ accessToken: String?, provider: String, json: [String: String]) async throws -> HTTP.Answer {
@@ -163,4 +164,5 @@ struct IdentityLinkTests {
             #expect(unknown.status == 404 && unknown.errorCode == "AppNotFound")
         }
     }
+}
 }

@@ -4,6 +4,7 @@ import Foundation
 import JWTKit
 import Testing
 
+extension SerialAuthTests {
 @Suite("Sign in with Apple and Google: ID tokens against configured keys")
 struct OpenIDLoginTests {
     static let app = "oidc-app"
@@ -158,4 +159,5 @@ struct OpenIDLoginTests {
             #expect(throws: ConfigurationError.self, "\(reason)") { try configuration.validate() }
         }
     }
+}
 }

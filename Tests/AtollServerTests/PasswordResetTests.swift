@@ -3,6 +3,7 @@ import AtollTesting
 import Foundation
 import Testing
 
+extension SerialAuthTests {
 @Suite("Password reset")
 struct PasswordResetTests {
     /// Registers and logs in `email` (automatic confirmation), returning the session.
@@ -104,4 +105,5 @@ struct PasswordResetTests {
             #expect(try await server.http.sendReset("fay@example.com").status == 200)
         }
     }
+}
 }

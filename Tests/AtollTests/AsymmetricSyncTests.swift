@@ -14,6 +14,7 @@ final class SensorReading: AsymmetricObject {
 /// Data ingest with `AsymmetricObject` through the SDK against a real server: readings are
 /// uploaded, removed from the device once acknowledged, stored by the server and never
 /// downloaded; a partition-based or local realm cannot hold the type.
+extension SerialAppServicesTests {
 @MainActor @Suite(.serialized) struct AsymmetricSyncTests {
     private func open(_ user: User) async throws -> Realm {
         var configuration = user.flexibleSyncConfiguration()
@@ -79,4 +80,5 @@ final class SensorReading: AsymmetricObject {
             }
         }
     }
+}
 }

@@ -15,6 +15,7 @@ final class MemberSettings: Object {
 }
 
 /// Custom user data end to end: an object synced by a device becomes `user.customData`.
+extension SerialAppServicesTests {
 @MainActor @Suite(.serialized) struct CustomUserDataTests {
     static let settings = ServerConfiguration.CustomUserData(type: "MemberSettings", userIdField: "userId")
 
@@ -112,4 +113,5 @@ final class MemberSettings: Object {
             #expect(user.customData == [:])
         }
     }
+}
 }

@@ -35,6 +35,7 @@ func completionError(_ start: (@escaping @Sendable (Swift.Error?) -> Void) -> Vo
     await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
 }
 
+extension SerialAppServicesTests {
 @Suite struct EmailPasswordAuthTests {
     @Test func aUserConfirmsWithTheDeliveredToken() async throws {
         try await withEmailPasswordServer(confirmation: .token) { server, mail in
@@ -138,4 +139,5 @@ func completionError(_ start: (@escaping @Sendable (Swift.Error?) -> Void) -> Vo
                 throws: { ($0 as? AppError)?.code == .authError }
         }
     }
+}
 }

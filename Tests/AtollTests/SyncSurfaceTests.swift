@@ -12,6 +12,7 @@ import Testing
 /// Issue 13's sync surface against a real in-process server: session observation and state,
 /// `app.syncManager`'s settings (custom headers, user agent, timeouts), the connection's linger
 /// time and fast reconnects, and the app error codes.
+extension SerialAppServicesTests {
 @MainActor @Suite(.serialized) struct SyncSurfaceTests {
     static let syncTimeout: Duration = .seconds(30)
 
@@ -305,6 +306,7 @@ import Testing
             await #expect { try await bilbo.delete() } throws: { ($0 as? AppError)?.code == .invalidSession }
         }
     }
+}
 }
 
 // MARK: Logging

@@ -7,6 +7,7 @@ import Testing
 
 /// Linking identities, Apple and Google sign-in, server API keys, deleting users, completion
 /// forms and moving an app to another address, against a real server on 127.0.0.1.
+extension SerialAppServicesTests {
 @MainActor @Suite(.serialized) struct UserIdentityTests {
     static let syncTimeout: Duration = .seconds(30)
 
@@ -236,4 +237,5 @@ import Testing
             #expect(moved == nil)
         }
     }
+}
 }

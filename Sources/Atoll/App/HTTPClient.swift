@@ -25,6 +25,14 @@ struct HTTPClient: Sendable {
         self.settings = settings
     }
 
+    /// The SDK's own session: `URLSession.shared` allows 6 connections per host, which a few slow
+    /// requests (a server waiting on a webhook) use up for every app of the process.
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        return URLSession(configuration: configuration)
+    }()
+
     struct ErrorBody: Decodable {
         let error: String?
         let error_code: String?
@@ -55,7 +63,7 @@ struct HTTPClient: Sendable {
         let started = Date()
         Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString)")
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await Self.session.data(for: request)
         } catch {
             Logger.log(.error, Category.app, "HTTP \(method) \(url.absoluteString) failed: \(error.localizedDescription)")
             throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(error.localizedDescription)",

@@ -105,7 +105,9 @@ struct SchemaInstaller {
     }
 
     private func declaredSchema() throws -> [ClassInfo] {
-        guard let types = configuration.objectTypes else { return Self.processSchema() }
+        guard let types = configuration.objectTypes else {
+            return Self.processSchema(includingAsymmetric: configuration.syncConfiguration?.enableFlexibleSync == true)
+        }
         let infos = ClassInfo.closure(of: types)
         do {
             _ = try Schema(infos.map(\.schema))
@@ -118,10 +120,11 @@ struct SchemaInstaller {
     /// The schema of a configuration without `objectTypes`: every class the process has used, with
     /// the classes they link to. A class whose own schema is invalid is left out here; using it
     /// reports the error (see `Realm.table(for:create:)`). So is a class whose
-    /// `shouldIncludeInDefaultSchema()` is false, unless another class links to it.
-    static func processSchema() -> [ClassInfo] {
+    /// `shouldIncludeInDefaultSchema()` is false, unless another class links to it, and an
+    /// asymmetric class outside flexible sync (only flexible sync takes them, as in Realm).
+    static func processSchema(includingAsymmetric: Bool) -> [ClassInfo] {
         var result: [String: ClassInfo] = [:]
-        for info in ClassInfo.all where info.type.shouldIncludeInDefaultSchema() {
+        for info in ClassInfo.all where info.type.shouldIncludeInDefaultSchema() && (includingAsymmetric || !info.schema.isAsymmetric) {
             let closure = ClassInfo.closure(of: [info.type])
             guard (try? Schema(closure.map(\.schema))) != nil else { continue }
             for member in closure where result[member.schema.name] == nil { result[member.schema.name] = member }

@@ -30,6 +30,9 @@ struct HTTP: Sendable {
     static let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 30
+        // Tests run in parallel and some wait on slow webhooks: 6 connections per host (the
+        // default) would queue every other test's requests behind them.
+        configuration.httpMaximumConnectionsPerHost = 64
         return URLSession(configuration: configuration)
     }()
 
