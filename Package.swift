@@ -84,6 +84,9 @@ let package = Package(
         // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
         // does not link the server.
         .target(name: "AtollAdminClient"),
+        // Linked into the test process only: bounds how many test cases Swift Testing runs at once
+        // (parallelism.c says why).
+        .target(name: "CAtollTestParallelism"),
         // Helpers shared by the test suites: temporary folders, fixtures.
         .target(
             name: "AtollTesting",
@@ -147,7 +150,8 @@ let package = Package(
         .testTarget(
             name: "AtollTests",
             dependencies: [
-                "Atoll", "AtollCore", "AtollAdminClient", "AtollTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                "Atoll", "AtollCore", "AtollAdminClient", "AtollTesting", "CAtollTestParallelism",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 // To check the NIO error under a tlsHandshakeFailed SyncError.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
