@@ -20,9 +20,13 @@ struct IdleSessionsBenchmark {
 
     func run() async throws {
         // Every device connects from 127.0.0.1 here: the per-address limit, made for the
-        // internet, would refuse all but 256 of the 1,000 WebSockets.
+        // internet, would refuse all but 256 of the 1,000 WebSockets (and the new-user limit all
+        // but 600 of the anonymous logins).
         let connections = (sessions + perConnection - 1) / perConnection
-        let server = try await SyncTestServer.start(realTime: true) { $0.limits.connectionsPerAddress = connections + 16 }
+        let server = try await SyncTestServer.start(realTime: true) {
+            $0.limits.connectionsPerAddress = connections + 16
+            $0.limits.newUsersPerAddressPerHour = connections + 16
+        }
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         // The clients' files (their metadata stores and the files behind in-memory realms) go to
         // tmpfs when there is one: on this machine's disk each client commit's fdatasync takes

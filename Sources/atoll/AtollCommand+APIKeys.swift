@@ -11,18 +11,22 @@ struct APIKeys: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions
         @Option(help: "The app id.") var app: String
         @Option(help: "The key's name.") var name: String
-        func run() async throws {
+        func run() async throws { print(try await output()) }
+        /// `id<TAB>name<TAB>key`: the key's secret is shown this once.
+        func output() async throws -> String {
             let key = try await options.client().createServerAPIKey(app: app, name: name)
-            print("\(key.id)\t\(key.name)\t\(key.key ?? "")")
+            return "\(key.id)\t\(key.name)\t\(key.key ?? "")"
         }
     }
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions
         @Option(help: "The app id.") var app: String
-        func run() async throws {
-            for key in try await options.client().serverAPIKeys(app: app) {
-                print("\(key.id)\t\(key.name)\tuser \(key.userID ?? "-")\t\(key.disabled ? "disabled" : "enabled")")
+        func run() async throws { for line in try await output() { print(line) } }
+        /// One line per key, without its secret.
+        func output() async throws -> [String] {
+            try await options.client().serverAPIKeys(app: app).map { key in
+                "\(key.id)\t\(key.name)\tuser \(key.userID ?? "-")\t\(key.disabled ? "disabled" : "enabled")"
             }
         }
     }

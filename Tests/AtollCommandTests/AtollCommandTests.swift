@@ -91,6 +91,35 @@ final class Note: Object {
         }
     }
 
+    /// Server API keys made, listed and deleted with the tool: the secret is printed once, logs in
+    /// as the key's own user, never shows in the list, and stops working once the key is deleted.
+    @Test func serverAPIKeysFromTheTool() async throws {
+        try await withSyncTestServer { server in
+            try await atoll(server, ["apps", "create", server.appId])
+            let options = ["--server", server.server.baseURL.absoluteString, "--admin-key=\(server.server.adminKey)"]
+            let create = try #require(try AtollCommand.parseAsRoot(["api-keys", "create", "--app", server.appId, "--name", "backend"] + options)
+                as? APIKeys.Create)
+            let fields = try await create.output().split(separator: "\t").map(String.init)
+            try #require(fields.count == 3)
+            let (id, secret) = (fields[0], fields[2])
+            #expect(fields[1] == "backend")
+            #expect(!secret.isEmpty)
+
+            let user = try await server.app(device: "backend").login(credentials: .serverAPIKey(secret))
+            let list = try #require(try AtollCommand.parseAsRoot(["api-keys", "list", "--app", server.appId] + options) as? APIKeys.List)
+            let lines = try await list.output()
+            #expect(lines.count == 1)
+            #expect(lines.first?.hasPrefix("\(id)\tbackend\tuser \(user.id)\tenabled") == true)
+            #expect(lines.allSatisfy { !$0.contains(secret) })
+
+            try await atoll(server, ["api-keys", "delete", "--app", server.appId, id])
+            #expect(try await list.output().isEmpty)
+            await #expect(throws: AppError.self) {
+                _ = try await server.app(device: "another").login(credentials: .serverAPIKey(secret))
+            }
+        }
+    }
+
     @Test func missingArgumentsAreRefusedBeforeAnythingRuns() {
         #expect(throws: (any Error).self) { _ = try AtollCommand.parseAsRoot(["backup", "restore"]) }
         #expect(throws: (any Error).self) { _ = try AtollCommand.parseAsRoot(["schema", "change-type", "--app", "a"]) }

@@ -92,4 +92,27 @@ import Testing
             #expect(try await server.http.anonymousLogin(app: "one").access_token.isEmpty == false, "known apps are not limited")
         }
     }
+
+    /// Sign-ups from one address are limited per hour (registrations and anonymous logins alike);
+    /// users it already has keep logging in.
+    @Test func newUsersFromOneAddressAreLimitedPerHour() async throws {
+        let configuration = TestServer.configuration { $0.limits.newUsersPerAddressPerHour = 3 }
+        try await withServer(configuration) { server in
+            #expect(try await server.http.register(email: "ann@example.com", password: "password1").status == 201)
+            #expect(try await server.http.register(email: "bob@example.com", password: "password2").status == 201)
+            _ = try await server.http.anonymousLogin()
+
+            let registration = try await server.http.register(email: "eve@example.com", password: "password3")
+            #expect(registration.status == 429)
+            #expect(registration.errorCode == "TooManyRequests")
+            #expect(Int(registration.retryAfter ?? "") ?? 0 > 3_000, "the window is an hour")
+            #expect(try await server.http.logIn(app: "tasks", provider: "anon-user").status == 429)
+
+            #expect(try await server.http.emailLogin(email: "ann@example.com", password: "password1").status == 200)
+            #expect(try await server.http.emailLogin(email: "eve@example.com", password: "password3").status == 401,
+                    "the refused registration made no user")
+            let metrics = try await server.http.send("GET", "/metrics").text
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"newUsersPerAddressPerHour\"} 2"), "\(metrics)")
+        }
+    }
 }

@@ -346,7 +346,9 @@ final class LogCapture: @unchecked Sendable {
         try await body(capture)
     }
 
-    @Test func aSyncWarningReachesACustomLogFunctionAsAWarning() async throws {
+    /// A permission denial reaches the log as an error (Realm logs errors at error); a server
+    /// warning stays a warning.
+    @Test func aSyncErrorReachesACustomLogFunctionAsAnError() async throws {
         try await withCapturedLog(level: .warn) { capture in
             try await withSyncTestServer({ configuration in
                 configuration.apps = [.init(id: "test-app", syncKind: .partition, permissions: [.init(read: "partition == %user.id")])]
@@ -359,7 +361,7 @@ final class LogCapture: @unchecked Sendable {
                     try await _Concurrency.Task.sleep(nanoseconds: 50_000_000)
                 }
                 let lines = capture.lines(containing: "logged-denial")
-                #expect(lines.first?.level == .warn)
+                #expect(lines.first?.level == .error)
                 #expect(lines.first?.message.contains("(9)") == true)
                 _ = realm
             }

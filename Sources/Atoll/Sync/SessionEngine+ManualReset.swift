@@ -24,10 +24,10 @@ extension SessionEngine {
         let session = publicSession
         let what = "client reset of \(configuration.fileURL?.path ?? configuration.storageKey)"
         if case .manual(let handler?) = sync.clientResetMode, let session {
-            Logger.log(.warn, "\(what): \(error) (handled by the configuration's manual client reset handler)")
+            Logger.log(.error, "\(what): \(error) (handled by the configuration's manual client reset handler)")
             handler(error, session)
         } else if let handler = core.syncManager.errorHandler {
-            Logger.log(.warn, "\(what): \(error)")
+            Logger.log(.error, "\(what): \(error)")
             handler(error, session)
         } else {
             Logger.log(.error, "\(what): \(error); no handler is set (neither .manual(errorHandler:) nor syncManager.errorHandler), so the "

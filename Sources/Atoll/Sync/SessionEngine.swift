@@ -188,8 +188,12 @@ actor SessionEngine {
             // certificate trusted. An asynchronous open that must not wait fails with it.
             publicSession?.connectionFailed(error)
         }
-        // Reported to the app's handler too: logged as a warning.
-        logger.warning("\(error)")
+        // Reported to the app's handler too. Errors at error, as Realm logs them; a server warning
+        // and a compensating write (the session goes on, the app decides) at warn.
+        switch error.code {
+        case .serverWarning, .writeRejected: logger.warning("\(error)")
+        default: logger.error("\(error)")
+        }
         sync.user.core.syncManager.report(error, session: publicSession)
     }
 

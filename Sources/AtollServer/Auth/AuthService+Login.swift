@@ -57,6 +57,7 @@ extension AuthService {
             logger.notice("login throttled", metadata: ["app": "\(appID)", "limit": "\(limit)", "address": "\(clientAddress)"])
             throw ServerError(.tooManyRequests, "too many failed logins; try again in \(wait) s", retryAfter: wait)
         }
+        if provider == .anonymous { try countNewUser(appID: appID, clientAddress: clientAddress, at: time) }
         // Counted as failures up front, so concurrent attempts cannot all slip under the limit;
         // taken back unless the credentials were wrong.
         failedLoginsByAddress.record(clientAddress, now: time)
@@ -155,12 +156,14 @@ extension AuthService {
     /// it need not look like an address.
     /// - Throws: `ServerError`: `.accountNameInUse` ("name already in use"), `.invalidPassword`
     ///   (fewer than 6 or more than 128 characters), `.badRequest` for an empty or overlong name,
-    ///   `.authProviderDisabled`, `.appNotFound`.
-    public func register(appID: String, email: String, password: String) async throws {
+    ///   `.authProviderDisabled`, `.appNotFound`, `.tooManyRequests` past
+    ///   ``ServerConfiguration/Limits/newUsersPerAddressPerHour`` from `clientAddress`.
+    public func register(appID: String, email: String, password: String, clientAddress: String = "unknown") async throws {
         let app = try await app(appID)
         guard app.accepts(.emailPassword) else {
             throw ServerError(.authProviderDisabled, "the local-userpass provider is off for this app")
         }
+        try countNewUser(appID: appID, clientAddress: clientAddress, at: now())
         let email = Self.normalizedEmail(email)
         guard !email.isEmpty, email.utf8.count <= 254 else {
             throw ServerError(.badRequest, "a user name has 1 to 254 bytes")
@@ -185,6 +188,17 @@ extension AuthService {
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {
             throw ServerError(.accountNameInUse, "name already in use")
         }
+    }
+
+    /// Counts a user made from `clientAddress` (before any work is done for it, so concurrent
+    /// sign-ups cannot all slip under the limit), or refuses it past the limit.
+    func countNewUser(appID: String, clientAddress: String, at time: Date) throws {
+        if let wait = newUsersByAddress.retryAfter(clientAddress, now: time) {
+            metrics.countRefusal(limit: "newUsersPerAddressPerHour")
+            logger.notice("new users throttled", metadata: ["app": "\(appID)", "address": "\(clientAddress)"])
+            throw ServerError(.tooManyRequests, "too many new users from this address; try again in \(wait) s", retryAfter: wait)
+        }
+        newUsersByAddress.record(clientAddress, now: time)
     }
 
     /// Emails are compared without case and surrounding spaces.

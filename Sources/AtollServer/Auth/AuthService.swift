@@ -20,6 +20,8 @@ public struct AuthService: Sendable {
     let failedLoginsByAddress: RateLimiter
     /// Apps created in development mode.
     let newApps: RateLimiter
+    /// Users created per address (registrations, anonymous logins), over an hour.
+    let newUsersByAddress: RateLimiter
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -50,6 +52,7 @@ public struct AuthService: Sendable {
         self.failedLoginsByAccount = RateLimiter(limit: configuration.limits.failedLoginsPerAccount, window: 60)
         self.failedLoginsByAddress = RateLimiter(limit: configuration.limits.failedLoginsPerAddress, window: 60)
         self.newApps = RateLimiter(limit: configuration.limits.newAppsPerMinute, window: 60)
+        self.newUsersByAddress = RateLimiter(limit: configuration.limits.newUsersPerAddressPerHour, window: 3600)
         self.metrics = metrics
         self.logger = logger
         self.now = now

@@ -45,6 +45,10 @@ extension ServerConfiguration {
         public var failedLoginsPerAccount = 10
         /// Failed logins per IP address per minute before its logins are refused (429).
         public var failedLoginsPerAddress = 100
+        /// Users one IP address may create per hour: e-mail/password registrations and anonymous
+        /// logins (each makes a user). Past it they are refused (429) while that address's other
+        /// users log in as usual; a flood of sign-ups cannot fill the store.
+        public var newUsersPerAddressPerHour = 600
         /// Password hashes computed at once (logins, registrations); the rest wait their turn.
         public var concurrentPasswordHashes = max(2, ProcessInfo.processInfo.activeProcessorCount / 2)
         /// Realm states the sync coordinator keeps in memory; the least recently used are dropped
@@ -72,6 +76,7 @@ extension ServerConfiguration {
             try read(.writeTimeoutSeconds, \.writeTimeoutSeconds)
             try read(.failedLoginsPerAccount, \.failedLoginsPerAccount)
             try read(.failedLoginsPerAddress, \.failedLoginsPerAddress)
+            try read(.newUsersPerAddressPerHour, \.newUsersPerAddressPerHour)
             try read(.concurrentPasswordHashes, \.concurrentPasswordHashes)
             try read(.cachedRealms, \.cachedRealms)
             self = limits
@@ -88,6 +93,7 @@ extension ServerConfiguration {
                 ("outboundBacklog", outboundBacklog), ("writeTimeoutSeconds", writeTimeoutSeconds),
                 ("failedLoginsPerAccount", failedLoginsPerAccount),
                 ("failedLoginsPerAddress", failedLoginsPerAddress), ("concurrentPasswordHashes", concurrentPasswordHashes),
+                ("newUsersPerAddressPerHour", newUsersPerAddressPerHour),
                 ("cachedRealms", cachedRealms),
             ]
             for (name, value) in all where value < 1 {

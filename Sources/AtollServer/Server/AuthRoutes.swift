@@ -85,7 +85,7 @@ struct AuthRoutes: Sendable {
     func register(_ request: Request, _ context: AtollRequestContext) async throws -> Response {
         let appID = try context.parameters.require("app")
         let body = try await JSONBody.decode(Registration.self, from: request)
-        try await auth.register(appID: appID, email: body.email, password: body.password)
+        try await auth.register(appID: appID, email: body.email, password: body.password, clientAddress: context.clientAddress)
         return try JSONBody.response([String: String](), status: .created)
     }
 

@@ -11,6 +11,7 @@ struct HTTP: Sendable {
         let status: Int
         let body: Data
         let contentType: String?
+        var retryAfter: String? = nil
 
         /// The body as a JSON object (empty when it is not one).
         var object: [String: Any] {
@@ -47,7 +48,8 @@ struct HTTP: Sendable {
         let (data, response) = try await Self.session.data(for: request)
         let http = response as! HTTPURLResponse
         return Answer(
-            status: http.statusCode, body: data, contentType: http.value(forHTTPHeaderField: "Content-Type"))
+            status: http.statusCode, body: data, contentType: http.value(forHTTPHeaderField: "Content-Type"),
+            retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
     }
 
     func post(_ path: String, bearer: String? = nil, json: [String: String] = [:]) async throws -> Answer {
