@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        // The PostgreSQL store (`--store postgres://…`): several server nodes on one database.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // jwt-kit 5.8 needs swift-crypto 4.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
@@ -79,6 +81,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
@@ -101,6 +104,8 @@ let package = Package(
                 // WebhookReceiver: the app's side of the e-mail/password webhooks, in tests.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // PostgresCluster: a throwaway PostgreSQL server for the store tests and benchmarks.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .executableTarget(

@@ -99,7 +99,8 @@ extension SQLiteServerStore {
             for ident in idents {
                 try db.execute(
                     sql: """
-                        UPDATE client_files SET last_seen = ?, last_server_version = MAX(last_server_version, ?)
+                        UPDATE client_files SET last_seen = MAX(COALESCE(last_seen, created_at), ?),
+                                                last_server_version = MAX(last_server_version, ?)
                         WHERE realm_id = ? AND ident = ?
                         """,
                     arguments: [now.timeIntervalSince1970, serverVersion ?? 0, realmID, ident])

@@ -102,8 +102,11 @@ public final class SQLiteServerStore: ServerStore {
     public func createApp(_ app: StoredApp) async throws {
         try await pool.write { db in
             try db.execute(
-                sql: "INSERT OR IGNORE INTO apps (id, created_at) VALUES (?, ?)",
-                arguments: [app.id, app.createdAt.timeIntervalSince1970])
+                sql: """
+                    INSERT OR IGNORE INTO apps (id, created_at, sync_enabled, client_recovery, max_offline_time)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [app.id, app.createdAt.timeIntervalSince1970, app.syncEnabled, app.clientRecovery, app.maxOfflineTime])
         }
     }
 

@@ -25,7 +25,8 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     /// The realms of an app.
     func realms(appID: String) async throws -> [StoredRealm]
     /// Starts a realm's history over under a new epoch: every client file and history entry is
-    /// forgotten and `snapshot` (the realm's data, made by the server) becomes server version 1.
+    /// forgotten and `snapshot` (the realm's data, made by the server) becomes server version 1 (an
+    /// empty snapshot leaves an empty history at version 0).
     /// Clients that come back hold the old epoch and must reset with `reason` (recorded as the
     /// realm's ``StoredRealm/epochReason``); the data stays.
     func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws
@@ -54,14 +55,16 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm
     /// Records that client files of a realm were seen at `now` (an ident, upload, download or the
     /// end of a session), and that they integrated `serverVersion` when it is given and newer than
-    /// what was recorded. Unknown idents are ignored.
+    /// what was recorded. Neither goes back (a late touch from another node with an earlier clock
+    /// changes nothing). Unknown idents are ignored.
     func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws
     /// Compacts a realm's history in one transaction: the prefix no live client file (seen at or
     /// after `liveSince`) still needs, up to the oldest server version such a file is known to have
     /// integrated (everything when none is live), is replaced by the one changeset `snapshot` makes
     /// of it, stored at the prefix's last server version. Each file's newest client version in the
     /// removed prefix is kept, so ``lastClientVersion(realmID:fileIdent:atOrBefore:)`` stays right.
-    /// Does nothing when the prefix holds fewer than two entries beyond what is compacted already.
+    /// Does nothing when there would be fewer than two entries to fold (the previous snapshot
+    /// counts as one: a single new entry after it is folded into it).
     func compact(realmID: Int64, liveSince: Date,
                  _ snapshot: @Sendable ([HistoryEntry]) throws -> Changeset) async throws -> CompactionResult
 

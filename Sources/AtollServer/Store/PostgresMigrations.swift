@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+import NIOSSL
+import PostgresNIO
+
+/// The PostgreSQL store's schema, one numbered migration per change, applied when a store opens.
+///
+/// Never edit a shipped migration: add one. Migrations run in one transaction under an advisory
+/// lock, so nodes starting together apply each once; a node whose binary is older than the
+/// database (its newest migration is below the database's) refuses to start rather than write
+/// rows it does not understand.
+enum PostgresMigrations {
+    struct Migration {
+        var version: Int
+        var name: String
+        /// Statements run in order (the extended protocol takes one statement per query).
+        var statements: [String]
+    }
+
+    /// The key of the advisory lock migrations take.
+    static let lockKey: Int64 = 0x4174_6F6C_6C00_0001
+
+    static let all: [Migration] = [
+        Migration(version: 1, name: "apps, users, identities, tokens, keys, realms, client files, history, e-mail accounts", statements: [
+            """
+            CREATE TABLE apps (
+                id TEXT PRIMARY KEY,
+                created_at DOUBLE PRECISION NOT NULL,
+                sync_enabled BOOLEAN NOT NULL DEFAULT TRUE,
+                client_recovery BOOLEAN,
+                max_offline_time DOUBLE PRECISION
+            )
+            """,
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                email TEXT,
+                name TEXT,
+                password_hash TEXT,
+                disabled BOOLEAN NOT NULL DEFAULT FALSE,
+                created_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX users_app ON users(app_id, created_at, id)",
+            """
+            CREATE TABLE identities (
+                app_id TEXT NOT NULL,
+                provider_type TEXT NOT NULL,
+                identity_id TEXT NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                position INTEGER NOT NULL,
+                PRIMARY KEY (app_id, provider_type, identity_id)
+            )
+            """,
+            "CREATE INDEX identities_user ON identities(user_id)",
+            """
+            CREATE TABLE refresh_tokens (
+                digest TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                app_id TEXT NOT NULL,
+                device_id TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL,
+                revoked BOOLEAN NOT NULL DEFAULT FALSE
+            )
+            """,
+            "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)",
+            """
+            CREATE TABLE api_keys (
+                id TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                app_id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                disabled BOOLEAN NOT NULL DEFAULT FALSE,
+                created_at DOUBLE PRECISION NOT NULL,
+                UNIQUE (app_id, digest)
+            )
+            """,
+            "CREATE INDEX api_keys_user ON api_keys(user_id)",
+            """
+            CREATE TABLE realms (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                path TEXT NOT NULL,
+                epoch BIGINT NOT NULL,
+                epoch_reason SMALLINT NOT NULL DEFAULT 1,
+                latest_version BIGINT NOT NULL DEFAULT 0,
+                next_file_ident BIGINT NOT NULL DEFAULT 1,
+                compacted_through BIGINT NOT NULL DEFAULT 0,
+                created_at DOUBLE PRECISION NOT NULL,
+                UNIQUE (app_id, path)
+            )
+            """,
+            """
+            CREATE TABLE client_files (
+                realm_id BIGINT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                ident BIGINT NOT NULL,
+                salt BIGINT NOT NULL,
+                last_client_version BIGINT NOT NULL DEFAULT 0,
+                compacted_client_version BIGINT NOT NULL DEFAULT 0,
+                last_server_version BIGINT NOT NULL DEFAULT 0,
+                created_at DOUBLE PRECISION NOT NULL,
+                last_seen DOUBLE PRECISION,
+                user_id TEXT,
+                PRIMARY KEY (realm_id, ident)
+            )
+            """,
+            "CREATE INDEX client_files_by_user ON client_files(user_id)",
+            """
+            CREATE TABLE history (
+                realm_id BIGINT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+                server_version BIGINT NOT NULL,
+                origin_file_ident BIGINT NOT NULL,
+                origin_client_version BIGINT NOT NULL,
+                origin_timestamp BIGINT NOT NULL,
+                changeset BYTEA NOT NULL,
+                PRIMARY KEY (realm_id, server_version)
+            )
+            """,
+            "CREATE INDEX history_origin ON history(realm_id, origin_file_ident, server_version)",
+            """
+            CREATE TABLE pending_users (
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                email TEXT NOT NULL,
+                password_hash TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (app_id, email)
+            )
+            """,
+            """
+            CREATE TABLE account_tokens (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY,
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+                email TEXT NOT NULL,
+                purpose TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                expires_at DOUBLE PRECISION NOT NULL
+            )
+            """,
+            "CREATE INDEX account_tokens_owner ON account_tokens(app_id, email, purpose, created_at)",
+            "CREATE INDEX account_tokens_expiry ON account_tokens(expires_at)",
+        ]),
+    ]
+
+    /// The newest migration this binary knows.
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Applies the migrations the database lacks, in one transaction.
+    /// - Throws: ``PostgresStoreError`` when the database has migrations this binary does not know.
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await PostgresServerStore.unwrappingTransactionErrors { try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS atoll_migrations (
+                    version INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+                )
+                """, logger: logger)
+            let applied = try await connection.query("SELECT COALESCE(MAX(version), 0) FROM atoll_migrations", logger: logger)
+                .collect().first.map { try $0.decode(Int.self) } ?? 0
+            guard applied <= latestVersion else {
+                throw PostgresStoreError(
+                    "the database's schema is at migration \(applied), newer than this atoll-server knows (\(latestVersion)): "
+                        + "run a newer atoll-server against it")
+            }
+            for migration in all where migration.version > applied {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO atoll_migrations (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                logger.info("store migrated", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            }
+        } }
+    }
+}
+
+/// A `postgres://` URL read into a postgres-nio configuration:
+/// `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
+///
+/// `sslmode` defaults to `prefer` (TLS when the server offers it), as libpq does; `require` refuses
+/// a server without TLS. The password may also come from `PGPASSWORD`.
+public struct PostgresURL: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var sslMode: String
+
+    public init(_ text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+              ["postgres", "postgresql"].contains(scheme.lowercased())
+        else { throw PostgresStoreError("a store URL starts with postgres:// (got \(Self.redacted(text)))") }
+        guard let host = components.host, !host.isEmpty else {
+            throw PostgresStoreError("the store URL has no host (\(Self.redacted(text)))")
+        }
+        self.host = host
+        port = components.port ?? 5432
+        username = components.user.flatMap { $0.removingPercentEncoding } ?? "postgres"
+        password = components.password.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
+        let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        database = path.isEmpty ? username : path
+        sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        guard ["disable", "prefer", "require"].contains(sslMode) else {
+            throw PostgresStoreError("sslmode must be disable, prefer or require (got \(sslMode))")
+        }
+    }
+
+    /// The URL without its password, for logs and errors.
+    public static func redacted(_ text: String) -> String {
+        guard var components = URLComponents(string: text), components.password != nil else { return text }
+        components.password = "***"
+        return components.string ?? "postgres://…"
+    }
+
+    func clientConfiguration() throws -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch sslMode {
+        case "disable": .disable
+        case "require": .require(.makeClientConfiguration())
+        default: .prefer(.makeClientConfiguration())
+        }
+        return PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+    }
+}
+
+extension PostgresServerStore {
+    /// Tests only: records a migration as applied (as a newer binary would have).
+    func recordMigrationForTesting(version: Int, name: String) async throws {
+        try await client.query("INSERT INTO atoll_migrations (version, name) VALUES (\(version), \(name))", logger: logger)
+    }
+
+    /// Tests only: the migrations applied, in order.
+    func appliedMigrationsForTesting() async throws -> [(Int, String)] {
+        try await client.query("SELECT version, name FROM atoll_migrations ORDER BY version", logger: logger)
+            .collect().map { try $0.decode((Int, String).self) }
+    }
+}

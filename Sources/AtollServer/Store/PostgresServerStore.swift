@@ -1,0 +1,372 @@
+import AtollCore
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The ``ServerStore`` for scale-out: every table in one PostgreSQL database, reached through a
+/// postgres-nio connection pool, so that several `atoll-server` nodes can serve the same apps.
+///
+/// Integration is serialised per realm across nodes by a row lock on the realm (`SELECT … FOR
+/// UPDATE` at the start of each transaction that appends history or hands out idents): two nodes
+/// integrating uploads to one realm at once produce one history with consecutive versions, as one
+/// node would. The schema is brought up to date when the store opens (``PostgresMigrations``).
+///
+/// ```swift
+/// let store = try await PostgresServerStore.open(url: "postgres://atoll@db.internal/atoll", logger: logger)
+/// defer { await store.shutdown() }
+/// ```
+public final class PostgresServerStore: ServerStore {
+    let client: PostgresClient
+    let logger: Logger
+    /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
+    private let runner: Task<Void, Never>
+
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`, with
+    /// `?sslmode=require` or `disable`; see ``PostgresURL``) and migrates its schema.
+    /// - Throws: ``PostgresStoreError`` for a URL it cannot read or a database whose schema is newer
+    ///   than this binary; postgres-nio's `PSQLError` when the server cannot be reached.
+    public static func open(url: String, maximumConnections: Int = 20, logger: Logger) async throws -> PostgresServerStore {
+        var configuration = try PostgresURL(url).clientConfiguration()
+        configuration.options.maximumConnections = maximumConnections
+        let store = PostgresServerStore(configuration: configuration, logger: logger)
+        do {
+            try await PostgresMigrations.migrate(store.client, logger: logger)
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+        return store
+    }
+
+    init(configuration: PostgresClient.Configuration, logger: Logger) {
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        runner = Task { await client.run() }
+    }
+
+    /// Closes the pool's connections. The store must not be used afterwards.
+    public func shutdown() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    // MARK: Helpers
+
+    /// Runs `body` in a transaction on one connection of the pool.
+    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await Self.unwrappingTransactionErrors {
+            try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+        }
+    }
+
+    /// Runs `body`, rethrowing the error a transaction's closure threw rather than postgres-nio's
+    /// wrapper around it (callers match on ``ServerStoreError``).
+    static func unwrappingTransactionErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            throw error.closureError ?? error
+        }
+    }
+
+    /// The number of rows a statement changed (`UPDATE`/`DELETE … RETURNING 1`), counted.
+    func count(_ rows: PostgresRowSequence) async throws -> Int {
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// Whether `error` is PostgreSQL's unique violation (SQLSTATE 23505).
+    static func isUniqueViolation(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    }
+
+    /// Whether `error` is PostgreSQL's foreign key violation (SQLSTATE 23503).
+    static func isForeignKeyViolation(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == "23503"
+    }
+
+    static func appExists(_ connection: PostgresConnection, _ appID: String, logger: Logger) async throws -> Bool {
+        try await !connection.query("SELECT 1 FROM apps WHERE id = \(appID)", logger: logger).collect().isEmpty
+    }
+
+    // MARK: Apps
+
+    static let appColumns = "id, created_at, sync_enabled, client_recovery, max_offline_time"
+    typealias AppRow = (String, Double, Bool, Bool?, Double?)
+
+    static func app(_ row: AppRow) -> StoredApp {
+        StoredApp(id: row.0, createdAt: Date(timeIntervalSince1970: row.1), syncEnabled: row.2, clientRecovery: row.3,
+                  maxOfflineTime: row.4)
+    }
+
+    public func app(id: String) async throws -> StoredApp? {
+        let rows = try await client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE id = \(id)", logger: logger)
+        for try await row in rows.decode(AppRow.self) { return Self.app(row) }
+        return nil
+    }
+
+    public func apps() async throws -> [StoredApp] {
+        let rows = try await client.query("SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY id", logger: logger)
+        var apps: [StoredApp] = []
+        for try await row in rows.decode(AppRow.self) { apps.append(Self.app(row)) }
+        return apps
+    }
+
+    public func createApp(_ app: StoredApp) async throws {
+        try await client.query(
+            """
+            INSERT INTO apps (id, created_at, sync_enabled, client_recovery, max_offline_time)
+            VALUES (\(app.id), \(app.createdAt.timeIntervalSince1970), \(app.syncEnabled), \(app.clientRecovery), \(app.maxOfflineTime))
+            ON CONFLICT (id) DO NOTHING
+            """, logger: logger)
+    }
+
+    public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
+        try await count(client.query("UPDATE apps SET sync_enabled = \(enabled) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
+    }
+
+    public func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool {
+        try await count(client.query("UPDATE apps SET client_recovery = \(allowed) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
+    }
+
+    public func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool {
+        try await count(client.query("UPDATE apps SET max_offline_time = \(seconds) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
+    }
+
+    // MARK: Users
+
+    static let userColumns = "id, app_id, email, name, password_hash, disabled, created_at"
+    typealias UserRow = (String, String, String?, String?, String?, Bool, Double)
+
+    static func fetchUser(_ connection: PostgresConnection, id: String, logger: Logger) async throws -> StoredUser? {
+        var found: UserRow?
+        for row in try await connection.query(
+            "SELECT \(unescaped: userColumns) FROM users WHERE id = \(id)", logger: logger
+        ).collect().map({ try $0.decode(UserRow.self) }) { found = row }
+        guard let row = found else { return nil }
+        var identities: [StoredIdentity] = []
+        for (provider, identity) in try await connection.query(
+            "SELECT provider_type, identity_id FROM identities WHERE user_id = \(id) ORDER BY position", logger: logger
+        ).collect().map({ try $0.decode((String, String).self) }) {
+            identities.append(StoredIdentity(id: identity, providerType: provider))
+        }
+        return StoredUser(id: row.0, appID: row.1, identities: identities, email: row.2, name: row.3, passwordHash: row.4,
+                          disabled: row.5, createdAt: Date(timeIntervalSince1970: row.6))
+    }
+
+    public func user(id: String) async throws -> StoredUser? {
+        try await client.withConnection { connection in try await Self.fetchUser(connection, id: id, logger: logger) }
+    }
+
+    public func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
+        try await client.withConnection { connection in
+            var userID: String?
+            for id in try await connection.query(
+                """
+                SELECT user_id FROM identities
+                WHERE app_id = \(appID) AND provider_type = \(providerType) AND identity_id = \(identityID)
+                """, logger: logger
+            ).collect().map({ try $0.decode(String.self) }) { userID = id }
+            guard let userID else { return nil }
+            return try await Self.fetchUser(connection, id: userID, logger: logger)
+        }
+    }
+
+    public func createUser(_ user: StoredUser) async throws {
+        try await transaction { connection in
+            guard try await Self.appExists(connection, user.appID, logger: logger) else {
+                throw ServerStoreError(.missingOwner, "no app \(user.appID)")
+            }
+            try await Self.insertUser(connection, user, logger: logger)
+        }
+    }
+
+    /// Inserts a user row and its identities; a taken identity is `.duplicateIdentity`.
+    static func insertUser(_ connection: PostgresConnection, _ user: StoredUser, logger: Logger) async throws {
+        try await connection.query(
+            """
+            INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
+            VALUES (\(user.id), \(user.appID), \(user.email), \(user.name), \(user.passwordHash), \(user.disabled),
+                    \(user.createdAt.timeIntervalSince1970))
+            """, logger: logger)
+        for (position, identity) in user.identities.enumerated() {
+            do {
+                try await connection.query(
+                    """
+                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
+                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(user.id), \(position))
+                    """, logger: logger)
+            } catch where isUniqueViolation(error) {
+                throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
+            }
+        }
+    }
+
+    public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
+        try await count(client.query("UPDATE users SET disabled = \(disabled) WHERE id = \(id) RETURNING 1", logger: logger)) > 0
+    }
+
+    public func deleteUser(id: String) async throws -> Bool {
+        // Identities, refresh tokens and API keys go with the user (ON DELETE CASCADE).
+        try await count(client.query("DELETE FROM users WHERE id = \(id) RETURNING 1", logger: logger)) > 0
+    }
+
+    public func users(appID: String) async throws -> [StoredUser] {
+        try await client.withConnection { connection in
+            var ids: [String] = []
+            for id in try await connection.query(
+                "SELECT id FROM users WHERE app_id = \(appID) ORDER BY created_at, id", logger: logger
+            ).collect().map({ try $0.decode(String.self) }) { ids.append(id) }
+            var users: [StoredUser] = []
+            for id in ids { if let user = try await Self.fetchUser(connection, id: id, logger: logger) { users.append(user) } }
+            return users
+        }
+    }
+
+    public func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser {
+        try await transaction { connection in
+            // The user's row is locked: two links to one user at once take positions in turn.
+            _ = try await connection.query("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger).collect()
+            guard let user = try await Self.fetchUser(connection, id: userID, logger: logger) else {
+                throw ServerStoreError(.notFound, "no user \(userID)")
+            }
+            var owner: String?
+            for id in try await connection.query(
+                """
+                SELECT user_id FROM identities
+                WHERE app_id = \(user.appID) AND provider_type = \(identity.providerType) AND identity_id = \(identity.id)
+                FOR UPDATE
+                """, logger: logger
+            ).collect().map({ try $0.decode(String.self) }) { owner = id }
+            var position = 0
+            for highest in try await connection.query(
+                "SELECT MAX(position) FROM identities WHERE user_id = \(userID)", logger: logger
+            ).collect().map({ try $0.decode(Int?.self) }) { position = (highest ?? -1) + 1 }
+            if let owner {
+                guard owner == absorbing, owner != userID, let absorbed = try await Self.fetchUser(connection, id: owner, logger: logger),
+                      absorbed.identities.count == 1, !absorbed.disabled,
+                      try await !Self.everLoggedIn(connection, userID: owner, logger: logger)
+                else { throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity belongs to a user") }
+                try await connection.query(
+                    """
+                    UPDATE identities SET user_id = \(userID), position = \(position)
+                    WHERE app_id = \(user.appID) AND provider_type = \(identity.providerType) AND identity_id = \(identity.id)
+                    """, logger: logger)
+                try await connection.query(
+                    """
+                    UPDATE users SET password_hash = COALESCE(\(absorbed.passwordHash), password_hash),
+                                     email = COALESCE(email, \(absorbed.email))
+                    WHERE id = \(userID)
+                    """, logger: logger)
+                try await connection.query("DELETE FROM users WHERE id = \(owner)", logger: logger)
+            } else {
+                try await connection.query(
+                    """
+                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
+                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(userID), \(position))
+                    """, logger: logger)
+            }
+            guard let linked = try await Self.fetchUser(connection, id: userID, logger: logger) else {
+                throw ServerStoreError(.notFound, "no user \(userID)")
+            }
+            return linked
+        }
+    }
+
+    /// Whether a user ever had a session (refresh tokens are kept, revoked, until the user goes),
+    /// an API key or a sync client file.
+    static func everLoggedIn(_ connection: PostgresConnection, userID: String, logger: Logger) async throws -> Bool {
+        for found in try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM refresh_tokens WHERE user_id = \(userID))
+                OR EXISTS (SELECT 1 FROM api_keys WHERE user_id = \(userID))
+                OR EXISTS (SELECT 1 FROM client_files WHERE user_id = \(userID))
+            """, logger: logger
+        ).collect().map({ try $0.decode(Bool.self) }) { return found }
+        return true
+    }
+
+    // MARK: Refresh tokens
+
+    public func insertRefreshToken(_ token: StoredRefreshToken) async throws {
+        try await client.query(
+            """
+            INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked)
+            VALUES (\(token.digest), \(token.userID), \(token.appID), \(token.deviceID), \(token.createdAt.timeIntervalSince1970),
+                    \(token.expiresAt.timeIntervalSince1970), \(token.revoked))
+            """, logger: logger)
+    }
+
+    public func refreshToken(digest: String) async throws -> StoredRefreshToken? {
+        let rows = try await client.query(
+            "SELECT digest, user_id, app_id, device_id, created_at, expires_at, revoked FROM refresh_tokens WHERE digest = \(digest)",
+            logger: logger)
+        for try await row in rows.decode((String, String, String, String, Double, Double, Bool).self) {
+            return StoredRefreshToken(
+                digest: row.0, userID: row.1, appID: row.2, deviceID: row.3, createdAt: Date(timeIntervalSince1970: row.4),
+                expiresAt: Date(timeIntervalSince1970: row.5), revoked: row.6)
+        }
+        return nil
+    }
+
+    public func revokeRefreshToken(digest: String) async throws -> Bool {
+        try await count(client.query(
+            "UPDATE refresh_tokens SET revoked = TRUE WHERE digest = \(digest) AND NOT revoked RETURNING 1", logger: logger)) > 0
+    }
+
+    public func revokeRefreshTokens(userID: String) async throws {
+        try await client.query("UPDATE refresh_tokens SET revoked = TRUE WHERE user_id = \(userID)", logger: logger)
+    }
+
+    // MARK: API keys
+
+    static let apiKeyColumns = "id, user_id, app_id, name, digest, disabled, created_at"
+
+    func apiKeys(_ query: PostgresQuery) async throws -> [StoredAPIKey] {
+        var keys: [StoredAPIKey] = []
+        for row in try await client.query(query, logger: logger).collect().map({ try $0.decode((String, String, String, String, String, Bool, Double).self) }) {
+            keys.append(StoredAPIKey(id: row.0, userID: row.1, appID: row.2, name: row.3, digest: row.4, disabled: row.5,
+                                     createdAt: Date(timeIntervalSince1970: row.6)))
+        }
+        return keys
+    }
+
+    public func insertAPIKey(_ key: StoredAPIKey) async throws {
+        try await client.query(
+            """
+            INSERT INTO api_keys (id, user_id, app_id, name, digest, disabled, created_at)
+            VALUES (\(key.id), \(key.userID), \(key.appID), \(key.name), \(key.digest), \(key.disabled),
+                    \(key.createdAt.timeIntervalSince1970))
+            """, logger: logger)
+    }
+
+    public func apiKeys(userID: String) async throws -> [StoredAPIKey] {
+        try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE user_id = \(userID) ORDER BY created_at, id")
+    }
+
+    public func apiKey(id: String, userID: String) async throws -> StoredAPIKey? {
+        try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE id = \(id) AND user_id = \(userID)").first
+    }
+
+    public func apiKey(appID: String, digest: String) async throws -> StoredAPIKey? {
+        try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE app_id = \(appID) AND digest = \(digest)").first
+    }
+
+    public func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
+        try await count(client.query(
+            "UPDATE api_keys SET disabled = \(disabled) WHERE id = \(id) AND user_id = \(userID) RETURNING 1", logger: logger)) > 0
+    }
+
+    public func deleteAPIKey(id: String, userID: String) async throws -> Bool {
+        try await count(client.query("DELETE FROM api_keys WHERE id = \(id) AND user_id = \(userID) RETURNING 1", logger: logger)) > 0
+    }
+}
+
+/// An error of the PostgreSQL store itself (not of a request).
+public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,127 @@
+import AtollCore
+@testable import AtollServer
+import AtollTesting
+import Foundation
+import Logging
+import Testing
+
+/// Skipped, and said so in the test report, where PostgreSQL is not installed (`.ci/run` installs
+/// it, so CI always runs these).
+let postgresInstalled = ConditionTrait.enabled(
+    if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL store tests are skipped")
+
+/// A PostgreSQL store on a new database of the process's test cluster.
+func withPostgresStore(_ body: (PostgresServerStore) async throws -> Void) async throws {
+    let url = try await PostgresCluster.shared().createDatabase()
+    let store = try await PostgresServerStore.open(url: url, maximumConnections: 8, logger: quietLogger)
+    do {
+        try await body(store)
+    } catch {
+        await store.shutdown()
+        throw error
+    }
+    await store.shutdown()
+}
+
+let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandler() }
+
+/// Every behaviour of the store contract, on PostgreSQL (the SQLite store runs the same cases in
+/// `SQLiteStoreContractTests`).
+@Suite(postgresInstalled) struct PostgresStoreContractTests {
+    @Test(arguments: StoreContract.allCases) func contract(_ behaviour: StoreContract) async throws {
+        try await withPostgresStore { store in try await behaviour.run(on: store) }
+    }
+}
+
+/// What only the PostgreSQL store has: its URL, its migrations, and several stores (nodes) on one
+/// database.
+@Suite(postgresInstalled) struct PostgresStoreTests {
+    /// Two stores on one database integrate into one realm at once: one history with consecutive
+    /// versions, every upload exactly once, as one store would make it.
+    @Test func twoNodesIntegratingIntoOneRealmMakeOneHistory() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let nodes = [
+            try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger),
+            try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger),
+        ]
+        defer { for node in nodes { Task { await node.shutdown() } } }
+        try await nodes[0].createApp(StoredApp(id: "app", createdAt: Date()))
+        let realm = try await nodes[1].realm(appID: "app", path: "s:shared", creatingWith: 7, now: Date())
+        #expect(try await nodes[0].realm(appID: "app", path: "s:shared", creatingWith: 8, now: Date()).id == realm.id)
+
+        let clients = 8, uploads = 10
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for c in 0..<clients {
+                let node = nodes[c % nodes.count]
+                group.addTask {
+                    let file = try await node.newClientFile(realmID: realm.id, salt: Int64(c), now: Date())
+                    for u in 1...uploads {
+                        _ = try await node.integrate(realmID: realm.id, fileIdent: file.ident.ident, baseServerVersion: 0) { input in
+                            [Changeset(version: Int64(u), timestamp: Int64(u), instructions: [])]
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let history = try await nodes[0].history(realmID: realm.id, after: 0, maxBytes: .max)
+        #expect(history.map(\.serverVersion) == Array(1...Int64(clients * uploads)))
+        #expect(try await nodes[1].latestServerVersion(realmID: realm.id) == Int64(clients * uploads))
+        let perFile = Dictionary(grouping: history, by: \.changeset.fileIdent).mapValues { $0.map(\.changeset.version) }
+        #expect(perFile.count == clients)
+        #expect(perFile.values.allSatisfy { $0 == Array(1...Int64(uploads)) }, "each file's uploads once, in order")
+    }
+
+    /// A database migrated by a newer atoll-server is refused with a message that says so, and
+    /// nothing is written to it.
+    @Test func aDatabaseNewerThanTheBinaryIsRefused() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let store = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
+        try await store.createApp(StoredApp(id: "app", createdAt: Date()))
+        try await store.recordMigrationForTesting(version: 1_000, name: "from the future")
+        await store.shutdown()
+
+        let error = await #expect(throws: PostgresStoreError.self) {
+            _ = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
+        }
+        #expect(error?.message.contains("1000") == true)
+    }
+
+    /// Opening a migrated database again applies nothing and keeps its rows; nodes starting
+    /// together migrate once.
+    @Test func nodesStartingTogetherMigrateOnce() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let stores = try await withThrowingTaskGroup(of: PostgresServerStore.self) { group in
+            for _ in 0..<4 { group.addTask { try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger) } }
+            var stores: [PostgresServerStore] = []
+            for try await store in group { stores.append(store) }
+            return stores
+        }
+        try await stores[0].createApp(StoredApp(id: "app", createdAt: Date()))
+        for store in stores { await store.shutdown() }
+        let again = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
+        #expect(try await again.apps().map(\.id) == ["app"])
+        #expect(try await again.appliedMigrationsForTesting().map(\.0) == [1])
+        await again.shutdown()
+    }
+
+    @Test func storeURLsAreReadAsLibpqReadsThem() throws {
+        let full = try PostgresURL("postgres://ann:s%40cret@db.internal:6543/atoll?sslmode=require")
+        #expect(full.host == "db.internal")
+        #expect(full.port == 6543)
+        #expect(full.username == "ann")
+        #expect(full.password == "s@cret")
+        #expect(full.database == "atoll")
+        #expect(full.sslMode == "require")
+
+        let short = try PostgresURL("postgresql://atoll@127.0.0.1")
+        #expect(short.port == 5432)
+        #expect(short.database == "atoll")
+        #expect(short.sslMode == "prefer")
+
+        #expect(throws: PostgresStoreError.self) { try PostgresURL("mysql://x@host/db") }
+        #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres:///db") }
+        #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://x@host/db?sslmode=verify-full-please") }
+        #expect(PostgresURL.redacted("postgres://ann:secret@h/db").contains("secret") == false)
+    }
+}
