@@ -27,6 +27,12 @@ struct AtollServerCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file (see README, \"Running the server\").")
     var config: String?
 
+    @Option(help: """
+        Keep everything in PostgreSQL: postgres://user:password@host:port/database (default: SQLite in the \
+        data folder; env ATOLL_STORE). Several nodes on one database serve the same apps.
+        """)
+    var store: String?
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -54,7 +60,9 @@ struct AtollServerCommand: AsyncParsableCommand {
             guard let value = Int(envPort) else { throw ValidationError("ATOLL_PORT is not a number: \(envPort)") }
             configuration.port = value
         }
+        if let envStore = environment["ATOLL_STORE"], !envStore.isEmpty { configuration.store = envStore }
         if let host { configuration.host = host }
+        if let store { configuration.store = store }
         if let port { configuration.port = port }
         if let data { configuration.dataDirectory = data }
         if let developmentMode { configuration.developmentMode = developmentMode }

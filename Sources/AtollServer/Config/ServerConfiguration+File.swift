@@ -32,6 +32,9 @@ extension ServerConfiguration {
     /// Checks what the types cannot: ports, key sizes, PEM keys, unique app ids.
     public func validate() throws {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", "must be 0…65535") }
+        if let store {
+            do { _ = try PostgresURL(store) } catch let error as PostgresStoreError { throw ConfigurationError(field: "store", error.message) }
+        }
         if let tokenSecret, tokenSecret.utf8.count < 32 {
             throw ConfigurationError(field: "tokenSecret", "must be at least 32 bytes")
         }
@@ -101,7 +104,7 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case adminKey, passwordHashRounds, apps, tls, durability, limits
+        case adminKey, passwordHashRounds, apps, tls, durability, limits, store
     }
 
     public init(from decoder: any Decoder) throws {
@@ -124,6 +127,7 @@ extension ServerConfiguration {
             apps: try container.decodeIfPresent([App].self, forKey: .apps) ?? [],
             tls: try container.decodeIfPresent(TLS.self, forKey: .tls))
         durability = try container.decodeIfPresent(Durability.self, forKey: .durability) ?? .full
+        store = try container.decodeIfPresent(String.self, forKey: .store)
         limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
     }
 }

@@ -34,6 +34,10 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var tls: TLS?
     /// How acknowledged writes are synced to disk (`full` by default: they survive a power loss).
     public var durability: Durability = .full
+    /// Where the server keeps its data: nil for the embedded SQLite store in ``dataDirectory``, or a
+    /// `postgres://user:password@host:port/database` URL for PostgreSQL, which several server nodes
+    /// can share (README, "Running several nodes").
+    public var store: String?
     /// What one client may cost the server (connections, sessions, messages, logins, memory).
     public var limits = Limits()
 

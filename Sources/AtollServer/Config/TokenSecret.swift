@@ -5,14 +5,37 @@ import Foundation
 enum StoredSecret {
     static func load(configured: String?, file: URL, what: String) throws -> String {
         if let configured { return configured }
+        return try loadFile(file, what: what)
+    }
+
+    /// A new secret: 48 random bytes, base64url.
+    static func generate() -> String {
+        var secret = Secrets.token(byteCount: 48)
+        // Never a leading "-": typed after `--admin-key`, it would read as another option.
+        while secret.hasPrefix("-") { secret = Secrets.token(byteCount: 48) }
+        return secret
+    }
+
+    /// The configured secret, or the one the store shares between the nodes that use it (made by
+    /// the first; nil from a store that shares none, whose node keeps its own in `file`). A shared
+    /// secret is also written to `file`, where the `atoll` tool finds the admin key.
+    static func load(configured: String?, shared name: String, in store: any ServerStore, file: URL, what: String) async throws -> String {
+        if let configured { return configured }
+        guard let secret = try await store.sharedSecret(named: name, making: generate) else { return try loadFile(file, what: what) }
+        if (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) != secret {
+            try? FileManager.default.removeItem(at: file)
+            FileManager.default.createFile(atPath: file.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        }
+        return secret
+    }
+
+    private static func loadFile(_ file: URL, what: String) throws -> String {
         if let existing = try? String(contentsOf: file, encoding: .utf8) {
             let secret = existing.trimmingCharacters(in: .whitespacesAndNewlines)
             guard secret.utf8.count >= 32 else { throw ConfigurationError(field: file.path, "the stored \(what) is shorter than 32 bytes") }
             return secret
         }
-        var secret = Secrets.token(byteCount: 48)
-        // Never a leading "-": typed after `--admin-key`, it would read as another option.
-        while secret.hasPrefix("-") { secret = Secrets.token(byteCount: 48) }
+        let secret = generate()
         let created = FileManager.default.createFile(
             atPath: file.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
         guard created else { throw ConfigurationError(field: file.path, "cannot write the \(what)") }
@@ -25,8 +48,9 @@ enum StoredSecret {
 enum TokenSecret {
     static let fileName = "token-secret"
 
-    static func load(configuration: ServerConfiguration, dataDirectory: URL) throws -> String {
-        try StoredSecret.load(configured: configuration.tokenSecret, file: dataDirectory.appendingPathComponent(fileName), what: "token secret")
+    static func load(configuration: ServerConfiguration, dataDirectory: URL, store: any ServerStore) async throws -> String {
+        try await StoredSecret.load(configured: configuration.tokenSecret, shared: "token-secret", in: store,
+                                    file: dataDirectory.appendingPathComponent(fileName), what: "token secret")
     }
 }
 
@@ -35,7 +59,8 @@ enum TokenSecret {
 enum AdminKey {
     static let fileName = "admin-key"
 
-    static func load(configuration: ServerConfiguration, dataDirectory: URL) throws -> String {
-        try StoredSecret.load(configured: configuration.adminKey, file: dataDirectory.appendingPathComponent(fileName), what: "admin key")
+    static func load(configuration: ServerConfiguration, dataDirectory: URL, store: any ServerStore) async throws -> String {
+        try await StoredSecret.load(configured: configuration.adminKey, shared: "admin-key", in: store,
+                                    file: dataDirectory.appendingPathComponent(fileName), what: "admin key")
     }
 }

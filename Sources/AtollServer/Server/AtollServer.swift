@@ -48,11 +48,16 @@ public struct AtollServer: Sendable {
                     "developmentMode": "\(configuration.developmentMode)",
                 ])
         })
-        defer { try? parts.store.close() }
         let group = ServiceGroup(
             configuration: .init(
-                services: [parts.application, parts.compaction], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+                services: [parts.application, parts.compaction, parts.follower], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            await parts.store.shutdown()
+            throw error
+        }
+        await parts.store.shutdown()
         logger.info("atoll-server stopped")
     }
 
@@ -65,13 +70,16 @@ public struct AtollServer: Sendable {
             portContinuation.finish()
         })
         let group = ServiceGroup(
-            configuration: .init(services: [parts.application, parts.compaction], gracefulShutdownSignals: [], logger: logger))
+            configuration: .init(services: [parts.application, parts.compaction, parts.follower], gracefulShutdownSignals: [], logger: logger))
         let task = Task {
-            defer {
-                portContinuation.finish()
-                try? parts.store.close()
+            defer { portContinuation.finish() }
+            do {
+                try await group.run()
+            } catch {
+                await parts.store.shutdown()
+                throw error
             }
-            try await group.run()
+            await parts.store.shutdown()
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -86,7 +94,9 @@ public struct AtollServer: Sendable {
     struct Parts {
         var application: Application<RouterResponder<AtollRequestContext>>
         var compaction: CompactionService
-        var store: SQLiteServerStore
+        /// Changes other nodes make to a shared store (PostgreSQL).
+        var follower: StoreChangeFollower
+        var store: any ServerStore
         var auth: AuthService
         var metrics: ServerMetrics
         var coordinator: SyncCoordinator
@@ -100,10 +110,16 @@ public struct AtollServer: Sendable {
         let tlsConfiguration = try configuration.tls?.makeServerTLSConfiguration()
         let dataDirectory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        let store = try SQLiteServerStore(
-            path: dataDirectory.appendingPathComponent("atoll.sqlite").path, durability: configuration.durability)
+        let store: any ServerStore
+        if let url = configuration.store {
+            store = try await PostgresServerStore.open(url: url, logger: logger)
+            logger.info("store: PostgreSQL", metadata: ["url": "\(PostgresURL.redacted(url))"])
+        } else {
+            store = try SQLiteServerStore(
+                path: dataDirectory.appendingPathComponent("atoll.sqlite").path, durability: configuration.durability)
+        }
         do {
-            let secret = try TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory)
+            let secret = try await TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             let metrics = ServerMetrics()
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
@@ -118,7 +134,7 @@ public struct AtollServer: Sendable {
                 })
             let requestHeads = RequestHeadRecorder()
             let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads)
-            let adminKey = try AdminKey.load(configuration: configuration, dataDirectory: dataDirectory)
+            let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
@@ -139,10 +155,11 @@ public struct AtollServer: Sendable {
                 onServerRunning: onServerRunning,
                 logger: logger)
             return Parts(application: application, compaction: CompactionService(coordinator: coordinator, clock: clock, logger: logger),
+                         follower: StoreChangeFollower(coordinator: coordinator, interval: .seconds(5), logger: logger),
                          store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey,
                          requestHeads: requestHeads)
         } catch {
-            try? store.close()
+            await store.shutdown()
             throw error
         }
     }

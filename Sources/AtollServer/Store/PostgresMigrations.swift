@@ -144,6 +144,9 @@ enum PostgresMigrations {
             "CREATE INDEX account_tokens_owner ON account_tokens(app_id, email, purpose, created_at)",
             "CREATE INDEX account_tokens_expiry ON account_tokens(expires_at)",
         ]),
+        Migration(version: 2, name: "secrets the nodes share", statements: [
+            "CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+        ]),
     ]
 
     /// The newest migration this binary knows.
@@ -240,5 +243,16 @@ extension PostgresServerStore {
     func appliedMigrationsForTesting() async throws -> [(Int, String)] {
         try await client.query("SELECT version, name FROM atoll_migrations ORDER BY version", logger: logger)
             .collect().map { try $0.decode((Int, String).self) }
+    }
+}
+
+extension PostgresServerStore {
+    public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? {
+        // The first node's secret wins; the others read it.
+        try await client.query(
+            "INSERT INTO shared_secrets (name, value) VALUES (\(name), \(making())) ON CONFLICT (name) DO NOTHING", logger: logger)
+        let rows = try await client.query("SELECT value FROM shared_secrets WHERE name = \(name)", logger: logger).collect()
+        guard let value = try rows.first?.decode(String.self) else { throw PostgresStoreError("the shared secret \(name) went away") }
+        return value
     }
 }

@@ -216,6 +216,8 @@ extension PostgresServerStore {
                     UPDATE client_files SET last_client_version = \(newestClientVersion)
                     WHERE realm_id = \(realmID) AND ident = \(fileIdent)
                     """, logger: logger)
+                // Sent as the transaction commits: other nodes read the entries once they can.
+                try await announce(.history(realmID: realmID, latestServerVersion: version), on: connection)
             }
             return IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
         }

@@ -18,6 +18,8 @@ import PostgresNIO
 public final class PostgresServerStore: ServerStore {
     let client: PostgresClient
     let logger: Logger
+    /// This store's id among the nodes on the database: its own change notifications are skipped.
+    let nodeID = UUID().uuidString
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
     private let runner: Task<Void, Never>
 

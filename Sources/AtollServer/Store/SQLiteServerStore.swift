@@ -34,6 +34,10 @@ public final class SQLiteServerStore: ServerStore {
         try pool.close()
     }
 
+    public func shutdown() async {
+        try? close()
+    }
+
     // MARK: Apps
 
     public func app(id: String) async throws -> StoredApp? {

@@ -153,9 +153,28 @@ public protocol ServerStore: EmailAccountStore, Sendable {
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult
+
+    // MARK: Life cycle
+
+    /// See ``ServerStore/sharedSecret(named:making:)`` (implemented by stores that nodes share).
+    func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String?
+    /// Closes the store (its database, its connections). It must not be used afterwards.
+    func shutdown() async
+
+    // MARK: Several nodes (see StoreChange.swift)
+
+    /// Tells the other nodes on this store of `change`.
+    func publish(_ change: StoreChange) async throws
+    /// The changes other nodes make; nil for a store no other node uses.
+    func changesFromOtherNodes() -> AsyncStream<StoreChange>?
 }
 
 extension ServerStore {
+    /// A secret every server node on this store shares (the token secret, the admin key): the one
+    /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
+    /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
+    public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+
     /// A client file registered for no one in particular.
     public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
         try await newClientFile(realmID: realmID, salt: salt, now: now, userID: nil, maxPerUser: nil)

@@ -8,6 +8,14 @@ extension SyncConnection {
     func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
         guard let session = sessions[id], isIdentified(id), session.realm.id == advance.realmID else { return }
         if session.flexible != nil { return try await flexibleCatchUp(id) }
+        if advance.entries.isEmpty {
+            // Another node appended: what the session lacks is read from the store.
+            guard advance.latestServerVersion > session.cursor else { return }
+            do { try await catchUp(id, through: advance.latestServerVersion) } catch let close as Close { throw close } catch {
+                try await storeFailed(error)
+            }
+            return
+        }
         let fresh = advance.entries.drop { $0.serverVersion <= session.cursor }
         guard let first = fresh.first, let last = fresh.last else { return }
         if first.serverVersion == session.cursor + 1 {

@@ -27,6 +27,7 @@ extension SyncCoordinator {
     public func setClientRecovery(appID: String, _ allowed: Bool?) async throws {
         guard try await store.setClientRecovery(appID: appID, allowed) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         storedApps[appID] = nil
+        try await store.publish(.appChanged(appID: appID))
         logger.notice("client recovery set", metadata: ["app": "\(appID)", "allowed": "\(allowed.map { "\($0)" } ?? "as configured")"])
     }
 
@@ -42,6 +43,7 @@ extension SyncCoordinator {
     public func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws {
         guard try await store.setMaxOfflineTime(appID: appID, seconds) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         storedApps[appID] = nil
+        try await store.publish(.appChanged(appID: appID))
         logger.notice("maximum offline time set", metadata: ["app": "\(appID)", "seconds": "\(seconds.map { "\($0)" } ?? "as configured")"])
     }
 
@@ -70,7 +72,8 @@ extension SyncCoordinator {
 
     /// After a realm's history was replaced under a new epoch: forgets what is cached about it and
     /// ends its bound sessions with "reset required" for `reason`, so their clients reset now.
-    func historyReplaced(_ realm: StoredRealm, reason: ResetReason, message: String) async throws {
+    func historyReplaced(_ realm: StoredRealm, reason: ResetReason, message: String, announce: Bool = true) async throws {
+        if announce { try await store.publish(.historyReplaced(realmID: realm.id)) }
         let key = RealmKey(appID: realm.appID, path: realm.path)
         realms[key] = realm
         materialized[realm.id] = nil

@@ -74,7 +74,7 @@ public actor SyncCoordinator {
     /// Identified sessions, for operators (listing, ending them).
     var bound: [SubscriberKey: BoundSession] = [:]
     /// Whether sync is on, per app (read from the store once).
-    private var syncEnabled: [String: Bool] = [:]
+    var syncEnabled: [String: Bool] = [:]
     /// Apps as the store has them (operator overrides), read once and kept up to date.
     var storedApps: [String: StoredApp] = [:]
     private var nextConnectionID: UInt64 = 1
@@ -190,6 +190,7 @@ public actor SyncCoordinator {
         terminating[appID, default: 0] += 1
         defer { terminating[appID]! -= 1 }
         endAndForgetSessions(ofApp: appID)
+        try await store.publish(.syncTerminated(appID: appID))
         await whileTerminating?()
         for realm in try await store.realms(appID: appID) {
             let state = try await currentState(of: realm.id)
@@ -199,11 +200,12 @@ public actor SyncCoordinator {
         // A session that identified while the histories restarted (its bind came before sync was
         // off) holds an epoch that is gone: end it too, and forget what was read meanwhile.
         endAndForgetSessions(ofApp: appID)
+        try await store.publish(.syncTerminated(appID: appID))
         logger.notice("sync terminated", metadata: ["app": "\(appID)"])
     }
 
     /// Ends the bound sessions of an app with "sync disabled" and drops its cached realms.
-    private func endAndForgetSessions(ofApp appID: String) {
+    func endAndForgetSessions(ofApp appID: String) {
         end(sessionsWhere: { $0.info.appID == appID }) { info in
             ErrorMessage(code: .syncDisabled, message: "sync was terminated for app \"\(appID)\"", action: .retryLater,
                          tryAgainAfterMilliseconds: 5_000, session: info.session, epoch: info.epoch)
@@ -221,12 +223,23 @@ public actor SyncCoordinator {
     public func enableSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, true) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = true
+        try await store.publish(.appChanged(appID: appID))
         logger.notice("sync enabled", metadata: ["app": "\(appID)"])
     }
 
     /// Ends the sessions of a user who was disabled or deleted, or logged out on `deviceID` (nil:
     /// on every device): the client logs the user out.
-    public func endSessions(userID: String, deviceID: String? = nil, reason: String) {
+    public func endSessions(userID: String, deviceID: String? = nil, reason: String) async {
+        endSessionsHere(userID: userID, deviceID: deviceID, reason: reason)
+        do {
+            try await store.publish(.sessionsEnded(userID: userID, deviceID: deviceID, reason: reason))
+        } catch {
+            logger.error("could not tell the other nodes to end a user's sessions", metadata: ["user": "\(userID)", "error": "\(error)"])
+        }
+    }
+
+    /// Ends the user's sessions bound to this node.
+    func endSessionsHere(userID: String, deviceID: String?, reason: String) {
         end(sessionsWhere: { $0.info.userID == userID && (deviceID == nil || $0.deviceID == deviceID) }) { info in
             ErrorMessage(code: .userLoggedOut, message: reason, session: info.session, epoch: info.epoch)
         }

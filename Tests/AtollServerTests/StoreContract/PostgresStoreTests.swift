@@ -101,8 +101,55 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         for store in stores { await store.shutdown() }
         let again = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
         #expect(try await again.apps().map(\.id) == ["app"])
-        #expect(try await again.appliedMigrationsForTesting().map(\.0) == [1])
+        #expect(try await again.appliedMigrationsForTesting().map(\.0) == PostgresMigrations.all.map(\.version))
         await again.shutdown()
+    }
+
+    /// A node hears of the other nodes' integrations and published changes (not of its own), once
+    /// their transactions committed.
+    @Test func nodesHearOfEachOthersChanges() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let one = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        let two = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        let heard = try #require(two.changesFromOtherNodes())
+        var iterator = heard.makeAsyncIterator()
+        #expect(await iterator.next() == .missed, "a feed starts by saying it may have missed changes")
+
+        try await one.createApp(StoredApp(id: "app", createdAt: Date()))
+        let realm = try await one.realm(appID: "app", path: "s:p", creatingWith: 1, now: Date())
+        let file = try await one.newClientFile(realmID: realm.id, salt: 1, now: Date())
+        _ = try await two.integrate(realmID: realm.id, fileIdent: file.ident.ident, baseServerVersion: 0) { _ in
+            [Changeset(version: 1, timestamp: 1, instructions: [])]
+        }  // its own: not heard by two
+        _ = try await one.integrate(realmID: realm.id, fileIdent: file.ident.ident, baseServerVersion: 0) { _ in
+            [Changeset(version: 2, timestamp: 2, instructions: [])]
+        }
+        #expect(await iterator.next() == .history(realmID: realm.id, latestServerVersion: 2))
+        for change: StoreChange in [.historyReplaced(realmID: realm.id), .syncTerminated(appID: "app"), .appChanged(appID: "app"),
+                                     .sessionsEnded(userID: "u", deviceID: "d", reason: "disabled\tby an operator"),
+                                     .sessionsEnded(userID: "u", deviceID: nil, reason: "")] {
+            try await one.publish(change)
+            let expected: StoreChange = if case .sessionsEnded(let user, let device, let reason) = change {
+                .sessionsEnded(userID: user, deviceID: device, reason: reason.replacingOccurrences(of: "\t", with: " "))
+            } else { change }
+            #expect(await iterator.next() == expected)
+        }
+        await one.shutdown()
+        await two.shutdown()
+    }
+
+    /// The first node's token secret and admin key are every node's.
+    @Test func nodesShareTheFirstNodesSecrets() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let one = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
+        let two = try await PostgresServerStore.open(url: url, maximumConnections: 2, logger: quietLogger)
+        let first = try await one.sharedSecret(named: "token-secret") { "secret-of-node-one-0123456789abcdef" }
+        let second = try await two.sharedSecret(named: "token-secret") { "secret-of-node-two-0123456789abcdef" }
+        #expect(first == "secret-of-node-one-0123456789abcdef")
+        #expect(second == first)
+        #expect(try await two.sharedSecret(named: "admin-key") { "key-of-node-two" } == "key-of-node-two")
+        await one.shutdown()
+        await two.shutdown()
     }
 
     @Test func storeURLsAreReadAsLibpqReadsThem() throws {

@@ -1,0 +1,114 @@
+@_spi(Testing) import Atoll
+import AtollCore
+import AtollServer
+import AtollTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Several `atoll-server` nodes on one PostgreSQL database (issue 14): a client may connect to any
+/// node and sees every node's writes; an operator's action through one node reaches the sessions
+/// of every node. Skipped, and said so, where PostgreSQL is not installed.
+@MainActor @Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql)"))
+struct MultiNodeSyncTests {
+    private func open(_ user: User, _ partition: String = "shire", _ behavior: Realm.OpenBehavior = .always,
+                      clientResetMode: ClientResetMode = .recoverOrDiscardUnsyncedChanges()) async throws -> Realm {
+        var configuration = user.configuration(partitionValue: partition, clientResetMode: clientResetMode)
+        configuration.objectTypes = [SyncedTask.self]
+        return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)
+    }
+
+    /// A write through node 1 reaches a client of node 2 (announced by NOTIFY, read from the
+    /// table), and the other way round.
+    @Test func aWriteThroughOneNodeReachesAClientOfAnother() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let frodo = try await nodes[0].app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await nodes[1].app(device: "sam").login(credentials: .anonymous)
+            let realmA = try await open(frodo)
+            let realmB = try await open(sam)
+
+            try realmA.write { realmA.add(SyncedTask(value: ["name": "Carry the ring", "owner": "Frodo"])) }
+            try await realmA.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) {
+                realmB.refresh()
+                return realmB.objects(SyncedTask.self).map(\.name) == ["Carry the ring"]
+            })
+
+            try realmB.write { realmB.add(SyncedTask(value: ["name": "Carry Frodo", "owner": "Sam"])) }
+            try await realmB.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) {
+                realmA.refresh()
+                return Set(realmA.objects(SyncedTask.self).map(\.name)) == ["Carry the ring", "Carry Frodo"]
+            })
+        }
+    }
+
+    /// Clients of three nodes write to one realm at once: one history, every write everywhere.
+    @Test func concurrentWritesThroughThreeNodesConverge() async throws {
+        try await withSyncTestNodes(3) { nodes in
+            var realms: [Realm] = []
+            for (i, node) in nodes.enumerated() {
+                let user = try await node.app(device: "device\(i)").login(credentials: .anonymous)
+                realms.append(try await open(user))
+            }
+            for round in 0..<5 {
+                for (i, realm) in realms.enumerated() {
+                    try realm.write { realm.add(SyncedTask(value: ["name": "\(i)-\(round)", "owner": "node\(i)"])) }
+                }
+            }
+            for realm in realms { try await realm.syncSession!.wait(for: .upload) }
+            let expected = Set((0..<3).flatMap { i in (0..<5).map { "\(i)-\($0)" } })
+            for realm in realms {
+                #expect(await waitUntil(timeout: .seconds(30)) {
+                    realm.refresh()
+                    return Set(realm.objects(SyncedTask.self).map(\.name)) == expected
+                })
+            }
+            let realm = try await nodes[2].server.coordinator.realm(appID: nodes[2].appId, path: PartitionValue.string("shire").path)
+            let history = try await nodes[0].server.coordinator.store.history(realmID: realm.id, after: 0, maxBytes: .max)
+            #expect(history.map(\.serverVersion) == Array(1...Int64(history.count)), "consecutive versions")
+        }
+    }
+
+    /// Sync terminated and enabled through node 1: the client of node 2 resets and syncs on.
+    @Test func terminateAndEnableThroughOneNodeResetsAClientOfAnother() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let resets = Mutex(0)
+            let sam = try await nodes[1].app(device: "sam").login(credentials: .anonymous)
+            let realm = try await open(sam, clientResetMode: .discardUnsyncedChanges(afterReset: { @Sendable _, _ in resets.withLock { $0 += 1 } }))
+            try realm.write { realm.add(SyncedTask(value: ["name": "before", "owner": "Sam"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            try await nodes[0].admin.terminateSync(app: nodes[0].appId)
+            try await nodes[0].admin.enableSync(app: nodes[0].appId)
+            #expect(await waitUntil(timeout: .seconds(30)) { resets.withLock { $0 } >= 1 })
+            try realm.write { realm.add(SyncedTask(value: ["name": "after", "owner": "Sam"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            realm.refresh()
+            #expect(Set(realm.objects(SyncedTask.self).map(\.name)) == ["before", "after"])
+        }
+    }
+
+    /// A user disabled through node 1 is logged out of its sessions on node 2.
+    @Test func aUserDisabledThroughOneNodeLosesItsSessionsOnAnother() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let app = nodes[1].app(device: "sam")
+            let sam = try await app.login(credentials: .anonymous)
+            let realm = try await open(sam)
+            let coordinator = nodes[1].server.coordinator, appId = nodes[1].appId
+            func sessionsOnNode2(until done: @Sendable (Int) -> Bool) async -> Bool {
+                for _ in 0..<400 {
+                    if done(await coordinator.sessions(appID: appId).count) { return true }
+                    try? await _Concurrency.Task.sleep(for: .milliseconds(50))
+                }
+                return false
+            }
+            let bound = await sessionsOnNode2 { $0 > 0 }
+            #expect(bound)
+            try await nodes[0].server.auth.setUserDisabled(sam.id, disabled: true)
+            let ended = await sessionsOnNode2 { $0 == 0 }
+            #expect(ended, "node 1 disabled the user: node 2 ends its sessions")
+            _ = realm
+        }
+    }
+}
