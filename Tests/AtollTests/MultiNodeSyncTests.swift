@@ -3,6 +3,9 @@ import AtollCore
 import AtollServer
 import AtollTesting
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Synchronization
 import Testing
 
@@ -109,6 +112,37 @@ struct MultiNodeSyncTests {
             let ended = await sessionsOnNode2 { $0 == 0 }
             #expect(ended, "node 1 disabled the user: node 2 ends its sessions")
             _ = realm
+        }
+    }
+}
+
+/// `/health` says the process serves; `/health/ready` says its store answers too.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql)"))
+struct StoreHealthTests {
+    private func status(_ server: SyncTestServer, _ path: String) async throws -> Int {
+        let (_, response) = try await URLSession.shared.data(from: URL(string: server.baseURL + path)!)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test func readinessFollowsThePostgreSQLServer() async throws {
+        let cluster = try await PostgresCluster.start(fsync: false, maxConnections: 20)
+        var stopped = false
+        defer { if !stopped { cluster.stop() } }
+        let url = try await cluster.createDatabase()
+        let server = try await SyncTestServer.start(realTime: true) { $0.store = url }
+        #expect(try await status(server, "/health/ready") == 200)
+        cluster.stop()
+        stopped = true
+        #expect(try await status(server, "/health/ready") == 503)
+        #expect(try await status(server, "/health") == 200, "the process still serves: alive, not ready")
+        #expect(try await status(server, "/health/live") == 200)
+        try? await server.tearDown()
+    }
+
+    @Test func theEmbeddedStoreIsReady() async throws {
+        try await withSyncTestServer { server in
+            let ready = try await status(server, "/health/ready")
+            #expect(ready == 200)
         }
     }
 }

@@ -133,7 +133,7 @@ public struct AtollServer: Sendable {
                     try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
                 })
             let requestHeads = RequestHeadRecorder()
-            let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads)
+            let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
@@ -165,12 +165,34 @@ public struct AtollServer: Sendable {
     }
 
     static func makeRouter(auth: AuthService, metrics: ServerMetrics,
-                           requestHeads: RequestHeadRecorder = RequestHeadRecorder()) -> Router<AtollRequestContext> {
+                           requestHeads: RequestHeadRecorder = RequestHeadRecorder(), store: (any ServerStore)? = nil) -> Router<AtollRequestContext> {
         let router = Router(context: AtollRequestContext.self)
         router.add(middleware: RequestHeadMiddleware(recorder: requestHeads))
         router.add(middleware: APIMiddleware(metrics: metrics))
+        // Liveness: the process serves requests (restart it when this fails).
         router.get("health") { _, _ in
             try JSONBody.response(["status": "ok"])
+        }
+        router.get("health/live") { _, _ in
+            try JSONBody.response(["status": "ok"])
+        }
+        // Readiness: the store answers too (send it no clients while this fails): 503 otherwise.
+        router.get("health/ready") { _, _ in
+            guard let store else { return try JSONBody.response(["status": "ready"]) }
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await store.checkReachable() }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(2))
+                        throw ServerError(.internalError, "the store did not answer within 2 s")
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+                return try JSONBody.response(["status": "ready", "store": "reachable"])
+            } catch {
+                return try JSONBody.response(["status": "not ready", "store": "unreachable: \(error)"], status: .serviceUnavailable)
+            }
         }
         router.get("metrics") { _, _ in
             Response(

@@ -53,6 +53,10 @@ public final class PostgresServerStore: ServerStore {
         await runner.value
     }
 
+    public func checkReachable() async throws {
+        _ = try await client.query("SELECT 1", logger: logger).collect()
+    }
+
     // MARK: Helpers
 
     /// Runs `body` in a transaction on one connection of the pool.

@@ -38,6 +38,10 @@ public final class SQLiteServerStore: ServerStore {
         try? close()
     }
 
+    public func checkReachable() async throws {
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     // MARK: Apps
 
     public func app(id: String) async throws -> StoredApp? {

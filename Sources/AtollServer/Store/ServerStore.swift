@@ -160,6 +160,8 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String?
     /// Closes the store (its database, its connections). It must not be used afterwards.
     func shutdown() async
+    /// Throws when the store cannot answer a trivial query now (`/health/ready`).
+    func checkReachable() async throws
 
     // MARK: Several nodes (see StoreChange.swift)
 
