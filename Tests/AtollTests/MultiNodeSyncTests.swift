@@ -92,6 +92,29 @@ struct MultiNodeSyncTests {
         }
     }
 
+    /// A backup made through node 1 is listed and restored through node 2; the client of node 1
+    /// is told to reset at once and ends up with the backup's data.
+    @Test func aBackupMadeThroughOneNodeIsRestoredThroughAnother() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let resets = Mutex(0)
+            let frodo = try await nodes[0].app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(frodo, clientResetMode: .discardUnsyncedChanges(afterReset: { @Sendable _, _ in resets.withLock { $0 += 1 } }))
+            try realm.write { realm.add(SyncedTask(value: ["name": "before the backup", "owner": "Frodo"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            let backup = try await nodes[0].admin.backup(app: nodes[0].appId, realm: "s:shire")
+            try realm.write { realm.add(SyncedTask(value: ["name": "after the backup", "owner": "Frodo"])) }
+            try await realm.syncSession!.wait(for: .upload)
+
+            #expect(try await nodes[1].admin.backups(app: nodes[1].appId).map(\.id) == [backup.id])
+            #expect(try await nodes[1].admin.restore(app: nodes[1].appId, backup: backup.id) == ["s:shire"])
+            #expect(await waitUntil(timeout: .seconds(30)) { resets.withLock { $0 } == 1 })
+            #expect(await waitUntil(timeout: .seconds(30)) {
+                realm.refresh()
+                return realm.objects(SyncedTask.self).map(\.name) == ["before the backup"]
+            })
+        }
+    }
+
     /// A user disabled through node 1 is logged out of its sessions on node 2.
     @Test func aUserDisabledThroughOneNodeLosesItsSessionsOnAnother() async throws {
         try await withSyncTestNodes(2) { nodes in

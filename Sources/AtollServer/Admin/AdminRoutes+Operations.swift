@@ -8,19 +8,19 @@ extension AdminRoutes {
     func addOperations(to admin: RouterGroup<AtollRequestContext>) {
         admin.get("apps/:app/backups") { _, context in
             let app = try await requireApp(context)
-            return try JSONBody.response(try backups.list(appID: app.id).map(BackupBody.init))
+            return try JSONBody.response(try await backups.list(appID: app.id).map(BackupBody.init))
         }
         admin.post("apps/:app/backups") { request, context in
             let app = try await requireApp(context)
             let body = try await JSONBody.decode(BackupRequest.self, from: request)
             let backup = try await translating { try await coordinator.backup(appID: app.id, path: body.realm, id: backups.newID(appID: app.id, now: coordinator.now())) }
-            try backups.write(backup)
+            try await backups.write(backup)
             return try JSONBody.response(BackupBody(backup), status: .created)
         }
         admin.post("apps/:app/backups/:backup/restore") { _, context in
             let app = try await requireApp(context)
             let id = try context.parameters.require("backup")
-            guard let backup = try backups.read(id), backup.appID == app.id else {
+            guard let backup = try await backups.read(id), backup.appID == app.id else {
                 throw ServerError(.notFound, "app \(app.id) has no backup \(id)")
             }
             let restored = try await translating { try await coordinator.restore(backup) }

@@ -9,7 +9,7 @@ struct AdminRoutes: Sendable {
     let key: String
     let coordinator: SyncCoordinator
     let auth: AuthService
-    let backups: BackupDirectory
+    let backups: any BackupShelf
 
     var store: any ServerStore { coordinator.store }
 

@@ -7,21 +7,34 @@ import Foundation
 /// let id = backups.newID(appID: "tasks", now: coordinator.now())
 /// try backups.write(try await coordinator.backup(appID: "tasks", path: nil, id: id))
 /// ```
-public struct BackupDirectory: Sendable {
-    public let url: URL
+/// Where backups are kept: files of one node's data folder (``BackupDirectory``, the embedded
+/// store's), or a table every node on a shared store reads (``PostgresBackups``).
+public protocol BackupShelf: Sendable {
+    /// Keeps a backup.
+    func write(_ backup: ServerBackup) async throws
+    /// The backup with this id, or nil when there is none.
+    func read(_ id: String) async throws -> ServerBackup?
+    /// The backups of an app, oldest first.
+    func list(appID: String) async throws -> [ServerBackup]
+}
 
-    public init(dataDirectory: String) {
-        url = URL(fileURLWithPath: dataDirectory, isDirectory: true).appendingPathComponent("backups", isDirectory: true)
-    }
-
+extension BackupShelf {
     /// A new backup id: the app, the time (UTC) and a random suffix, e.g. `tasks-20260101T120000Z-3fa2c1`.
     public func newID(appID: String, now: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let safeApp = String(appID.unicodeScalars.map { Self.allowed($0) ? Character($0) : "_" })
+        let safeApp = String(appID.unicodeScalars.map { BackupDirectory.allowed($0) ? Character($0) : "_" })
         return "\(safeApp)-\(formatter.string(from: now))-\(String(UInt32.random(in: 0...0xFFFFFF), radix: 16))"
+    }
+}
+
+public struct BackupDirectory: BackupShelf {
+    public let url: URL
+
+    public init(dataDirectory: String) {
+        url = URL(fileURLWithPath: dataDirectory, isDirectory: true).appendingPathComponent("backups", isDirectory: true)
     }
 
     /// Writes a backup (creating the folder), readable by the server's user only.
@@ -59,7 +72,7 @@ public struct BackupDirectory: Sendable {
         return url.appendingPathComponent("\(id).json")
     }
 
-    private static func allowed(_ scalar: Unicode.Scalar) -> Bool {
+    static func allowed(_ scalar: Unicode.Scalar) -> Bool {
         scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" || scalar == ".")
     }
 }

@@ -136,7 +136,8 @@ public struct AtollServer: Sendable {
             let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
-                        backups: BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
+                        backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
+                            ?? BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
                                   admission: SyncAdmission(limits: configuration.limits), requestHeads: requestHeads)
             let webSocketRouter = Router(context: SyncRequestContext.self)

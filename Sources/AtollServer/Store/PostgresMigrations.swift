@@ -147,6 +147,17 @@ enum PostgresMigrations {
         Migration(version: 2, name: "secrets the nodes share", statements: [
             "CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
         ]),
+        Migration(version: 3, name: "backups every node reads", statements: [
+            """
+            CREATE TABLE backups (
+                id TEXT PRIMARY KEY,
+                app_id TEXT NOT NULL,
+                created_at DOUBLE PRECISION NOT NULL,
+                body BYTEA NOT NULL
+            )
+            """,
+            "CREATE INDEX backups_app ON backups(app_id, created_at, id)",
+        ]),
     ]
 
     /// The newest migration this binary knows.
