@@ -92,6 +92,12 @@ public final class FaultProxy: Sendable {
     /// Stops every fault. A connection that lost data (dropped bytes or frames, or black-holed) is
     /// closed, as its peers could otherwise wait on it until their keep-alive gives up: they
     /// reconnect at once instead. Other connections stay open.
+    /// Sends new connections to `port` of the upstream host from now on (open ones stay where
+    /// they are: ``cutAll()`` ends them), as a load balancer does when a node fails its checks.
+    public func redirect(toPort port: Int) {
+        core.state.withLock { $0.upstreamPort = port }
+    }
+
     public func healAll() {
         core.state.withLock {
             $0.faults = [:]
@@ -149,19 +155,21 @@ extension FaultProxy {
             var resetsConnections = false
             var statistics = Statistics()
             var random: UInt64
+            var upstreamPort: Int
             var connections: [ObjectIdentifier: ProxyConnection] = [:]
         }
 
         let upstreamHost: String
-        let upstreamPort: Int
+        /// Where new connections go; ``FaultProxy/redirect(toPort:)`` moves it, as a load
+        /// balancer moves traffic off a failed node.
+        var upstreamPort: Int { state.withLock { $0.upstreamPort } }
         let maxBufferedBytes: Int
         let state: Mutex<State>
 
         init(upstreamHost: String, upstreamPort: Int, maxBufferedBytes: Int, seed: UInt64) {
             self.upstreamHost = upstreamHost
-            self.upstreamPort = upstreamPort
             self.maxBufferedBytes = maxBufferedBytes
-            state = Mutex(State(random: seed))
+            state = Mutex(State(random: seed, upstreamPort: upstreamPort))
         }
 
         func faults(_ direction: Direction) -> (Faults, blackHoled: Bool) {

@@ -30,8 +30,11 @@ public final class ServerProcess: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private let process = Mutex<Process?>(nil)
+    /// Arguments added to the server's command line (`--store postgres://…`).
+    let extraArguments: [String]
 
-    private init(dataDirectory: URL, port: Int, executableURL: URL) {
+    private init(dataDirectory: URL, port: Int, executableURL: URL, extraArguments: [String]) {
+        self.extraArguments = extraArguments
         self.dataDirectory = dataDirectory
         self.port = port
         self.executableURL = executableURL
@@ -40,13 +43,14 @@ public final class ServerProcess: Sendable {
 
     /// Starts `atoll-server` on `dataDirectory` (created if needed) and `port` (a free one when
     /// `nil`), and returns once it answers `GET /health`.
-    public static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil,
+    public static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil, arguments: [String] = [],
                              timeout: Duration = .seconds(30)) async throws -> ServerProcess {
         let executableURL = try executable ?? locateExecutable()
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         var chosenPort = port
         if chosenPort == nil { chosenPort = try await freePort() }
-        let server = ServerProcess(dataDirectory: dataDirectory, port: chosenPort!, executableURL: executableURL)
+        let server = ServerProcess(dataDirectory: dataDirectory, port: chosenPort!, executableURL: executableURL,
+                                   extraArguments: arguments)
         try await server.launch(timeout: timeout)
         return server
     }
@@ -88,7 +92,7 @@ public final class ServerProcess: Sendable {
             let child = Process()
             child.executableURL = executableURL
             child.arguments = ["--host", "127.0.0.1", "--port", String(port), "--data", dataDirectory.path,
-                               "--development-mode", "--log-level", "notice"]
+                               "--development-mode", "--log-level", "notice"] + extraArguments
             child.standardOutput = log
             child.standardError = log
             child.standardInput = FileHandle.nullDevice
