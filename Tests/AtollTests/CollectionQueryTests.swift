@@ -50,7 +50,11 @@ import Testing
     @Test func resultsMadeBeforeTheFirstObjectSeeIt() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let realm = try Realm(configuration: folder.configuration())
+        var configuration = folder.configuration()
+        // Named: the test binary has two classes called Task (SeedSampleTests has one), and the
+        // default schema would hold whichever registered first.
+        configuration.objectTypes = [Task.self]
+        let realm = try Realm(configuration: configuration)
         let tasks = realm.objects(Task.self).where { $0.owner == "Sam" }
         #expect(tasks.isEmpty)
         try realm.write { realm.add(Task(value: ["name": "Pack", "owner": "Sam"])) }
