@@ -37,6 +37,11 @@ struct MultiNodeSyncTests {
                 return realmB.objects(SyncedTask.self).map(\.name) == ["Carry the ring"]
             })
 
+            // Node 2 heard of node 1's integration, and says how late in /metrics.
+            let metrics = nodes[1].server.metrics.exposition()
+            let heard = metrics.split(separator: "\n").first { $0.hasPrefix("atoll_store_notification_lag_seconds_count") }
+            #expect(heard.map { !$0.hasSuffix(" 0") } == true, "\(heard ?? "no notification lag in /metrics")")
+
             try realmB.write { realmB.add(SyncedTask(value: ["name": "Carry Frodo", "owner": "Sam"])) }
             try await realmB.syncSession!.wait(for: .upload)
             #expect(await waitUntil(timeout: .seconds(20)) {

@@ -22,6 +22,10 @@ public final class ServerMetrics: Sendable {
     public let downloads: Prometheus.Counter
     /// How long integrating one uploaded changeset takes.
     public let integrationLatency: Prometheus.DurationHistogram
+    /// How long the store takes to answer a trivial query (checked every few seconds).
+    public let storeLatency: Prometheus.DurationHistogram
+    /// With several nodes: from another node's commit to this node hearing of it.
+    public let notificationLag: Prometheus.DurationHistogram
 
     static let latencyBuckets: [Duration] = [
         .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -45,6 +49,13 @@ public final class ServerMetrics: Sendable {
         integrationLatency = registry.makeDurationHistogram(
             descriptor: Self.name(
                 "sync_integration_duration", unit: "seconds", help: "Time to integrate one uploaded changeset."),
+            buckets: Self.latencyBuckets)
+        storeLatency = registry.makeDurationHistogram(
+            descriptor: Self.name("store_check_duration", unit: "seconds", help: "Time the store takes to answer SELECT 1."),
+            buckets: Self.latencyBuckets)
+        notificationLag = registry.makeDurationHistogram(
+            descriptor: Self.name(
+                "store_notification_lag", unit: "seconds", help: "Time from another node's commit to this node hearing of it."),
             buckets: Self.latencyBuckets)
     }
 

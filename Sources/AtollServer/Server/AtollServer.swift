@@ -121,6 +121,7 @@ public struct AtollServer: Sendable {
         do {
             let secret = try await TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             let metrics = ServerMetrics()
+            (store as? PostgresServerStore)?.observeNotificationLag { metrics.notificationLag.record($0) }
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
                                               appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock)
@@ -156,7 +157,7 @@ public struct AtollServer: Sendable {
                 onServerRunning: onServerRunning,
                 logger: logger)
             return Parts(application: application, compaction: CompactionService(coordinator: coordinator, clock: clock, logger: logger),
-                         follower: StoreChangeFollower(coordinator: coordinator, interval: .seconds(5), logger: logger),
+                         follower: StoreChangeFollower(coordinator: coordinator, interval: .seconds(5), metrics: metrics, logger: logger),
                          store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey,
                          requestHeads: requestHeads)
         } catch {

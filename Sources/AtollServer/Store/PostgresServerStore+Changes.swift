@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import PostgresNIO
 
@@ -9,8 +10,16 @@ import PostgresNIO
 extension PostgresServerStore {
     static let changeChannel = "atoll_changes"
 
-    /// The NOTIFY payload of `change` made by this node.
-    func notification(_ change: StoreChange) -> String { "\(nodeID)\t\(change.payload)" }
+    /// The NOTIFY payload of `change` made by this node: the node, the time it was sent (ms since
+    /// 1970, for the receivers' lag) and the change.
+    func notification(_ change: StoreChange) -> String {
+        "\(nodeID)\t\(Int64(Date().timeIntervalSince1970 * 1000))\t\(change.payload)"
+    }
+
+    /// Calls `record` with the lag of every notification heard from another node (`/metrics`).
+    public func observeNotificationLag(_ record: @escaping @Sendable (Duration) -> Void) {
+        lagObserver.withLock { $0 = record }
+    }
 
     /// Announces `change` within `connection`'s transaction (sent when it commits).
     func announce(_ change: StoreChange, on connection: PostgresConnection) async throws {
@@ -34,7 +43,9 @@ extension PostgresServerStore {
                         continuation.yield(.missed)
                         delay = .milliseconds(100)
                         for try await notification in notifications {
-                            guard let (node, change) = Self.change(from: notification.payload), node != nodeID else { continue }
+                            guard let (node, sentAt, change) = Self.change(from: notification.payload), node != nodeID else { continue }
+                            let lag = Date().timeIntervalSince1970 * 1000 - Double(sentAt)
+                            if let record = lagObserver.withLock({ $0 }) { record(.milliseconds(max(0, lag))) }
                             continuation.yield(change)
                         }
                     }
@@ -52,9 +63,9 @@ extension PostgresServerStore {
     }
 
     /// The sending node and the change of a payload, or nil for one this version does not read.
-    static func change(from payload: String) -> (node: String, change: StoreChange)? {
-        guard let tab = payload.firstIndex(of: "\t") else { return nil }
-        guard let change = StoreChange(payload: payload[payload.index(after: tab)...]) else { return nil }
-        return (String(payload[..<tab]), change)
+    static func change(from payload: String) -> (node: String, sentAt: Int64, change: StoreChange)? {
+        let parts = payload.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let sentAt = Int64(parts[1]), let change = StoreChange(payload: parts[2]) else { return nil }
+        return (String(parts[0]), sentAt, change)
     }
 }

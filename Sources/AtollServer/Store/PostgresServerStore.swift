@@ -2,6 +2,7 @@ import AtollCore
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The ``ServerStore`` for scale-out: every table in one PostgreSQL database, reached through a
 /// postgres-nio connection pool, so that several `atoll-server` nodes can serve the same apps.
@@ -20,6 +21,8 @@ public final class PostgresServerStore: ServerStore {
     let logger: Logger
     /// This store's id among the nodes on the database: its own change notifications are skipped.
     let nodeID = UUID().uuidString
+    /// Told the lag of each notification heard (``observeNotificationLag(_:)``).
+    let lagObserver = Mutex<(@Sendable (Duration) -> Void)?>(nil)
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
     private let runner: Task<Void, Never>
 

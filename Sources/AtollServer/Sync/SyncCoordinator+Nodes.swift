@@ -78,6 +78,7 @@ extension SyncCoordinator {
 struct StoreChangeFollower: Service {
     let coordinator: SyncCoordinator
     let interval: Duration
+    let metrics: ServerMetrics
     let logger: Logger
 
     func run() async throws {
@@ -93,6 +94,10 @@ struct StoreChangeFollower: Service {
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: interval)
+                        let started = ContinuousClock.now
+                        if (try? await coordinator.store.checkReachable()) != nil {
+                            metrics.storeLatency.record(ContinuousClock.now - started)
+                        }
                         await coordinator.catchUpWithOtherNodes()
                     }
                 }
