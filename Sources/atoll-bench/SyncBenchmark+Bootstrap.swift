@@ -13,11 +13,17 @@ struct BootstrapBenchmark {
     let objects = SyncBenchmark.setting("ATOLL_BENCH_W5_OBJECTS", 100_000)
     let batch = SyncBenchmark.setting("ATOLL_BENCH_W5_BATCH", 10_000)
 
+    /// The figures' name: `W5`, or `W5_postgres` on a server with the PostgreSQL store.
+    var label = "W5"
+    /// A server to run on (the caller tears it down), or nil for one of the benchmark's own.
+    var server: SyncTestServer?
+
     func run() async throws {
         let rows = TaskRow.generate(objects, seed: 5)
         let baseline = try rawInsert(rows)
 
-        let server = try await SyncTestServer.start(realTime: true)
+        let server: SyncTestServer
+        if let given = self.server { server = given } else { server = try await SyncTestServer.start(realTime: true) }
         let loader = try await BenchDevice.login(server, device: "loader", connectTimeout: 600)
         try await loader.open("w5", .always)
         let load = try await measureAsync {
@@ -35,15 +41,15 @@ struct BootstrapBenchmark {
         let fresh = try await BenchDevice.login(server, device: "fresh", connectTimeout: 600)
         let open = try await measureAsync { try await fresh.open("w5", .always) }
         let count = await fresh.count
-        guard count == objects else { throw BenchFailure("W5: the fresh device opened \(count) of \(objects) objects") }
+        guard count == objects else { throw BenchFailure("\(label): the fresh device opened \(count) of \(objects) objects") }
 
-        report("sqlite", "W5_insert_\(objects)", baseline, "s")
-        report("atoll", "W5_upload_\(objects)", load, "s")
-        report("atoll", "W5", open, "s")
-        report("atoll", "W5_time_ratio", open / baseline, "x")
+        report("sqlite", "\(label)_insert_\(objects)", baseline, "s")
+        report("atoll", "\(label)_upload_\(objects)", load, "s")
+        report("atoll", label, open, "s")
+        report("atoll", "\(label)_time_ratio", open / baseline, "x")
         await loader.close()
         await fresh.close()
-        try await server.tearDown()
+        if self.server == nil { try await server.tearDown() }
     }
 
     private func rawInsert(_ rows: [TaskRow]) throws -> Double {

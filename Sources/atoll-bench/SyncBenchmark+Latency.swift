@@ -14,9 +14,16 @@ struct LatencyBenchmark {
     let writes = SyncBenchmark.setting("ATOLL_BENCH_W4_WRITES", 1000)
     let idle = SyncBenchmark.setting("ATOLL_BENCH_W4_IDLE", 100)
     let warmup = 20
+    /// The figures' name: `W4`, or `W4_nodes` with A on one node and B on another.
+    var label = "W4"
+    /// Two nodes on one store (A and the idle devices on the first, B on the second), or nil for
+    /// a server of the benchmark's own.
+    var nodes: (SyncTestServer, SyncTestServer)?
 
     func run() async throws {
-        let server = try await SyncTestServer.start(realTime: true)
+        let server: SyncTestServer
+        if let nodes { server = nodes.0 } else { server = try await SyncTestServer.start(realTime: true) }
+        let serverOfB = nodes?.1 ?? server
         let idleDevices = IdleDevices()
         try await concurrently(idle, width: 16) { i in
             let device = try await BenchDevice.login(server, device: "idle-\(i)")
@@ -25,7 +32,7 @@ struct LatencyBenchmark {
         }
 
         let a = try await BenchDevice.login(server, device: "A")
-        let b = try await BenchDevice.login(server, device: "B")
+        let b = try await BenchDevice.login(serverOfB, device: "B")
         try await a.open("w4", .always)
         try await b.open("w4", .always)
         let (notifications, continuation) = AsyncStream<(count: Int, at: UInt64)>.makeStream()
@@ -44,22 +51,22 @@ struct LatencyBenchmark {
                     break
                 }
             }
-            guard let arrived else { throw BenchFailure("W4: B's notifications stopped after \(i) writes") }
+            guard let arrived else { throw BenchFailure("\(label): B's notifications stopped after \(i) writes") }
             if i >= warmup { latencies.append(Double(arrived - start) / 1e6) }
         }
         continuation.finish()
         let received = await b.count
-        guard received == rows.count else { throw BenchFailure("W4: B has \(received) of the \(rows.count) objects A wrote") }
+        guard received == rows.count else { throw BenchFailure("\(label): B has \(received) of the \(rows.count) objects A wrote") }
 
         latencies.sort()
-        report("atoll", "W4_p50", quantile(latencies, 0.50), "ms")
-        report("atoll", "W4_p99", quantile(latencies, 0.99), "ms")
-        report("atoll", "W4_max", latencies.last ?? .nan, "ms")
-        report("atoll", "W4_idle_sessions", Double(idle), "sessions")
+        report("atoll", "\(label)_p50", quantile(latencies, 0.50), "ms")
+        report("atoll", "\(label)_p99", quantile(latencies, 0.99), "ms")
+        report("atoll", "\(label)_max", latencies.last ?? .nan, "ms")
+        report("atoll", "\(label)_idle_sessions", Double(idle), "sessions")
         await a.close()
         await b.close()
         for device in idleDevices.all { await device.close() }
-        try await server.tearDown()
+        if nodes == nil { try await server.tearDown() }
     }
 }
 

@@ -19,8 +19,9 @@ for suite in suites {
     case "reset": try await ResetBenchmark().run()
     case "sync-w7-clients": try await IdleSessionClients().run()  // W7's child process
     case "limits": try await LimitsBenchmark().run()  // L0–L3: what hostile clients cost the server
+    case "nodes": try await NodesBenchmark().run()  // W4/W5 on PostgreSQL and W8 with 1–3 nodes
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes\n".utf8))
         exit(2)
     }
 }
