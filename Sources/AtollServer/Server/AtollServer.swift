@@ -48,16 +48,7 @@ public struct AtollServer: Sendable {
                     "developmentMode": "\(configuration.developmentMode)",
                 ])
         })
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [parts.application, parts.compaction, parts.follower], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
-        } catch {
-            await parts.store.shutdown()
-            throw error
-        }
-        await parts.store.shutdown()
+        try await parts.run(parts.serviceGroup(stoppingOnSignals: true, logger: logger))
         logger.info("atoll-server stopped")
     }
 
@@ -69,17 +60,10 @@ public struct AtollServer: Sendable {
             portContinuation.yield(channel.localAddress?.port ?? 0)
             portContinuation.finish()
         })
-        let group = ServiceGroup(
-            configuration: .init(services: [parts.application, parts.compaction, parts.follower], gracefulShutdownSignals: [], logger: logger))
+        let group = parts.serviceGroup(stoppingOnSignals: false, logger: logger)
         let task = Task {
             defer { portContinuation.finish() }
-            do {
-                try await group.run()
-            } catch {
-                await parts.store.shutdown()
-                throw error
-            }
-            await parts.store.shutdown()
+            try await parts.run(group)
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -102,6 +86,24 @@ public struct AtollServer: Sendable {
         var coordinator: SyncCoordinator
         var adminKey: String
         var requestHeads: RequestHeadRecorder
+
+        /// The server's services; with `stoppingOnSignals`, SIGTERM and SIGINT stop them gracefully.
+        func serviceGroup(stoppingOnSignals: Bool, logger: Logger) -> ServiceGroup {
+            ServiceGroup(configuration: .init(
+                services: [application, compaction, follower],
+                gracefulShutdownSignals: stoppingOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+        }
+
+        /// Serves until the group ends, then closes the store (whether the group ended well or not).
+        func run(_ group: ServiceGroup) async throws {
+            do {
+                try await group.run()
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+            await store.shutdown()
+        }
     }
 
     func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
