@@ -92,10 +92,13 @@ public final class PostgresCluster: Sendable {
             throw PostgresClusterError("PostgreSQL is not installed (no initdb, pg_ctl and postgres in ATOLL_POSTGRES_BIN, "
                 + "/usr/lib/postgresql/*/bin or PATH); on Debian: apt-get install postgresql")
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-pg-\(UUID().uuidString.prefix(8))")
+        let asRoot = getuid() == 0
+        // As root the cluster runs as `postgres`, which must reach its folder: /tmp, whatever
+        // TMPDIR says (a runner's own temporary folder may be closed to other accounts).
+        let base = asRoot ? URL(fileURLWithPath: "/tmp", isDirectory: true) : FileManager.default.temporaryDirectory
+        let folder = base.appendingPathComponent("atoll-pg-\(UUID().uuidString.prefix(8))")
         let data = folder.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let asRoot = getuid() == 0
         if asRoot {
             // The cluster's files belong to the account that runs it.
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder.path)
