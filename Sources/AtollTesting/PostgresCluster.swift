@@ -96,9 +96,12 @@ public final class PostgresCluster: Sendable {
         // As root the cluster runs as `postgres`, which must reach its folder: /tmp, whatever
         // TMPDIR says (a runner's own temporary folder may be closed to other accounts).
         let base = asRoot ? URL(fileURLWithPath: "/tmp", isDirectory: true) : FileManager.default.temporaryDirectory
+        await removeAbandonedClusters(in: base, binaries: binaries, asRoot: asRoot)
         let folder = base.appendingPathComponent("atoll-pg-\(UUID().uuidString.prefix(8))")
         let data = folder.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Whose cluster this is: a later process removes it if this one died without stopping it.
+        try Data("\(getpid())".utf8).write(to: folder.appendingPathComponent("owner.pid"))
         if asRoot {
             // The cluster's files belong to the account that runs it.
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder.path)
@@ -128,6 +131,22 @@ public final class PostgresCluster: Sendable {
         } catch {
             try? FileManager.default.removeItem(at: folder)
             throw error
+        }
+    }
+
+    /// Stops and removes the clusters of test processes that crashed or were killed (their
+    /// `owner.pid` names no live process), so they do not pile up on a developer's machine.
+    private static func removeAbandonedClusters(in base: URL, binaries: URL, asRoot: Bool) async {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: base.path)) ?? []
+        for name in names where name.hasPrefix("atoll-pg-") {
+            let folder = base.appendingPathComponent(name)
+            guard let text = try? String(contentsOf: folder.appendingPathComponent("owner.pid"), encoding: .utf8),
+                  let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                  kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            try? await run(binaries.appendingPathComponent("pg_ctl"), asRoot: asRoot,
+                           ["-D", folder.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
+            try? FileManager.default.removeItem(at: folder)
         }
     }
 
