@@ -142,7 +142,7 @@ extension PostgresServerStore {
                 after = version
                 // As SQLite's: the entry that reaches maxBytes is in, so a page holds at least one.
                 guard bytes < maxBytes || entries.isEmpty else { continue }
-                entries.append(try Self.decodeEntry(serverVersion: version, data))
+                entries.append(try HistoryEntry.stored(serverVersion: version, data))
                 bytes += data.count
             }
             if read < Self.historyPage || bytes >= maxBytes { return entries }
@@ -160,7 +160,7 @@ extension PostgresServerStore {
             ORDER BY server_version
             """, logger: logger
         ).collect().map({ try $0.decode((Int64, Data).self) }) {
-            entries.append(try decodeEntry(serverVersion: version, data))
+            entries.append(try HistoryEntry.stored(serverVersion: version, data))
         }
         return entries
     }
@@ -230,14 +230,6 @@ extension PostgresServerStore {
             INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
             VALUES (\(realmID), \(serverVersion), \(fileIdent), \(clientVersion), \(timestamp), \(changeset))
             """, logger: logger)
-    }
-
-    static func decodeEntry(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {
-        do {
-            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data))
-        } catch {
-            throw ServerStoreError(.notFound, "history entry \(serverVersion) does not decode: \(error)")
-        }
     }
 
     // MARK: Restarting history

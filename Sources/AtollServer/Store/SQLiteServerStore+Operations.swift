@@ -130,7 +130,7 @@ extension SQLiteServerStore {
                 db, sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? AND server_version <= ? ORDER BY server_version",
                 arguments: [realmID, through])
             var prefix: [HistoryEntry] = []
-            while let row = try rows.next() { prefix.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"])) }
+            while let row = try rows.next() { prefix.append(try HistoryEntry.stored(serverVersion: row["server_version"], row["changeset"])) }
             let made = try snapshot(prefix)
             // Each file keeps its newest client version of the prefix before the prefix goes.
             try db.execute(

@@ -87,7 +87,7 @@ extension SQLiteServerStore {
             var bytes = 0
             while let row = try rows.next() {
                 let data: Data = row["changeset"]
-                entries.append(try Self.decodeEntry(serverVersion: row["server_version"], data))
+                entries.append(try HistoryEntry.stored(serverVersion: row["server_version"], data))
                 bytes += data.count
                 if bytes >= maxBytes { break }
             }
@@ -135,7 +135,7 @@ extension SQLiteServerStore {
                     sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? AND server_version > ? ORDER BY server_version",
                     arguments: [realmID, from])
                 while let row = try rows.next() {
-                    after.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"]))
+                    after.append(try HistoryEntry.stored(serverVersion: row["server_version"], row["changeset"]))
                 }
             }
             let realm = try Row.fetchOne(db, sql: "SELECT epoch, compacted_through FROM realms WHERE id = ?", arguments: [realmID])
@@ -168,14 +168,6 @@ extension SQLiteServerStore {
             }
             return IntegrationResult(
                 appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
-        }
-    }
-
-    static func decodeEntry(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {
-        do {
-            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data))
-        } catch {
-            throw ServerStoreError(.notFound, "history entry \(serverVersion) does not decode: \(error)")
         }
     }
 }

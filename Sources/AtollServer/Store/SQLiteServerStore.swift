@@ -84,7 +84,7 @@ public final class SQLiteServerStore: ServerStore {
             let rows = try Row.fetchCursor(
                 db, sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? ORDER BY server_version", arguments: [realmID])
             var entries: [HistoryEntry] = []
-            while let row = try rows.next() { entries.append(try Self.decodeEntry(serverVersion: row["server_version"], row["changeset"])) }
+            while let row = try rows.next() { entries.append(try HistoryEntry.stored(serverVersion: row["server_version"], row["changeset"])) }
             guard let snapshot = try rewrite(entries) else { return false }
             try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot)
             return true

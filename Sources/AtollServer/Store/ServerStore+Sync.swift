@@ -91,3 +91,14 @@ public struct IntegrationResult: Sendable {
     /// Objects whose changes the server refused (a compensating write follows them).
     public var rejected: [CompensatingWrite] = []
 }
+
+extension HistoryEntry {
+    /// A history row read back from a store: a changeset that does not decode is `.notFound`.
+    static func stored(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {
+        do {
+            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data))
+        } catch {
+            throw ServerStoreError(.notFound, "history entry \(serverVersion) does not decode: \(error)")
+        }
+    }
+}
