@@ -48,10 +48,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // The sync client's WebSocket (URLSession has none on Linux).
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The sync client's WebSocket (URLSession has none on Linux): WebSocketTransport.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 // wss:// sync connections: trust roots and handshake errors (NIOPosix wraps
                 // those of a connection attempt).
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -159,6 +160,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // To check the NIO error under a tlsHandshakeFailed SyncError.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // Raw peers for WebSocketTransportTests.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollAdminClient", "AtollTesting"]),

@@ -88,6 +88,8 @@ struct NodeFailoverTests {
             }
             print("failover: 2 clients, \(ledger.writes.count) writes, \(kept.checked) acknowledged and kept across the kill")
         } catch {
+            for (index, node) in nodes.enumerated() { print("node \(index + 1)'s log (last lines):\n\(node.logTail())") }
+            print("balancer: \(balancer.statistics)")
             try? await balancer.stop()
             for node in nodes { await node.stop() }
             throw error

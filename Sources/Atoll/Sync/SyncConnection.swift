@@ -1,7 +1,5 @@
 import AtollCore
 import Foundation
-import HTTPTypes
-import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOSSL
@@ -20,7 +18,7 @@ actor SyncConnection {
     private(set) var status: Status = .closed
     /// When ``status`` last changed, for diagnostics.
     private var statusSince = Date()
-    private var writer: WebSocketOutboundWriter?
+    private var writer: WebSocketWriter?
     private var task: _Concurrency.Task<Void, Never>?
     private var sessions: [SessionID: SessionEngine] = [:]
     private var framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
@@ -29,9 +27,8 @@ actor SyncConnection {
     private var outbound: [[UInt8]] = []
     private var flushing: UInt64?
     static let maxFrameBytes = 256 * 1024
-    /// The connect timeout (connecting and the WebSocket upgrade together: a server or a
-    /// middlebox that closes the socket before answering the upgrade leaves the WebSocket client
-    /// waiting forever, so past it the attempt counts as failed and the sessions retry) and the
+    /// The connect timeout (connecting and the WebSocket upgrade together: a server that never
+    /// answers the upgrade fails the attempt when it passes, and the sessions retry) and the
     /// keep-alive's ping interval and pong timeout.
     private var timeouts: SyncTimeouts
     /// Custom headers and user agent of the app (`app.syncManager`), sent with the upgrade request.
@@ -140,18 +137,13 @@ actor SyncConnection {
             return
         }
         let openTimeout = TimeInterval(timeouts.connectMilliseconds) / 1000
+        let tcpConnectTimeout = TimeAmount.milliseconds(Int64(clamping: max(1, timeouts.connectMilliseconds)))
         let clock = clock
-        var headers = HTTPFields()
-        for (name, value) in RequestSettings.sendable(settings.headers) {
-            if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
-        }
-        headers[.userAgent] = settings.userAgentHeader
+        var headers = RequestSettings.sendable(settings.headers).filter { $0.0.lowercased() != "user-agent" }.map { (name: $0.0, value: $0.1) }
+        headers.append(("User-Agent", settings.userAgentHeader))
         attemptOpened = false
         logger.debug("sync connection to \(url): connecting (attempt \(attempt))")
         task = _Concurrency.Task { [weak self] in
-            var configuration = WebSocketClientConfiguration()
-            configuration.maxFrameSize = SyncConnection.maxFrameBytes + 64
-            configuration.additionalHeaders = headers
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
             let watchdog = _Concurrency.Task { [weak self] in
@@ -163,17 +155,17 @@ actor SyncConnection {
             }
             defer { watchdog.cancel() }
             do {
-                try await WebSocketClient.connect(
-                    url: url, configuration: configuration, tlsConfiguration: tlsConfiguration, logger: logger
-                ) { [weak self] inbound, outbound, _ in
+                try await WebSocketTransport.connect(
+                    url: url, headers: headers, maxFrameSize: SyncConnection.maxFrameBytes + 64, tlsConfiguration: tlsConfiguration,
+                    connectTimeout: tcpConnectTimeout
+                ) { [weak self] inbound, writer in
                     guard let self else { return }
                     opened.set()
                     // An attempt the watchdog gave up on must not take over the connection.
-                    guard await self.opened(outbound, attempt: attempt) else { return }
+                    guard await self.opened(writer, attempt: attempt) else { return }
                     var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
                     for try await frame in inbound {
-                        guard frame.opcode == .binary || frame.opcode == .continuation else { continue }
-                        let bytes = Array(frame.data.readableBytesView)
+                        let bytes = Array(frame.readableBytesView)
                         do {
                             if let message = try reassembler.receive(bytes) { await self.received(message) }
                         } catch {
@@ -210,7 +202,7 @@ actor SyncConnection {
         if let writer { _Concurrency.Task { try? await writer.close(.normalClosure, reason: nil) } }
     }
 
-    private func opened(_ writer: WebSocketOutboundWriter, attempt: UInt64) async -> Bool {
+    private func opened(_ writer: WebSocketWriter, attempt: UInt64) async -> Bool {
         guard attempt == self.attempt, status == .opening else { return false }
         // Message ids count from 0 on every connection (docs/protocol.md §2.1).
         framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
@@ -336,7 +328,7 @@ actor SyncConnection {
         while attempt == current, !outbound.isEmpty, let writer {
             let frame = outbound.removeFirst()
             do {
-                try await writer.writeBinaryMessage(ByteBuffer(bytes: frame))
+                try await writer.write(frame)
             } catch {
                 logger.warning("sync connection: send failed: \(error)")
                 if attempt == current { outbound = [] }

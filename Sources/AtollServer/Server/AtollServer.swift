@@ -40,10 +40,13 @@ public struct AtollServer: Sendable {
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way and closes the store.
     public func run() async throws {
         let parts = try await makeParts(onServerRunning: { [logger, configuration] channel in
-            logger.info(
+            // At notice, so it shows at every log level an operator would run with; `port` is
+            // the bound one (with `--port 0`, the port the kernel chose: `ServerProcess` reads it).
+            logger.notice(
                 "atoll-server listening",
                 metadata: [
                     "address": "\(channel.localAddress?.description ?? "?")",
+                    "port": "\(channel.localAddress?.port ?? 0)",
                     "data": "\(configuration.dataDirectory)",
                     "developmentMode": "\(configuration.developmentMode)",
                 ])

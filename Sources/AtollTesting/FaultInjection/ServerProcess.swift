@@ -22,7 +22,9 @@ import Synchronization
 /// a test target that uses this type lists `atoll-server` among its dependencies as well.
 public final class ServerProcess: Sendable {
     public let dataDirectory: URL
-    public let port: Int
+    /// The port it listens on: the one the kernel chose at the first start (the server is started
+    /// with `--port 0` and says which it bound), kept across restarts.
+    public var port: Int { boundPort.withLock { $0 } }
     public let executableURL: URL
     /// What the server writes (stdout and stderr), appended across restarts.
     public let logURL: URL
@@ -30,26 +32,29 @@ public final class ServerProcess: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private let process = Mutex<Process?>(nil)
+    private let boundPort: Mutex<Int>
     /// Arguments added to the server's command line (`--store postgres://…`).
     let extraArguments: [String]
 
     private init(dataDirectory: URL, port: Int, executableURL: URL, extraArguments: [String]) {
         self.extraArguments = extraArguments
         self.dataDirectory = dataDirectory
-        self.port = port
+        boundPort = Mutex(port)
         self.executableURL = executableURL
         logURL = dataDirectory.deletingLastPathComponent().appendingPathComponent("\(dataDirectory.lastPathComponent)-server.log")
     }
 
-    /// Starts `atoll-server` on `dataDirectory` (created if needed) and `port` (a free one when
-    /// `nil`), and returns once it answers `GET /health`.
+    /// Starts `atoll-server` on `dataDirectory` (created if needed) and `port` (one the kernel
+    /// chooses when `nil`), and returns once it answers `GET /health`.
+    ///
+    /// The port is the one the child says it bound: a port picked here and handed to the child
+    /// could be taken by another test's server in between, whose `/health` would then answer for
+    /// a child that never started.
     public static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil, arguments: [String] = [],
                              timeout: Duration = .seconds(30)) async throws -> ServerProcess {
         let executableURL = try executable ?? locateExecutable()
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        var chosenPort = port
-        if chosenPort == nil { chosenPort = try await freePort() }
-        let server = ServerProcess(dataDirectory: dataDirectory, port: chosenPort!, executableURL: executableURL,
+        let server = ServerProcess(dataDirectory: dataDirectory, port: port ?? 0, executableURL: executableURL,
                                    extraArguments: arguments)
         try await server.launch(timeout: timeout)
         return server
@@ -88,7 +93,7 @@ public final class ServerProcess: Sendable {
         var lastFailure = "it did not answer GET /health"
         while ContinuousClock.now < deadline {
             let log = try FileHandle(forWritingTo: logURL)
-            log.seekToEndOfFile()
+            let logStart = log.seekToEndOfFile()
             let child = Process()
             child.executableURL = executableURL
             child.arguments = ["--host", "127.0.0.1", "--port", String(port), "--data", dataDirectory.path,
@@ -100,9 +105,13 @@ public final class ServerProcess: Sendable {
             let pid = child.processIdentifier
             process.withLock { $0 = child }
             try? log.close()
-            // Wait for health; a child that exits (the port still taken) is started again.
+            // Wait until this child says it listens, then for health; a child that exits (the
+            // port still taken) is started again.
             while ContinuousClock.now < deadline {
-                if await isHealthy() { return }
+                if let bound = listeningPort(inLogFrom: logStart) {
+                    boundPort.withLock { $0 = bound }
+                    if await isHealthy() { return }
+                }
                 if !isRunning(pid) {
                     lastFailure = "it exited (see \(logURL.path))"
                     break
@@ -114,6 +123,25 @@ public final class ServerProcess: Sendable {
         }
         await terminate(signal: SIGKILL)
         throw ServerProcessError(message: "atoll-server at \(executableURL.path) did not start on port \(port): \(lastFailure)")
+    }
+
+    /// The last `count` lines the server wrote (for a failing test's report).
+    public func logTail(_ count: Int = 40) -> String {
+        guard let data = FileManager.default.contents(atPath: logURL.path) else { return "(no log at \(logURL.path))" }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).suffix(count)
+            .joined(separator: "\n")
+    }
+
+    /// The port in the server's "atoll-server listening" line written since `offset` of the log.
+    private func listeningPort(inLogFrom offset: UInt64) -> Int? {
+        guard let handle = try? FileHandle(forReadingFrom: logURL) else { return nil }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: offset)) != nil, let data = try? handle.readToEnd() else { return nil }
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.contains("atoll-server listening") {
+            guard let range = line.range(of: " port=") else { continue }
+            if let port = Int(line[range.upperBound...].prefix { $0.isNumber }), port > 0 { return port }
+        }
+        return nil
     }
 
     private func isRunning(_ pid: Int32) -> Bool {
