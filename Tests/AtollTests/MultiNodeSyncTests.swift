@@ -144,6 +144,130 @@ struct MultiNodeSyncTests {
     }
 }
 
+/// Flexible sync, read and write rules and compensating writes with clients on different nodes:
+/// what a node sends a session depends on the session's subscriptions and the user's rules, never
+/// on which node integrated the change.
+@MainActor @Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql)"))
+struct MultiNodeFlexibleSyncTests {
+    /// A device of `node`, logged in, its sync errors recorded, its flexible realm open and
+    /// subscribed as `subscribe` says.
+    private func device(_ node: SyncTestServer, _ name: String,
+                        subscribe: @escaping (SyncSubscriptionSet) -> Void = { $0.append(QuerySubscription<SyncedTask>(name: "all")) }
+    ) async throws -> (user: User, realm: Realm, errors: Recorder<SyncError>) {
+        let app = node.app(device: name)
+        let errors = Recorder<SyncError>()
+        app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
+        let user = try await app.login(credentials: .anonymous)
+        var configuration = user.flexibleSyncConfiguration()
+        configuration.objectTypes = [SyncedTask.self]
+        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        let subscriptions = realm.subscriptions
+        try await subscriptions.update { subscribe(subscriptions) }
+        return (user, realm, errors)
+    }
+
+    private func rejections(_ errors: Recorder<SyncError>) -> [SyncError] { errors.all.filter { $0.code == .writeRejected } }
+
+    /// Node 2's writes reach node 1's session only where they match its subscription; widening
+    /// the subscription through node 1 bootstraps what node 2 integrated.
+    @Test func subscriptionsDecideWhatCrossesNodes() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let frodo = try await device(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
+            let sam = try await device(nodes[1], "sam")
+
+            try sam.realm.write {
+                sam.realm.add(SyncedTask(value: ["name": "ring", "owner": "Frodo"]))
+                sam.realm.add(SyncedTask(value: ["name": "pans", "owner": "Sam"]))
+            }
+            try await sam.realm.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(frodo.realm) == ["ring"] })
+
+            try frodo.realm.write { frodo.realm.add(SyncedTask(value: ["name": "sting", "owner": "Frodo"])) }
+            try await frodo.realm.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(sam.realm) == ["pans", "ring", "sting"] })
+            // Nothing beyond the subscription arrived meanwhile.
+            try await frodo.realm.syncSession!.wait(for: .download)
+            #expect(names(frodo.realm) == ["ring", "sting"])
+
+            let subscriptions = frodo.realm.subscriptions
+            try await subscriptions.update { subscriptions.append(QuerySubscription<SyncedTask>(name: "all")) }
+            #expect(await waitUntil(timeout: .seconds(20)) { names(frodo.realm) == ["pans", "ring", "sting"] })
+            #expect(rejections(frodo.errors).isEmpty && rejections(sam.errors).isEmpty)
+        }
+    }
+
+    /// A read rule holds whichever node integrated the object: a user subscribed to everything
+    /// on node 1 never receives another user's objects written through node 2.
+    @Test func readRulesHoldAcrossNodes() async throws {
+        let rules: @Sendable (inout ServerConfiguration) -> Void = { configuration in
+            configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [
+                ServerConfiguration.PermissionRule(type: "SyncedTask", read: "owner == %user.id", write: "owner == %user.id"),
+            ])]
+        }
+        try await withSyncTestNodes(2, rules) { nodes in
+            let frodo = try await device(nodes[0], "frodo")
+            let sam = try await device(nodes[1], "sam")
+            try sam.realm.write { sam.realm.add(SyncedTask(value: ["name": "pans", "owner": sam.user.id])) }
+            try await sam.realm.syncSession!.wait(for: .upload)
+            try frodo.realm.write { frodo.realm.add(SyncedTask(value: ["name": "ring", "owner": frodo.user.id])) }
+            try await frodo.realm.syncSession!.wait(for: .upload)
+
+            // Frodo's upload was integrated by node 1 after Sam's (one history), so his download
+            // went past Sam's object: left out by the rule, not by timing.
+            try await frodo.realm.syncSession!.wait(for: .download)
+            try await sam.realm.syncSession!.wait(for: .download)
+            #expect(names(frodo.realm) == ["ring"], "Frodo must not receive Sam's object integrated by node 2")
+            #expect(names(sam.realm) == ["pans"], "Sam must not receive Frodo's object integrated by node 1")
+        }
+    }
+
+    /// A write rule holds across nodes: Frodo (node 1) editing Sam's object (written through
+    /// node 2) is refused with a compensating write; Sam's copy never changes.
+    @Test func aWriteRuleRefusesEditsOfAnotherNodesObjects() async throws {
+        let rules: @Sendable (inout ServerConfiguration) -> Void = { configuration in
+            configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [
+                ServerConfiguration.PermissionRule(type: "SyncedTask", read: "true", write: "owner == %user.id"),
+            ])]
+        }
+        try await withSyncTestNodes(2, rules) { nodes in
+            let sam = try await device(nodes[1], "sam")
+            try sam.realm.write { sam.realm.add(SyncedTask(value: ["name": "pans", "owner": sam.user.id])) }
+            try await sam.realm.syncSession!.wait(for: .upload)
+
+            let frodo = try await device(nodes[0], "frodo")
+            #expect(names(frodo.realm) == ["pans"])
+            try frodo.realm.write { frodo.realm.objects(SyncedTask.self).first!.name = "stolen pans" }
+            #expect(await waitUntil(timeout: .seconds(20)) { !rejections(frodo.errors).isEmpty })
+            let info = try #require(rejections(frodo.errors).first?.compensatingWriteInfo)
+            #expect(info.first?.objectType == "SyncedTask")
+            #expect(info.first?.reason.contains("owner == %user.id") == true)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(frodo.realm) == ["pans"] })
+            try await sam.realm.syncSession!.wait(for: .download)
+            #expect(names(sam.realm) == ["pans"])
+            #expect(rejections(sam.errors).isEmpty)
+        }
+    }
+
+    /// A write outside the session's subscriptions is compensated by its node, and the other
+    /// node's clients never see it.
+    @Test func aWriteOutsideTheSubscriptionsNeverReachesTheOtherNode() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let sam = try await device(nodes[1], "sam")
+            let frodo = try await device(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
+            try frodo.realm.write {
+                frodo.realm.add(SyncedTask(value: ["name": "inside", "owner": "Frodo"]))
+                frodo.realm.add(SyncedTask(value: ["name": "outside", "owner": "Sam"]))
+            }
+            #expect(await waitUntil(timeout: .seconds(20)) { !rejections(frodo.errors).isEmpty })
+            #expect(rejections(frodo.errors).first?.compensatingWriteInfo?.first?.reason.contains("outside the session's subscriptions") == true)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(frodo.realm) == ["inside"] })
+            #expect(await waitUntil(timeout: .seconds(20)) { names(sam.realm) == ["inside"] })
+            try await sam.realm.syncSession!.wait(for: .download)
+            #expect(names(sam.realm) == ["inside"])
+        }
+    }
+}
+
 /// `/health` says the process serves; `/health/ready` says its store answers too.
 @Suite(.enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql)"))
 struct StoreHealthTests {
