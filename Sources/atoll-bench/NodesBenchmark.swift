@@ -15,14 +15,18 @@ import Foundation
 ///
 /// The nodes run in this process and share its cores: with more nodes than cores the figure says
 /// what one machine does, not what several would. Environment: `ATOLL_BENCH_ONLY=W4|W5|W8`,
-/// `ATOLL_BENCH_W8_CLIENTS` (100), and W4's and W5's own settings.
+/// `ATOLL_BENCH_W8_CLIENTS` (100), `ATOLL_BENCH_PG_FSYNC=0` (the cluster without fsync: what the
+/// software costs apart from the disk's flushes; never a figure to publish), and W4's and W5's own
+/// settings.
 struct NodesBenchmark {
     let only = ProcessInfo.processInfo.environment["ATOLL_BENCH_ONLY"]
     let clients = SyncBenchmark.setting("ATOLL_BENCH_W8_CLIENTS", 100)
+    let fsync = SyncBenchmark.setting("ATOLL_BENCH_PG_FSYNC", 1) != 0
 
     func run() async throws {
-        let cluster = try await PostgresCluster.start(fsync: true)
+        let cluster = try await PostgresCluster.start(fsync: fsync)
         defer { cluster.stop() }
+        if !fsync { print("# PostgreSQL without fsync (ATOLL_BENCH_PG_FSYNC=0): not a durable configuration") }
         if only == nil || only == "W4" {
             let nodes = try await startNodes(2, on: cluster)
             try await LatencyBenchmark(label: "W4_nodes", nodes: (nodes[0], nodes[1])).run()

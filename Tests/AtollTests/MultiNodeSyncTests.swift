@@ -51,6 +51,41 @@ struct MultiNodeSyncTests {
         }
     }
 
+    /// Another node's write is read from the store once by the receiving node and fanned out to
+    /// its sessions, not read again by each of them.
+    @Test func anotherNodesWriteIsReadOncePerNodeNotOncePerSession() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let frodo = try await nodes[0].app(device: "frodo").login(credentials: .anonymous)
+            let writer = try await open(frodo)
+            try writer.write { writer.add(SyncedTask(value: ["name": "first", "owner": "Frodo"])) }
+            try await writer.syncSession!.wait(for: .upload)
+            var readers: [Realm] = []
+            for i in 0..<8 {
+                let user = try await nodes[1].app(device: "reader\(i)").login(credentials: .anonymous)
+                readers.append(try await open(user))
+            }
+            func reads(_ reader: String) -> Int {
+                let line = nodes[1].server.metrics.exposition().split(separator: "\n")
+                    .first { $0.hasPrefix("atoll_sync_history_reads_total{for=\"\(reader)\"}") }
+                return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+            }
+            // Let every reader's initial download settle, then count what one more write costs.
+            for reader in readers { try await reader.syncSession!.wait(for: .download) }
+            try await _Concurrency.Task.sleep(for: .milliseconds(200))
+            let sessionReads = reads("session"), nodeReads = reads("node")
+
+            for round in 0..<3 {
+                try writer.write { writer.add(SyncedTask(value: ["name": "round \(round)", "owner": "Frodo"])) }
+                try await writer.syncSession!.wait(for: .upload)
+                for reader in readers {
+                    #expect(await waitUntil(timeout: .seconds(20)) { names(reader).contains("round \(round)") })
+                }
+            }
+            #expect(reads("session") == sessionReads, "each session of node 2 read node 1's writes itself")
+            #expect(reads("node") > nodeReads && reads("node") <= nodeReads + 3, "node 2 read node 1's writes \(reads("node") - nodeReads) times")
+        }
+    }
+
     /// Clients of three nodes write to one realm at once: one history, every write everywhere.
     @Test func concurrentWritesThroughThreeNodesConverge() async throws {
         try await withSyncTestNodes(3) { nodes in

@@ -68,6 +68,16 @@ public final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// Counts one read of a realm's history for downloads: `for` is `session` (one session
+    /// catching up) or `node` (what another node appended, read once for every session here).
+    public func countHistoryRead(for reader: String) {
+        registry.makeCounter(
+            descriptor: Self.name("sync_history_reads", unit: "total",
+                                  help: "History reads for downloads: by one session, or once per node for another node's writes."),
+            labels: [("for", reader)]
+        ).increment()
+    }
+
     /// Counts one login attempt through `provider`.
     public func countLogin(provider: AuthProvider, succeeded: Bool) {
         registry.makeCounter(

@@ -128,7 +128,10 @@ extension SyncCoordinator {
             if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
             let advance = HistoryAdvance(
                 realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
-            for deliver in (subscribers[realm.id] ?? [:]).values { deliver(advance) }
+            if let subscribed = subscribers[realm.id] {
+                for deliver in subscribed.values { deliver(advance) }
+                fannedOut[realm.id] = max(fannedOut[realm.id] ?? 0, result.latestServerVersion)
+            }
         }
         return result
     }

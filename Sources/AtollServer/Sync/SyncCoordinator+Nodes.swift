@@ -28,14 +28,53 @@ extension SyncCoordinator {
     }
 
     /// Another node appended history up to `latest`: the cached state is read again when next
-    /// needed, and the sessions bound here read what they lack from the store.
+    /// needed, and the entries are read from the store once, here, and fanned out to the sessions
+    /// bound here (not read by each session: a realm with many sessions on this node would cost
+    /// a query per session per write).
     func otherNodeAppended(realmID: Int64, latest: Int64) {
         if let known = materialized[realmID], known.version < latest, loads[realmID] == nil {
             materialized[realmID]?.isLoaded = false
         }
         guard let subscribed = subscribers[realmID] else { return }
-        let advance = HistoryAdvance(realmID: realmID, entries: [], latestServerVersion: latest)
-        for deliver in subscribed.values { deliver(advance) }
+        guard let from = fannedOut[realmID], from <= latest else {
+            // Nothing fanned out here yet (or a history that restarted unseen): each session
+            // reads what it lacks.
+            fannedOut[realmID] = latest
+            let advance = HistoryAdvance(realmID: realmID, entries: [], latestServerVersion: latest)
+            for deliver in subscribed.values { deliver(advance) }
+            return
+        }
+        guard latest > from else { return }
+        if let reading = announcedReads[realmID] {
+            announcedReads[realmID] = max(reading, latest)
+            return
+        }
+        announcedReads[realmID] = latest
+        _Concurrency.Task { await self.readAnnounced(realmID: realmID, after: from) }
+    }
+
+    /// Reads what other nodes appended to `realmID` after `after` up to the newest announced
+    /// version, and fans it out; a read that fails leaves each session to read what it lacks.
+    private func readAnnounced(realmID: Int64, after: Int64) async {
+        defer { announcedReads[realmID] = nil }
+        var after = after
+        while let target = announcedReads[realmID], after < target, subscribers[realmID] != nil {
+            let entries: [HistoryEntry]
+            do {
+                metrics.countHistoryRead(for: "node")
+                entries = try await store.history(realmID: realmID, after: after, maxBytes: 1 << 20)
+            } catch {
+                logger.warning("could not read another node's history; sessions read it themselves",
+                               metadata: ["realm": "\(realmID)", "error": "\(error)"])
+                entries = []
+            }
+            let latest = max(target, entries.last?.serverVersion ?? 0)
+            let advance = HistoryAdvance(realmID: realmID, entries: entries, latestServerVersion: latest)
+            for deliver in (subscribers[realmID] ?? [:]).values { deliver(advance) }
+            guard let last = entries.last else { return }
+            after = last.serverVersion
+            if subscribers[realmID] != nil { fannedOut[realmID] = max(fannedOut[realmID] ?? 0, after) }
+        }
     }
 
     /// Another node replaced a realm's history (restore, schema change): what is cached goes and
@@ -43,6 +82,7 @@ extension SyncCoordinator {
     func otherNodeReplacedHistory(realmID: Int64) async {
         materialized[realmID] = nil
         schemas[realmID] = nil
+        fannedOut[realmID] = nil
         guard let key = realms.first(where: { $0.value.id == realmID })?.key else { return }
         realms[key] = nil
         do {

@@ -77,6 +77,7 @@ extension SyncCoordinator {
         let key = RealmKey(appID: realm.appID, path: realm.path)
         realms[key] = realm
         materialized[realm.id] = nil
+        fannedOut[realm.id] = nil
         let recovery = try await clientRecoveryAllowed(appID: realm.appID)
         for (subscriber, session) in bound where session.info.appID == realm.appID && session.info.path == realm.path {
             session.reset(ResetRequired(session: session.info.session, epoch: realm.epoch, reason: reason,

@@ -40,7 +40,8 @@ extension SyncCoordinator {
 
     /// History entries after `serverVersion`, about `maxBytes` of them (at least one).
     func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
-        try await store.history(realmID: realmID, after: serverVersion, maxBytes: maxBytes)
+        metrics.countHistoryRead(for: "session")
+        return try await store.history(realmID: realmID, after: serverVersion, maxBytes: maxBytes)
     }
 
     /// A session went: no more history for it, and its client file (if it identified) seen now.

@@ -92,6 +92,12 @@ public actor SyncCoordinator {
     var rebasedAgain = 0
 
     var materialized: [Int64: MaterializedRealm] = [:]
+    /// Per realm with sessions here: the newest server version fanned out to them, by an
+    /// integration here or a read of what another node appended (``otherNodeAppended(realmID:latest:)``).
+    var fannedOut: [Int64: Int64] = [:]
+    /// Realms whose entries appended by another node are being read for the sessions here, with
+    /// the newest version announced meanwhile.
+    var announcedReads: [Int64: Int64] = [:]
 
     var schemas: [Int64: TrackedSchema] = [:]
     /// Loads of materialized realms under way.
@@ -160,7 +166,10 @@ public actor SyncCoordinator {
     func forget(_ key: SubscriberKey, of realmID: Int64) {
         subscribers[realmID]?[key] = nil
         bound[key] = nil
-        if subscribers[realmID]?.isEmpty == true { subscribers[realmID] = nil }
+        if subscribers[realmID]?.isEmpty == true {
+            subscribers[realmID] = nil
+            fannedOut[realmID] = nil
+        }
     }
 
     // MARK: Operations
@@ -215,6 +224,7 @@ public actor SyncCoordinator {
             materialized[realm.id] = nil
             schemas[realm.id] = nil
             subscribers[realm.id] = nil
+            fannedOut[realm.id] = nil
             recency[realm.id] = nil
         }
     }
