@@ -53,9 +53,9 @@ extension PostgresServerStore {
     }
 
     public func latestServerVersion(realmID: Int64) async throws -> Int64 {
-        for version in try await client.query(
-            "SELECT latest_version FROM realms WHERE id = \(realmID)", logger: logger
-        ).collect().map({ try $0.decode(Int64.self) }) { return version }
+        for try await version in try await client.execute(PostgresStatements.LatestVersion(realmID: realmID), logger: logger) {
+            return version
+        }
         throw ServerStoreError(.notFound, "no realm \(realmID)")
     }
 
@@ -131,13 +131,9 @@ extension PostgresServerStore {
         var after = serverVersion
         while true {
             var read = 0
-            for (version, data) in try await client.query(
-                """
-                SELECT server_version, changeset FROM history
-                WHERE realm_id = \(realmID) AND server_version > \(after)
-                ORDER BY server_version LIMIT \(Self.historyPage)
-                """, logger: logger
-            ).collect().map({ try $0.decode((Int64, Data).self) }) {
+            for try await (version, data) in try await client.execute(
+                PostgresStatements.HistoryPage(realmID: realmID, after: after, limit: Int64(Self.historyPage)), logger: logger
+            ) {
                 read += 1
                 after = version
                 // As SQLite's: the entry that reaches maxBytes is in, so a page holds at least one.
@@ -184,40 +180,44 @@ extension PostgresServerStore {
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {
         try await transaction { connection in
-            let realm = try await Self.lockRealm(connection, realmID, logger: logger)
-            var lastClientVersion: Int64?
-            for version in try await connection.query(
-                "SELECT last_client_version FROM client_files WHERE realm_id = \(realmID) AND ident = \(fileIdent)", logger: logger
-            ).collect().map({ try $0.decode(Int64.self) }) { lastClientVersion = version }
-            guard let lastClientVersion else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
-            let after = historyAfter < realm.latest
+            var locked: PostgresStatements.LockRealmForUpload.Row?
+            for try await row in try await connection.execute(
+                PostgresStatements.LockRealmForUpload(realmID: realmID, fileIdent: fileIdent), logger: logger) { locked = row }
+            guard let (latest, epoch, compactedThrough, fileVersion) = locked else {
+                throw ServerStoreError(.notFound, "no realm \(realmID)")
+            }
+            guard let lastClientVersion = fileVersion else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
+            let after = historyAfter < latest
                 ? try await Self.readHistory(connection, realmID: realmID, after: historyAfter, logger: logger) : []
             let input = IntegrationInput(
                 historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: lastClientVersion,
-                latestServerVersion: realm.latest, epoch: realm.epoch, compactedThrough: realm.compactedThrough)
+                latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)), compactedThrough: compactedThrough)
             let changesets = try integrate(input)
-            var version = realm.latest
+            var version = latest
             var newestClientVersion = lastClientVersion
             var appended: [HistoryEntry] = []
             for var changeset in changesets {
                 let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
                 changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
                 version += 1
-                try await Self.insertEntry(
-                    connection, realmID: realmID, serverVersion: version, fileIdent: changeset.fileIdent,
-                    clientVersion: changeset.version, timestamp: changeset.timestamp, changeset: changeset.encoded(), logger: logger)
                 if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
                 appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
             }
-            if !appended.isEmpty {
-                try await connection.query("UPDATE realms SET latest_version = \(version) WHERE id = \(realmID)", logger: logger)
-                try await connection.query(
-                    """
-                    UPDATE client_files SET last_client_version = \(newestClientVersion)
-                    WHERE realm_id = \(realmID) AND ident = \(fileIdent)
-                    """, logger: logger)
-                // Sent as the transaction commits: other nodes read the entries once they can.
-                try await announce(.history(realmID: realmID, latestServerVersion: version), on: connection)
+            for (index, entry) in appended.enumerated() {
+                let row = PostgresStatements.Entry(
+                    realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                    originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
+                    changeset: entry.changeset.encoded())
+                if index < appended.count - 1 {
+                    for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
+                } else {
+                    // The last entry, the realm's and the file's versions, and the announcement
+                    // to the other nodes (sent as the transaction commits), in one round trip.
+                    let announcement = notification(.history(realmID: realmID, latestServerVersion: version))
+                    for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
+                        entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
+                        channel: Self.changeChannel, announcement: announcement), logger: logger) {}
+                }
             }
             return IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
         }

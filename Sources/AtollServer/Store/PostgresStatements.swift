@@ -1,0 +1,146 @@
+import Foundation
+import PostgresNIO
+
+/// The PostgreSQL store's hot statements, prepared: postgres-nio prepares one on a connection the
+/// first time it runs there and reuses it after, so the server parses and plans it once per
+/// connection instead of once per call. These are the statements of an upload's integration (two
+/// round trips inside the transaction in the common case of one changeset, where there were six)
+/// and of the reads every download makes.
+///
+/// With a pooler in front of PostgreSQL, it must support protocol-level prepared statements
+/// (PgBouncer 1.21 and later, `max_prepared_statements` > 0) or pool by session.
+enum PostgresStatements {
+    /// Locks the realm's row for the transaction (every writer of its history takes this lock
+    /// first, on every node) and reads, with it, the uploading client file's last integrated
+    /// version (nil when the file is unknown).
+    struct LockRealmForUpload: PostgresPreparedStatement {
+        static let name = "atoll_lock_realm_for_upload_1"
+        static let sql = """
+            SELECT r.latest_version, r.epoch, r.compacted_through, f.last_client_version
+            FROM realms r LEFT JOIN client_files f ON f.realm_id = r.id AND f.ident = $2
+            WHERE r.id = $1 FOR UPDATE OF r
+            """
+        typealias Row = (Int64, Int64, Int64, Int64?)
+        var realmID: Int64
+        var fileIdent: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(realmID)
+            bindings.append(fileIdent)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// Appends one history entry.
+    struct InsertEntry: PostgresPreparedStatement {
+        static let name = "atoll_insert_entry_1"
+        static let sql = """
+            INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
+            VALUES ($1, $2, $3, $4, $5, $6) RETURNING 1::int4
+            """
+        typealias Row = Int32
+        var entry: Entry
+
+        func makeBindings() throws -> PostgresBindings { try entry.bindings(capacity: 6) }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    }
+
+    /// Appends an upload's last history entry and, in the same round trip, moves the realm's
+    /// latest version, the client file's last integrated version, and announces the new version
+    /// to the other nodes (sent as the transaction commits).
+    struct AppendLastEntry: PostgresPreparedStatement {
+        static let name = "atoll_append_last_entry_1"
+        static let sql = """
+            WITH entry AS (
+                INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
+                VALUES ($1, $2, $3, $4, $5, $6)
+            ), realm AS (
+                UPDATE realms SET latest_version = $2 WHERE id = $1
+            ), file AS (
+                UPDATE client_files SET last_client_version = $7 WHERE realm_id = $1 AND ident = $8
+            )
+            SELECT 1::int4 FROM (SELECT pg_notify($9, $10)) AS announced
+            """
+        typealias Row = Int32
+        var entry: Entry
+        var uploaderFileIdent: Int64
+        var uploaderClientVersion: Int64
+        var channel: String
+        var announcement: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = try entry.bindings(capacity: 10)
+            bindings.append(uploaderClientVersion)
+            bindings.append(uploaderFileIdent)
+            bindings.append(channel)
+            bindings.append(announcement)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    }
+
+    /// One history row's values.
+    struct Entry: Sendable {
+        var realmID: Int64
+        var serverVersion: Int64
+        var originFileIdent: Int64
+        var originClientVersion: Int64
+        var originTimestamp: Int64
+        var changeset: Data
+
+        func bindings(capacity: Int) throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: capacity)
+            bindings.append(realmID)
+            bindings.append(serverVersion)
+            bindings.append(originFileIdent)
+            bindings.append(originClientVersion)
+            bindings.append(originTimestamp)
+            try bindings.append(changeset)
+            return bindings
+        }
+    }
+
+    /// A page of a realm's history after a version, in order.
+    struct HistoryPage: PostgresPreparedStatement {
+        static let name = "atoll_history_page_1"
+        static let sql = """
+            SELECT server_version, changeset FROM history
+            WHERE realm_id = $1 AND server_version > $2
+            ORDER BY server_version LIMIT $3
+            """
+        typealias Row = (Int64, Data)
+        var realmID: Int64
+        var after: Int64
+        var limit: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(realmID)
+            bindings.append(after)
+            bindings.append(limit)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// A realm's newest server version.
+    struct LatestVersion: PostgresPreparedStatement {
+        static let name = "atoll_latest_version_1"
+        static let sql = "SELECT latest_version FROM realms WHERE id = $1"
+        typealias Row = Int64
+        var realmID: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(realmID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    }
+}
