@@ -9,7 +9,7 @@ import Testing
 
 /// The sync client's WebSocket against raw peers: peers that close or refuse before the upgrade
 /// (a TCP load balancer whose node died), and the frames a server may send after it.
-@Suite struct WebSocketTransportTests {
+@Suite(.timeLimit(.minutes(1))) struct WebSocketTransportTests {
     /// What a raw peer does with a connection before any upgrade.
     enum Misbehaviour: String, CaseIterable, Sendable {
         /// Closes as soon as the connection is accepted.
@@ -50,11 +50,14 @@ import Testing
         #expect(elapsed < .seconds(10))
     }
 
-    /// A server's ping is answered with a pong carrying its data, binary frames arrive in order,
-    /// every client frame is masked, and the server's close is answered with its code.
+    /// A server's ping is answered with a pong carrying its data, binary frames arrive in order
+    /// (the first ones sent right behind the 101, so they often share its read), every client
+    /// frame is masked, and the server's close is answered with its code.
     @Test func pingsAreAnsweredAndTheServersCloseIsEchoed() async throws {
         let seen = Mutex<[WebSocketFrame]>([])
+        let serverFinished = Mutex(false)
         let peer = try await UpgradingPeer.start { inbound, outbound in
+            defer { serverFinished.withLock { $0 = true } }
             try await outbound.write(WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: [1, 2, 3])))
             try await outbound.write(WebSocketFrame(fin: true, opcode: .ping, data: ByteBuffer(string: "are you there")))
             try await outbound.write(WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: [4, 5])))
@@ -77,6 +80,12 @@ import Testing
             for try await message in inbound { received.withLock { $0.append(Array(message.readableBytesView)) } }
         }
         #expect(received.withLock { $0 } == [[1, 2, 3], [4, 5]])
+        // The peer has read the close reply (or the end of the stream) before we look.
+        let finishedInTime = await firstOf(within: .seconds(30)) {
+            while !serverFinished.withLock({ $0 }) { try? await _Concurrency.Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        #expect(finishedInTime == true)
         let frames = seen.withLock { $0 }
         try #require(frames.count == 3)
         #expect(frames.allSatisfy { $0.maskKey != nil }, "client frames must be masked")

@@ -63,8 +63,11 @@ enum WebSocketTransport {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused(channel) } })
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration))
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // Frames the server sends right behind its 101 may arrive in the same read:
+                    // they go on to the WebSocket decoder (NIO drops them by default).
+                    pipeline.leftOverBytesStrategy = .forwardBytes
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                 }
             }
             .get()
@@ -178,10 +181,15 @@ struct WebSocketInbound: AsyncSequence, Sendable {
                 case .ping:
                     try await writer.send(.pong, frame.unmaskedData)
                 case .connectionClose:
-                    // Answer with the code the server sent (RFC 6455 §5.5.1), unless we closed first.
+                    // Answer with the code the server sent (RFC 6455 §5.5.1), unless we closed
+                    // first, then let the server close the TCP connection (§7.1.1): closing it
+                    // here at once could drop the answer still on its way out.
                     var data = frame.unmaskedData
                     let code = data.readWebSocketErrorCode() ?? .normalClosure
                     try? await writer.close(code, reason: nil)
+                    do {
+                        while try await frames.next() != nil {}
+                    } catch {}
                     return nil
                 default:
                     continue  // text (the protocol has none) and pongs
@@ -208,14 +216,19 @@ final class WebSocketWriter: Sendable {
         try await send(.binary, ByteBuffer(bytes: bytes))
     }
 
-    /// Sends a close frame (once) and takes no more frames.
+    /// Sends a close frame (once) and takes no more frames; what was written before still goes out.
     func close(_ code: WebSocketErrorCode, reason: String?) async throws {
         guard closeSent.withLock({ sent in defer { sent = true }; return !sent }) else { return }
         var data = allocator.buffer(capacity: 2 + 123)
         data.write(webSocketErrorCode: code)
-        if let reason { data.writeString(String(decoding: Array(reason.utf8.prefix(123)), as: UTF8.self)) }
+        if let reason {
+            // At most 123 bytes (a control frame carries 125), cut at a character boundary.
+            var cut = ""
+            for character in reason where cut.utf8.count + character.utf8.count <= 123 { cut.append(character) }
+            data.writeString(cut)
+        }
+        defer { outbound.finish() }
         try await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data))
-        outbound.finish()
     }
 
     fileprivate func send(_ opcode: WebSocketOpcode, _ data: ByteBuffer) async throws {
