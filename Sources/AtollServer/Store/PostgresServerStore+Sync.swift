@@ -213,7 +213,7 @@ extension PostgresServerStore {
                 } else {
                     // The last entry, the realm's and the file's versions, and the announcement
                     // to the other nodes (sent as the transaction commits), in one round trip.
-                    let announcement = notification(.history(realmID: realmID, latestServerVersion: version))
+                    let announcement = notification(.history(realmID: realmID, latestServerVersion: version, entries: appended))
                     for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
                         entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
                         channel: Self.changeChannel, announcement: announcement), logger: logger) {}

@@ -8,8 +8,10 @@ import Foundation
 /// `LISTEN/NOTIFY` (``PostgresServerStore``). A feed may lose changes (a dropped connection): it
 /// then says ``missed`` and the node checks everything it holds against the store.
 public enum StoreChange: Sendable, Hashable {
-    /// Uploads were integrated into a realm's history, now at `latestServerVersion`.
-    case history(realmID: Int64, latestServerVersion: Int64)
+    /// Uploads were integrated into a realm's history, now at `latestServerVersion`. `entries` are
+    /// the entries appended, when they fit in the notification (a few kilobytes): the receivers
+    /// fan them out without reading them back; otherwise empty, and they read the table.
+    case history(realmID: Int64, latestServerVersion: Int64, entries: [HistoryEntry] = [])
     /// A realm's history was replaced under a new epoch (restore, breaking schema change): its
     /// sessions must reset.
     case historyReplaced(realmID: Int64)
@@ -22,10 +24,15 @@ public enum StoreChange: Sendable, Hashable {
     /// The feed was interrupted: changes may have been lost.
     case missed
 
-    /// The change as one line (a NOTIFY payload is at most 8,000 bytes: reasons are cut short).
+    /// The most bytes of a payload line: a NOTIFY payload is at most 8,000 bytes, and the node's
+    /// id and the time go first.
+    static let maxPayloadBytes = 7_800
+
+    /// The change as one line: reasons are cut short, appended entries left out when they do not
+    /// fit (``maxPayloadBytes``).
     var payload: String {
         switch self {
-        case .history(let realm, let version): "h\t\(realm)\t\(version)"
+        case .history(let realm, let version, let entries): Self.historyLine(realm, version, entries)
         case .historyReplaced(let realm): "r\t\(realm)"
         case .syncTerminated(let app): "t\t\(app)"
         case .appChanged(let app): "a\t\(app)"
@@ -35,13 +42,29 @@ public enum StoreChange: Sendable, Hashable {
         }
     }
 
+    /// `h realm version [version:base64,…]`, the entries only when the line stays within
+    /// ``maxPayloadBytes``.
+    private static func historyLine(_ realm: Int64, _ version: Int64, _ entries: [HistoryEntry]) -> String {
+        let line = "h\t\(realm)\t\(version)"
+        guard !entries.isEmpty else { return line }
+        var field = ""
+        for entry in entries {
+            if !field.isEmpty { field += "," }
+            field += "\(entry.serverVersion):\(entry.changeset.encoded().base64EncodedString())"
+            if line.utf8.count + 1 + field.utf8.count > maxPayloadBytes { return line }
+        }
+        return line + "\t" + field
+    }
+
     /// The change a ``payload`` line describes, or nil for a line this version does not know.
     init?(payload: Substring) {
         let fields = payload.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         switch (fields.first, fields.count) {
-        case ("h", 3):
+        case ("h", 3), ("h", 4):
             guard let realm = Int64(fields[1]), let version = Int64(fields[2]) else { return nil }
-            self = .history(realmID: realm, latestServerVersion: version)
+            // Entries that do not read back are left out: the receivers read the table instead.
+            let entries = fields.count == 4 ? Self.entries(fields[3]) ?? [] : []
+            self = .history(realmID: realm, latestServerVersion: version, entries: entries)
         case ("r", 2):
             guard let realm = Int64(fields[1]) else { return nil }
             self = .historyReplaced(realmID: realm)
@@ -51,6 +74,20 @@ public enum StoreChange: Sendable, Hashable {
         case ("m", 1): self = .missed
         default: return nil
         }
+    }
+
+    /// `version:base64,…` in increasing versions, or nil.
+    private static func entries(_ field: String) -> [HistoryEntry]? {
+        var entries: [HistoryEntry] = []
+        for item in field.split(separator: ",") {
+            let parts = item.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let version = Int64(parts[0]), version > (entries.last?.serverVersion ?? 0),
+                  let data = Data(base64Encoded: String(parts[1])),
+                  let entry = try? HistoryEntry.stored(serverVersion: version, data)
+            else { return nil }
+            entries.append(entry)
+        }
+        return entries
     }
 }
 

@@ -9,8 +9,8 @@ extension SyncCoordinator {
     /// Acts on a change another node made to the store.
     public func apply(_ change: StoreChange) async {
         switch change {
-        case .history(let realmID, let latest):
-            otherNodeAppended(realmID: realmID, latest: latest)
+        case .history(let realmID, let latest, let entries):
+            otherNodeAppended(realmID: realmID, latest: latest, entries: entries)
         case .historyReplaced(let realmID):
             await otherNodeReplacedHistory(realmID: realmID)
         case .syncTerminated(let appID):
@@ -31,11 +31,25 @@ extension SyncCoordinator {
     /// needed, and the entries are read from the store once, here, and fanned out to the sessions
     /// bound here (not read by each session: a realm with many sessions on this node would cost
     /// a query per session per write).
-    func otherNodeAppended(realmID: Int64, latest: Int64) {
+    ///
+    /// `entries`, when the notification carried them, are what was appended up to `latest`: when
+    /// they follow what was fanned out here, they go to the sessions without a read.
+    func otherNodeAppended(realmID: Int64, latest: Int64, entries: [HistoryEntry] = []) {
+        let carried = entries.last?.serverVersion == latest ? entries : []
         if let known = materialized[realmID], known.version < latest, loads[realmID] == nil {
-            materialized[realmID]?.isLoaded = false
+            if known.isLoaded, carried.first?.serverVersion == known.version + 1 {
+                materialized[realmID]?.absorb(carried, readFromStore: true)
+            } else {
+                materialized[realmID]?.isLoaded = false
+            }
         }
         guard let subscribed = subscribers[realmID] else { return }
+        if let first = carried.first, first.serverVersion == (fannedOut[realmID] ?? -1) + 1, announcedReads[realmID] == nil {
+            fannedOut[realmID] = latest
+            let advance = HistoryAdvance(realmID: realmID, entries: carried, latestServerVersion: latest)
+            for deliver in subscribed.values { deliver(advance) }
+            return
+        }
         guard let from = fannedOut[realmID], from <= latest else {
             // Nothing fanned out here yet (or a history that restarted unseen): each session
             // reads what it lacks.

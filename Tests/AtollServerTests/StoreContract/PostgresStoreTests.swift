@@ -124,7 +124,10 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         _ = try await one.integrate(realmID: realm.id, fileIdent: file.ident.ident, baseServerVersion: 0) { _ in
             [Changeset(version: 2, timestamp: 2, instructions: [])]
         }
-        #expect(await iterator.next() == .history(realmID: realm.id, latestServerVersion: 2))
+        // The appended entry rides along, so the other nodes need not read it back.
+        let appended = Changeset(version: 2, timestamp: 2, fileIdent: file.ident.ident, instructions: [])
+        #expect(await iterator.next() == .history(realmID: realm.id, latestServerVersion: 2,
+                                                  entries: [HistoryEntry(serverVersion: 2, changeset: appended)]))
         for change: StoreChange in [.historyReplaced(realmID: realm.id), .syncTerminated(appID: "app"), .appChanged(appID: "app"),
                                      .sessionsEnded(userID: "u", deviceID: "d", reason: "disabled\tby an operator"),
                                      .sessionsEnded(userID: "u", deviceID: nil, reason: "")] {
@@ -170,5 +173,36 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres:///db") }
         #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres://x@host/db?sslmode=verify-full-please") }
         #expect(PostgresURL.redacted("postgres://ann:secret@h/db").contains("secret") == false)
+    }
+}
+
+/// What a history notification carries: the appended entries when they fit, never a payload past
+/// PostgreSQL's 8,000 bytes, and an entries field that does not read back is dropped, not the change.
+@Suite struct StoreChangePayloadTests {
+    private func entry(_ version: Int64, title: String) -> HistoryEntry {
+        let task = ObjectID(type: "Task", primaryKey: .string("t\(version)"))
+        return HistoryEntry(serverVersion: version, changeset: Changeset(
+            version: version, timestamp: 1_700_000_000_000, fileIdent: 3,
+            instructions: [.createObject(task), .set(task, path: [.property("title")], value: .string(title))]))
+    }
+
+    @Test func smallEntriesRideAlongAndReadBack() throws {
+        let change = StoreChange.history(realmID: 7, latestServerVersion: 9, entries: [entry(8, title: "a"), entry(9, title: "b")])
+        let payload = change.payload
+        #expect(payload.utf8.count <= StoreChange.maxPayloadBytes)
+        #expect(StoreChange(payload: payload[...]) == change)
+    }
+
+    @Test func entriesThatDoNotFitAreLeftOut() throws {
+        let big = entry(8, title: String(repeating: "x", count: 10_000))
+        let payload = StoreChange.history(realmID: 7, latestServerVersion: 8, entries: [big]).payload
+        #expect(payload.utf8.count <= StoreChange.maxPayloadBytes)
+        #expect(StoreChange(payload: payload[...]) == .history(realmID: 7, latestServerVersion: 8))
+    }
+
+    @Test func entriesThatDoNotReadBackAreDroppedNotTheChange() {
+        for field in ["8:!!!", "x:AAAA", "8", "9:\(Data([1, 2, 3]).base64EncodedString())", "9:AA==,8:AA=="] {
+            #expect(StoreChange(payload: "h\t7\t9\t\(field)"[...]) == .history(realmID: 7, latestServerVersion: 9), "\(field)")
+        }
     }
 }
