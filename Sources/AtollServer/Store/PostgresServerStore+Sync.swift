@@ -59,6 +59,15 @@ extension PostgresServerStore {
         throw ServerStoreError(.notFound, "no realm \(realmID)")
     }
 
+    public func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
+        var versions: [Int64: Int64] = [:]
+        guard !realmIDs.isEmpty else { return versions }
+        for try await (id, version) in try await client.execute(PostgresStatements.LatestVersions(realmIDs: realmIDs), logger: logger) {
+            versions[id] = version
+        }
+        return versions
+    }
+
     /// Locks the realm's row for the rest of the transaction (every writer of its history takes
     /// this lock first, on every node) and returns its latest version, epoch and compaction point.
     static func lockRealm(_ connection: PostgresConnection, _ realmID: Int64, logger: Logger) async throws

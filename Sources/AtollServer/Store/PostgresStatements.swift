@@ -128,6 +128,22 @@ enum PostgresStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
+    /// The newest server versions of a set of realms.
+    struct LatestVersions: PostgresPreparedStatement {
+        static let name = "atoll_latest_versions_1"
+        static let sql = "SELECT id, latest_version FROM realms WHERE id = ANY($1)"
+        typealias Row = (Int64, Int64)
+        var realmIDs: [Int64]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(realmIDs)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// A realm's newest server version.
     struct LatestVersion: PostgresPreparedStatement {
         static let name = "atoll_latest_version_1"

@@ -130,6 +130,9 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm
     /// The newest server version of a realm's history (0 while it is empty).
     func latestServerVersion(realmID: Int64) async throws -> Int64
+    /// The newest server versions of several realms at once (a node's periodic check against the
+    /// store); realms that do not exist are left out.
+    func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64]
     /// Allocates the realm's next client file ident with `salt`.
     /// Registers a client file of `realmID` for `userID`; with `maxPerUser`, refuses
     /// (`ServerStoreError.limitExceeded`) when the user already has that many, in the same transaction.
@@ -176,6 +179,19 @@ extension ServerStore {
     /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
     /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
     public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+
+    /// One ``latestServerVersion(realmID:)`` per realm (a store that can do better says so).
+    public func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
+        var versions: [Int64: Int64] = [:]
+        for id in Set(realmIDs) {
+            do {
+                versions[id] = try await latestServerVersion(realmID: id)
+            } catch let error as ServerStoreError where error.code == .notFound {
+                continue
+            }
+        }
+        return versions
+    }
 
     /// A client file registered for no one in particular.
     public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {

@@ -113,16 +113,18 @@ extension SyncCoordinator {
     public func catchUpWithOtherNodes() async {
         syncEnabled = [:]
         storedApps = [:]
-        for (key, cached) in realms where subscribers[cached.id] != nil {
-            guard let current = try? await storedRealm(appID: key.appID, path: key.path) else { continue }
-            if current.epoch != cached.epoch {
-                await otherNodeReplacedHistory(realmID: cached.id)
+        // One read of each app's realms and one of every watched realm's version, whatever the
+        // number of realms.
+        let watched = realms.filter { subscribers[$0.value.id] != nil }
+        for appID in Set(watched.keys.map(\.appID)) {
+            guard let current = try? await store.realms(appID: appID) else { continue }
+            let epochs = Dictionary(current.map { ($0.path, $0.epoch) }, uniquingKeysWith: { first, _ in first })
+            for (key, cached) in watched where key.appID == appID {
+                if let epoch = epochs[key.path], epoch != cached.epoch { await otherNodeReplacedHistory(realmID: cached.id) }
             }
         }
-        for realmID in Array(subscribers.keys) {
-            guard let latest = try? await store.latestServerVersion(realmID: realmID) else { continue }
-            otherNodeAppended(realmID: realmID, latest: latest)
-        }
+        guard let versions = try? await store.latestServerVersions(realmIDs: Array(subscribers.keys)) else { return }
+        for (realmID, latest) in versions { otherNodeAppended(realmID: realmID, latest: latest) }
     }
 }
 

@@ -46,6 +46,18 @@ extension StoreContract {
         #expect(try await store.clientFile(realmID: realm.id, ident: a)?.lastIntegratedClientVersion == 2)
     }
 
+    static func latestVersionsAreReadTogether(_ store: any ServerStore) async throws {
+        let home = try await makeRealm(store)
+        let other = try await store.realm(appID: appID, path: "s:other", creatingWith: epoch, now: at(0))
+        let file = try await store.newClientFile(realmID: home.id, salt: 1, now: at(1)).ident.ident
+        _ = try await store.integrate(realmID: home.id, fileIdent: file, baseServerVersion: 0) { _ in
+            [changeset("a1", version: 1), changeset("a2", version: 2)]
+        }
+        let missing = max(home.id, other.id) + 1_000
+        #expect(try await store.latestServerVersions(realmIDs: [home.id, other.id, missing]) == [home.id: 2, other.id: 0])
+        #expect(try await store.latestServerVersions(realmIDs: []) == [:])
+    }
+
     static func integrationInputDescribesTheHistory(_ store: any ServerStore) async throws {
         let realm = try await makeRealm(store)
         let a = try await store.newClientFile(realmID: realm.id, salt: 1, now: at(1)).ident.ident

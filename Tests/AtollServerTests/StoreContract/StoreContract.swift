@@ -64,6 +64,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     case historyIsPagedByBytes
     case lastClientVersionCountsUpToAServerVersion
     case concurrentIntegrationKeepsOneGaplessHistory
+    case latestVersionsAreReadTogether
 
     // Restart, archive and restore (StoreContract+Restore.swift)
     case restartHistoryStartsANewEpoch
@@ -117,6 +118,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .unknownRealmsAndClientFilesAreNotFound: try await Self.unknownRealmsAndClientFilesAreNotFound(store)
 
         case .integrateAppendsStampedChangesets: try await Self.integrateAppendsStampedChangesets(store)
+        case .latestVersionsAreReadTogether: try await Self.latestVersionsAreReadTogether(store)
         case .integrationInputDescribesTheHistory: try await Self.integrationInputDescribesTheHistory(store)
         case .serverAuthoredChangesetsAreNotTheUploaders: try await Self.serverAuthoredChangesetsAreNotTheUploaders(store)
         case .failedIntegrationWritesNothing: try await Self.failedIntegrationWritesNothing(store)
@@ -174,6 +176,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .concurrentClientFilesGetDistinctIdents: "20 concurrent newClientFile calls get idents 1...20"
         case .unknownRealmsAndClientFilesAreNotFound: "unknown realms and client files throw notFound"
 
+        case .latestVersionsAreReadTogether: "latestServerVersions reads several realms at once and leaves out unknown ones"
         case .integrateAppendsStampedChangesets: "integrate appends at consecutive versions, stamps the file ident, records the client version"
         case .integrationInputDescribesTheHistory: "the integration input holds the history after historyAfter, versions and epoch"
         case .serverAuthoredChangesetsAreNotTheUploaders: "a server-authored changeset is recorded under the server's file ident"
