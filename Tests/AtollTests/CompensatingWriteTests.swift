@@ -9,27 +9,6 @@ import Testing
 /// rules) or, in flexible sync, writes outside the session's subscriptions; the client's copy is
 /// brought back in line and the error lists the objects.
 @MainActor @Suite(.serialized) struct CompensatingWriteTests {
-    private func rejections(_ errors: Recorder<SyncError>) -> [SyncError] {
-        errors.all.filter { $0.code == .writeRejected }
-    }
-
-    /// Device `device` logged in, its sync errors recorded, and its flexible realm open and
-    /// subscribed as `subscribe` says.
-    private func flexibleDevice(_ server: SyncTestServer, _ device: String,
-                                subscribe: @escaping (SyncSubscriptionSet) -> Void = { $0.append(QuerySubscription<SyncedTask>(name: "all")) }
-    ) async throws -> (user: User, realm: Realm, errors: Recorder<SyncError>) {
-        let app = server.app(device: device)
-        let errors = Recorder<SyncError>()
-        app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
-        let user = try await app.login(credentials: .anonymous)
-        var configuration = user.flexibleSyncConfiguration()
-        configuration.objectTypes = [SyncedTask.self]
-        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
-        let subscriptions = realm.subscriptions
-        try await subscriptions.update { subscribe(subscriptions) }
-        return (user, realm, errors)
-    }
-
     @Test func aWriteToAPartitionTheUserMayNotWriteIsReverted() async throws {
         try await withSyncTestServer({ configuration in
             configuration.apps = [ServerConfiguration.App(id: "test-app", permissions: [

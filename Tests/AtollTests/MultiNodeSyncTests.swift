@@ -196,31 +196,12 @@ struct MultiNodeSyncTests {
 /// on which node integrated the change.
 @MainActor @Suite(.serialized, .enabled(if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql)"))
 struct MultiNodeFlexibleSyncTests {
-    /// A device of `node`, logged in, its sync errors recorded, its flexible realm open and
-    /// subscribed as `subscribe` says.
-    private func device(_ node: SyncTestServer, _ name: String,
-                        subscribe: @escaping (SyncSubscriptionSet) -> Void = { $0.append(QuerySubscription<SyncedTask>(name: "all")) }
-    ) async throws -> (user: User, realm: Realm, errors: Recorder<SyncError>) {
-        let app = node.app(device: name)
-        let errors = Recorder<SyncError>()
-        app.syncManager.errorHandler = { error, _ in if let error = error as? SyncError { errors.append(error) } }
-        let user = try await app.login(credentials: .anonymous)
-        var configuration = user.flexibleSyncConfiguration()
-        configuration.objectTypes = [SyncedTask.self]
-        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
-        let subscriptions = realm.subscriptions
-        try await subscriptions.update { subscribe(subscriptions) }
-        return (user, realm, errors)
-    }
-
-    private func rejections(_ errors: Recorder<SyncError>) -> [SyncError] { errors.all.filter { $0.code == .writeRejected } }
-
     /// Node 2's writes reach node 1's session only where they match its subscription; widening
     /// the subscription through node 1 bootstraps what node 2 integrated.
     @Test func subscriptionsDecideWhatCrossesNodes() async throws {
         try await withSyncTestNodes(2) { nodes in
-            let frodo = try await device(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
-            let sam = try await device(nodes[1], "sam")
+            let frodo = try await flexibleDevice(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
+            let sam = try await flexibleDevice(nodes[1], "sam")
 
             try sam.realm.write {
                 sam.realm.add(SyncedTask(value: ["name": "ring", "owner": "Frodo"]))
@@ -252,8 +233,8 @@ struct MultiNodeFlexibleSyncTests {
             ])]
         }
         try await withSyncTestNodes(2, rules) { nodes in
-            let frodo = try await device(nodes[0], "frodo")
-            let sam = try await device(nodes[1], "sam")
+            let frodo = try await flexibleDevice(nodes[0], "frodo")
+            let sam = try await flexibleDevice(nodes[1], "sam")
             try sam.realm.write { sam.realm.add(SyncedTask(value: ["name": "pans", "owner": sam.user.id])) }
             try await sam.realm.syncSession!.wait(for: .upload)
             try frodo.realm.write { frodo.realm.add(SyncedTask(value: ["name": "ring", "owner": frodo.user.id])) }
@@ -277,11 +258,11 @@ struct MultiNodeFlexibleSyncTests {
             ])]
         }
         try await withSyncTestNodes(2, rules) { nodes in
-            let sam = try await device(nodes[1], "sam")
+            let sam = try await flexibleDevice(nodes[1], "sam")
             try sam.realm.write { sam.realm.add(SyncedTask(value: ["name": "pans", "owner": sam.user.id])) }
             try await sam.realm.syncSession!.wait(for: .upload)
 
-            let frodo = try await device(nodes[0], "frodo")
+            let frodo = try await flexibleDevice(nodes[0], "frodo")
             #expect(names(frodo.realm) == ["pans"])
             try frodo.realm.write { frodo.realm.objects(SyncedTask.self).first!.name = "stolen pans" }
             #expect(await waitUntil(timeout: .seconds(20)) { !rejections(frodo.errors).isEmpty })
@@ -299,8 +280,8 @@ struct MultiNodeFlexibleSyncTests {
     /// node's clients never see it.
     @Test func aWriteOutsideTheSubscriptionsNeverReachesTheOtherNode() async throws {
         try await withSyncTestNodes(2) { nodes in
-            let sam = try await device(nodes[1], "sam")
-            let frodo = try await device(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
+            let sam = try await flexibleDevice(nodes[1], "sam")
+            let frodo = try await flexibleDevice(nodes[0], "frodo") { $0.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
             try frodo.realm.write {
                 frodo.realm.add(SyncedTask(value: ["name": "inside", "owner": "Frodo"]))
                 frodo.realm.add(SyncedTask(value: ["name": "outside", "owner": "Sam"]))

@@ -1,6 +1,7 @@
 @_spi(Testing) import Atoll
 import AtollTesting
 import Foundation
+import Testing
 
 /// The small model the chaos tests write: a list so that concurrent appends are merged.
 final class ChaosItem: Object {
@@ -192,4 +193,41 @@ func differences(_ a: [String], _ b: [String], limit: Int = 6) -> String {
         }
     }
     return restarts
+}
+
+/// The app of `device` in a chaos test: its files in its own folder under `folder`, talking to
+/// `baseURL`.
+func chaosApp(_ appID: String, device: String, baseURL: String, in folder: TemporaryFolder) -> App {
+    App(id: appID, configuration: AppConfiguration(
+        baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true)))
+}
+
+/// `user`'s realm of ``ChaosItem``s in partition `partition`.
+@MainActor func openChaosRealm(_ user: User, partition: String, _ behavior: Realm.OpenBehavior = .never) async throws -> Realm {
+    var configuration = user.configuration(partitionValue: partition)
+    configuration.objectTypes = [ChaosItem.self]
+    return try await Realm(configuration: configuration, downloadBeforeOpen: behavior)
+}
+
+/// The clients make `steps` random writes in turn, 10 ms apart, each recorded in `ledger` and
+/// acknowledged there when its upload finishes within 3 s; `fault` runs right after write
+/// `faultStep`. Returns once every acknowledgement wait has ended.
+@MainActor func writeInTurns(_ realms: [Realm], ledger: WriteLedger, steps: Int = 80, faultAfter faultStep: Int,
+                             _ fault: () async throws -> Void) async throws {
+    var rng = SeededRandom(seed: ChaosSettings.seed)
+    var acknowledgements: [Task<Void, Never>] = []
+    for step in 0..<steps {
+        let client = step % realms.count
+        let id = "c\(client)-w\(step)"
+        try randomWrite(on: realms[client], client: client, id: id, ledger: ledger, using: &rng)
+        let session = try #require(realms[client].syncSession)
+        acknowledgements.append(Task { @MainActor in
+            if (try? await bounded(.seconds(3), "upload of \(id)") { try await session.wait(for: .upload) }) != nil {
+                ledger.acknowledge(id)
+            }
+        })
+        if step == faultStep { try await fault() }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    for task in acknowledgements { await task.value }
 }

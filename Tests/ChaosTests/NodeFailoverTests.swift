@@ -11,12 +11,6 @@ import Testing
 struct NodeFailoverTests {
     static let syncTimeout: Duration = .seconds(60)
 
-    private func open(_ user: User) async throws -> Realm {
-        var configuration = user.configuration(partitionValue: "failover")
-        configuration.objectTypes = [ChaosItem.self]
-        return try await Realm(configuration: configuration, downloadBeforeOpen: .never)
-    }
-
     @Test(.timeLimit(.minutes(3)))
     func clientsOfAKilledNodeReconnectToAnotherAndLoseNothing() async throws {
         let folder = try TemporaryFolder("atoll-failover")
@@ -27,10 +21,7 @@ struct NodeFailoverTests {
             try await ServerProcess.start(dataDirectory: folder.url.appendingPathComponent("node2", isDirectory: true), arguments: ["--store", store]),
         ]
         let balancer = try await FaultProxy.start(upstream: "127.0.0.1", nodes[0].port)
-        func app(_ device: String, _ baseURL: String) -> App {
-            App(id: "failover", configuration: AppConfiguration(
-                baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true)))
-        }
+        func app(_ device: String, _ baseURL: String) -> App { chaosApp("failover", device: device, baseURL: baseURL, in: folder) }
         var users: [User] = []
         defer {
             Task { @MainActor [users] in for user in users { try? await user.logOut() } }
@@ -40,39 +31,22 @@ struct NodeFailoverTests {
             for device in ["frodo", "sam"] {
                 let user = try await app(device, balancer.baseURL).login(credentials: .anonymous)
                 users.append(user)
-                realms.append(try await open(user))
+                realms.append(try await openChaosRealm(user, partition: "failover"))
             }
 
             let ledger = WriteLedger()
-            var rng = SeededRandom(seed: ChaosSettings.seed)
-            var acknowledgements: [Task<Void, Never>] = []
-            for step in 0..<80 {
-                let client = step % 2
-                let id = "c\(client)-w\(step)"
-                try randomWrite(on: realms[client], client: client, id: id, ledger: ledger, using: &rng)
-                let session = try #require(realms[client].syncSession)
-                acknowledgements.append(Task { @MainActor in
-                    if (try? await bounded(.seconds(3), "upload of \(id)") { try await session.wait(for: .upload) }) != nil {
-                        ledger.acknowledge(id)
-                    }
-                })
-                if step == 40 {
-                    // Node 1 dies mid-stream; the balancer's health check moves traffic to node 2.
-                    await nodes[0].kill9()
-                    balancer.redirect(toPort: nodes[1].port)
-                    balancer.cutAll()
-                }
-                try await Task.sleep(for: .milliseconds(10))
+            try await writeInTurns(realms, ledger: ledger, faultAfter: 40) {
+                // Node 1 dies mid-stream; the balancer's health check moves traffic to node 2.
+                await nodes[0].kill9()
+                balancer.redirect(toPort: nodes[1].port)
+                balancer.cutAll()
             }
-            for task in acknowledgements { await task.value }
             let acknowledged = ledger.acknowledged
 
             // What node 2 has: every write acknowledged by either node, once.
             let witness = try await app("witness", nodes[1].baseURL).login(credentials: .anonymous)
             users.append(witness)
-            var witnessConfiguration = witness.configuration(partitionValue: "failover")
-            witnessConfiguration.objectTypes = [ChaosItem.self]
-            let stored = try await Realm(configuration: witnessConfiguration, downloadBeforeOpen: .always)
+            let stored = try await openChaosRealm(witness, partition: "failover", .always)
             let kept = ledger.verify(acknowledged, against: stored)
             #expect(kept.checked > 0, "no write was acknowledged")
             #expect(kept.lost.isEmpty, "acknowledged writes missing after the failover: \(kept.lost)")

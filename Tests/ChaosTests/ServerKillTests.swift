@@ -8,52 +8,28 @@ import Testing
 @MainActor @Suite(.serialized) struct ServerKillTests {
     static let syncTimeout: Duration = .seconds(60)
 
-    private func open(_ user: User) async throws -> Realm {
-        var configuration = user.configuration(partitionValue: "kill9")
-        configuration.objectTypes = [ChaosItem.self]
-        return try await Realm(configuration: configuration, downloadBeforeOpen: .never)
-    }
-
     @Test(.timeLimit(.minutes(3)))
     func everyWriteAcknowledgedBeforeAKill9IsOnTheServerAfterItRestarts() async throws {
         let folder = try TemporaryFolder("atoll-kill9")
         let server = try await ServerProcess.start(dataDirectory: folder.url.appendingPathComponent("server", isDirectory: true))
-        func app(_ device: String, _ baseURL: String) -> App {
-            App(id: "kill9", configuration: AppConfiguration(
-                baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true)))
-        }
+        func app(_ device: String, _ baseURL: String) -> App { chaosApp("kill9", device: device, baseURL: baseURL, in: folder) }
         var users: [User] = []
         do {
             var realms: [Realm] = []
             for device in ["frodo", "sam"] {
                 let user = try await app(device, server.baseURL).login(credentials: .anonymous)
                 users.append(user)
-                realms.append(try await open(user))
+                realms.append(try await openChaosRealm(user, partition: "kill9"))
             }
 
             // Both clients write in quick succession; the server dies mid-stream.
             let ledger = WriteLedger()
-            var rng = SeededRandom(seed: ChaosSettings.seed)
-            var acknowledgements: [Task<Void, Never>] = []
             var killed = false
-            for step in 0..<80 {
-                let client = step % 2
-                let id = "c\(client)-w\(step)"
-                try randomWrite(on: realms[client], client: client, id: id, ledger: ledger, using: &rng)
-                let session = try #require(realms[client].syncSession)
-                acknowledgements.append(Task { @MainActor in
-                    if (try? await bounded(.seconds(3), "upload of \(id)") { try await session.wait(for: .upload) }) != nil {
-                        ledger.acknowledge(id)
-                    }
-                })
-                if step == 50 {
-                    await server.kill9()
-                    killed = true
-                }
-                try await Task.sleep(for: .milliseconds(10))
+            try await writeInTurns(realms, ledger: ledger, faultAfter: 50) {
+                await server.kill9()
+                killed = true
             }
             #expect(killed)
-            for task in acknowledgements { await task.value }
             let acknowledged = ledger.acknowledged
             // The clients stay away while the server restarts: what it has is what it kept.
             for realm in realms { realm.syncSession?.suspend() }
@@ -61,9 +37,7 @@ import Testing
 
             let witnessUser = try await app("witness", server.baseURL).login(credentials: .anonymous)
             users.append(witnessUser)
-            var witnessConfiguration = witnessUser.configuration(partitionValue: "kill9")
-            witnessConfiguration.objectTypes = [ChaosItem.self]
-            let serverRealm = try await Realm(configuration: witnessConfiguration, downloadBeforeOpen: .always)
+            let serverRealm = try await openChaosRealm(witnessUser, partition: "kill9", .always)
             let kept = ledger.verify(acknowledged, against: serverRealm)
             #expect(kept.checked > 0, "no write was acknowledged before the kill")
             #expect(kept.lost.isEmpty, "acknowledged writes missing on the server after kill -9: \(kept.lost)")

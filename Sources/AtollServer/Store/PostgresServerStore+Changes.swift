@@ -12,8 +12,11 @@ extension PostgresServerStore {
 
     /// The NOTIFY payload of `change` made by this node: the node, the time it was sent (ms since
     /// 1970, for the receivers' lag) and the change.
-    func notification(_ change: StoreChange) -> String {
-        "\(nodeID)\t\(Int64(Date().timeIntervalSince1970 * 1000))\t\(change.payload)"
+    func notification(_ change: StoreChange) -> String { notification(payload: change.payload) }
+
+    /// The NOTIFY payload of a change already written as its ``StoreChange/payload`` line.
+    func notification(payload: String) -> String {
+        "\(nodeID)\t\(Int64(Date().timeIntervalSince1970 * 1000))\t\(payload)"
     }
 
     /// Calls `record` with the lag of every notification heard from another node (`/metrics`).

@@ -212,21 +212,24 @@ extension PostgresServerStore {
                 if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
                 appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
             }
-            for (index, entry) in appended.enumerated() {
-                let row = PostgresStatements.Entry(
+            // Each changeset encoded once, for its row and for the announcement.
+            let rows = appended.map { entry in
+                PostgresStatements.Entry(
                     realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
                     originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
                     changeset: entry.changeset.encoded())
-                if index < appended.count - 1 {
-                    for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
-                } else {
-                    // The last entry, the realm's and the file's versions, and the announcement
-                    // to the other nodes (sent as the transaction commits), in one round trip.
-                    let announcement = notification(.history(realmID: realmID, latestServerVersion: version, entries: appended))
-                    for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
-                        entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
-                        channel: Self.changeChannel, announcement: announcement), logger: logger) {}
-                }
+            }
+            for row in rows.dropLast() {
+                for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
+            }
+            if let last = rows.last {
+                // The last entry, the realm's and the file's versions, and the announcement to
+                // the other nodes (sent as the transaction commits), in one round trip.
+                let announcement = notification(payload: StoreChange.historyLine(
+                    realmID: realmID, latestServerVersion: version, encoded: rows.map { ($0.serverVersion, $0.changeset) }))
+                for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
+                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
+                    channel: Self.changeChannel, announcement: announcement), logger: logger) {}
             }
             return IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
         }

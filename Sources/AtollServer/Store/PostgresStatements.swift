@@ -24,12 +24,7 @@ enum PostgresStatements {
         var realmID: Int64
         var fileIdent: Int64
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(realmID)
-            bindings.append(fileIdent)
-            return bindings
-        }
+        func makeBindings() throws -> PostgresBindings { .integers(realmID, fileIdent) }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
@@ -117,13 +112,7 @@ enum PostgresStatements {
         var after: Int64
         var limit: Int64
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 3)
-            bindings.append(realmID)
-            bindings.append(after)
-            bindings.append(limit)
-            return bindings
-        }
+        func makeBindings() throws -> PostgresBindings { .integers(realmID, after, limit) }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
@@ -151,12 +140,17 @@ enum PostgresStatements {
         typealias Row = Int64
         var realmID: Int64
 
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(realmID)
-            return bindings
-        }
+        func makeBindings() throws -> PostgresBindings { .integers(realmID) }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
+    }
+}
+
+extension PostgresBindings {
+    /// Bindings of `values`, in order (the statements' ids and versions).
+    static func integers(_ values: Int64...) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { bindings.append(value) }
+        return bindings
     }
 }

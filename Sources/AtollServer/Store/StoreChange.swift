@@ -32,7 +32,8 @@ public enum StoreChange: Sendable, Hashable {
     /// fit (``maxPayloadBytes``).
     var payload: String {
         switch self {
-        case .history(let realm, let version, let entries): Self.historyLine(realm, version, entries)
+        case .history(let realm, let version, let entries):
+            Self.historyLine(realmID: realm, latestServerVersion: version, encoded: entries.map { ($0.serverVersion, $0.changeset.encoded()) })
         case .historyReplaced(let realm): "r\t\(realm)"
         case .syncTerminated(let app): "t\t\(app)"
         case .appChanged(let app): "a\t\(app)"
@@ -42,15 +43,16 @@ public enum StoreChange: Sendable, Hashable {
         }
     }
 
-    /// `h realm version [version:base64,…]`, the entries only when the line stays within
+    /// `h realm version [version:base64,…]` for entries already encoded as stored (an integration
+    /// has them so and need not encode them again), the entries only when the line stays within
     /// ``maxPayloadBytes``.
-    private static func historyLine(_ realm: Int64, _ version: Int64, _ entries: [HistoryEntry]) -> String {
-        let line = "h\t\(realm)\t\(version)"
-        guard !entries.isEmpty else { return line }
+    static func historyLine(realmID: Int64, latestServerVersion: Int64, encoded: [(serverVersion: Int64, changeset: Data)]) -> String {
+        let line = "h\t\(realmID)\t\(latestServerVersion)"
+        guard !encoded.isEmpty else { return line }
         var field = ""
-        for entry in entries {
+        for (version, data) in encoded {
             if !field.isEmpty { field += "," }
-            field += "\(entry.serverVersion):\(entry.changeset.encoded().base64EncodedString())"
+            field += "\(version):\(data.base64EncodedString())"
             if line.utf8.count + 1 + field.utf8.count > maxPayloadBytes { return line }
         }
         return line + "\t" + field
