@@ -188,6 +188,37 @@ import Testing
         }
     }
 
+    /// A write made right after `suspend()` stays local even when the engine is busy and takes the
+    /// suspension late: neither the commit's own hand-over nor another reader of the history (a
+    /// progress notification for the outstanding work) sends it up before the suspension took
+    /// effect. (Under load a commit overtook the suspension, which broke the seeds' reset procedure.)
+    @Test func aWriteAfterSuspendStaysLocalWhileTheEngineIsBusy() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realmA = try await open(frodo)
+            try add(realmA, "synced")
+            try await upload(realmA)
+            try await download(realmA)  // its echo is in: no upload is in flight
+
+            let session = try #require(realmA.syncSession)
+            let release = session.holdCommandsForTesting()
+            session.suspend()
+            try add(realmA, "offline")
+            let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork) { _ in }
+            try await _Concurrency.Task.sleep(for: .milliseconds(300))  // room for the write to overtake
+            release()
+
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let realmB = try await open(sam, "shire", .always)
+            #expect(names(realmB) == ["synced"])
+            session.resume()
+            try await upload(realmA)
+            try await download(realmB)
+            #expect(names(realmB) == ["offline", "synced"])
+            token?.invalidate()
+        }
+    }
+
     // MARK: Open behaviours
 
     @Test func onceDownloadsOnTheFirstOpenAndLaterOpensAreImmediateOffline() async throws {

@@ -25,6 +25,9 @@ extension SessionEngine {
                    current.querySetVersion > change.querySetVersion {
                     continue
                 }
+                // Suspended by the app, the engine not there yet: a write made after `suspend()`
+                // stays local.
+                if case .upload = message, uploadsHeld.load(ordering: .sequentiallyConsistent) { continue }
                 await connection.send(message)
                 if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):

@@ -7,6 +7,15 @@ extension SyncSession {
     @_spi(Testing)
     public func diagnosticDescription() async -> String { await engine.diagnosticDescription() }
 
+    /// Tests only: holds the session's commands (suspend, resume, local commits…) until the
+    /// returned closure is called, as a busy engine would; they then run in the order given.
+    @_spi(Testing)
+    public func holdCommandsForTesting() -> @Sendable () -> Void {
+        let (held, release) = AsyncStream<Void>.makeStream()
+        enqueue { _ in for await _ in held {} }
+        return { release.finish() }
+    }
+
     /// Tests only: runs `hook` once a client reset of that realm downloaded its fresh copy, before
     /// it changes the file (to commit writes that race the reset).
     @_spi(Testing)

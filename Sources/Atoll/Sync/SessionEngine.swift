@@ -28,6 +28,11 @@ actor SessionEngine {
     nonisolated let isStopped = Atomic<Bool>(false)
     /// `suspend()` was called and `resume()` not yet.
     var userSuspended = false
+    /// Set by `SyncSession.suspend()` at once, before the engine takes the suspension in turn:
+    /// from then on no upload leaves, not even one of a commit the engine is still working through
+    /// (the unbind that follows drops nothing: a new bind uploads the pending list again).
+    /// `SyncSession.resume()` clears it.
+    nonisolated let uploadsHeld = Atomic<Bool>(false)
     /// The generation of the reconnect timer scheduled last, for `reconnect()`.
     var reconnectGeneration: UInt64?
     /// The last download progress the session reported (the upload progress is the session's own).

@@ -81,17 +81,16 @@ final class SyncClient: @unchecked Sendable {
         lock.withLock { sessionsByPath.values.filter { $0.engine.sync.user == user } }
     }
 
-    /// Tells the session of a file that a local write committed.
+    /// Tells the session of a file that a local write committed. In order with the session's
+    /// commands: a write made after `suspend()` must not go up before the suspension took effect.
     func localCommit(path: String) {
         guard let session = lock.withLock({ sessionsByPath[path] }) else { return }
-        let engine = session.engine
-        _Concurrency.Task { await engine.localCommitted() }
+        session.enqueue { await $0.localCommitted() }
     }
 
     /// Tells the session of a file that a new subscription set committed.
     func subscriptionsChanged(path: String) {
         guard let session = lock.withLock({ sessionsByPath[path] }) else { return }
-        let engine = session.engine
-        _Concurrency.Task { await engine.subscriptionsChanged() }
+        session.enqueue { await $0.subscriptionsChanged() }
     }
 }

@@ -108,12 +108,14 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Stops syncing until `resume()`.
     public func suspend() {
+        engine.uploadsHeld.store(true, ordering: .sequentiallyConsistent)
         update(state: .paused)
         enqueue { await $0.suspend() }
     }
 
     /// Syncs again after `suspend()`.
     public func resume() {
+        engine.uploadsHeld.store(false, ordering: .sequentiallyConsistent)
         enqueue { await $0.resume() }
     }
 
