@@ -184,57 +184,6 @@ extension PostgresServerStore {
         return 0
     }
 
-    public func integrate(
-        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
-        _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
-    ) async throws -> IntegrationResult {
-        try await transaction { connection in
-            var locked: PostgresStatements.LockRealmForUpload.Row?
-            for try await row in try await connection.execute(
-                PostgresStatements.LockRealmForUpload(realmID: realmID, fileIdent: fileIdent), logger: logger) { locked = row }
-            guard let (latest, epoch, compactedThrough, fileVersion) = locked else {
-                throw ServerStoreError(.notFound, "no realm \(realmID)")
-            }
-            guard let lastClientVersion = fileVersion else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
-            let after = historyAfter < latest
-                ? try await Self.readHistory(connection, realmID: realmID, after: historyAfter, logger: logger) : []
-            let input = IntegrationInput(
-                historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: lastClientVersion,
-                latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)), compactedThrough: compactedThrough)
-            let changesets = try integrate(input)
-            var version = latest
-            var newestClientVersion = lastClientVersion
-            var appended: [HistoryEntry] = []
-            for var changeset in changesets {
-                let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
-                changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
-                version += 1
-                if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
-                appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
-            }
-            // Each changeset encoded once, for its row and for the announcement.
-            let rows = appended.map { entry in
-                PostgresStatements.Entry(
-                    realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
-                    originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
-                    changeset: entry.changeset.encoded())
-            }
-            for row in rows.dropLast() {
-                for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
-            }
-            if let last = rows.last {
-                // The last entry, the realm's and the file's versions, and the announcement to
-                // the other nodes (sent as the transaction commits), in one round trip.
-                let announcement = notification(payload: StoreChange.historyLine(
-                    realmID: realmID, latestServerVersion: version, encoded: rows.map { ($0.serverVersion, $0.changeset) }))
-                for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
-                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
-                    channel: Self.changeChannel, announcement: announcement), logger: logger) {}
-            }
-            return IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
-        }
-    }
-
     static func insertEntry(_ connection: PostgresConnection, realmID: Int64, serverVersion: Int64, fileIdent: Int64,
                             clientVersion: Int64, timestamp: Int64, changeset: Data, logger: Logger) async throws {
         try await connection.query(

@@ -23,6 +23,9 @@ public final class PostgresServerStore: ServerStore {
     let nodeID = UUID().uuidString
     /// Told the lag of each notification heard (``observeNotificationLag(_:)``).
     let lagObserver = Mutex<(@Sendable (Duration) -> Void)?>(nil)
+    /// What this node last knew of the realms it integrated into, for the one-statement append
+    /// (``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)``).
+    let uploadFences = Mutex(PostgresUploadFences())
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
     private let runner: Task<Void, Never>
 

@@ -78,6 +78,71 @@ enum PostgresStatements {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
     }
 
+    /// What an upload's integration is checked against, read without a lock: the realm's latest
+    /// version, epoch and compaction point, and the uploading file's last integrated version.
+    struct ReadUploadFence: PostgresPreparedStatement {
+        static let name = "atoll_read_upload_fence_1"
+        static let sql = """
+            SELECT r.latest_version, r.epoch, r.compacted_through, f.last_client_version
+            FROM realms r JOIN client_files f ON f.realm_id = r.id AND f.ident = $2
+            WHERE r.id = $1
+            """
+        typealias Row = (Int64, Int64, Int64, Int64)
+        var realmID: Int64
+        var fileIdent: Int64
+
+        func makeBindings() throws -> PostgresBindings { .integers(realmID, fileIdent) }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// An upload's one entry appended in one statement, outside a transaction, if and only if the
+    /// realm and the uploading file are still as the integration read them (`fence`): the realm's
+    /// row update takes its lock, and a writer that committed first (on any node) makes the
+    /// condition false, so nothing is written. Moves the file's last integrated version and
+    /// announces the new version with it. Returns a row when it appended.
+    struct AppendIfUnchanged: PostgresPreparedStatement {
+        static let name = "atoll_append_if_unchanged_1"
+        static let sql = """
+            WITH realm AS (
+                UPDATE realms SET latest_version = $2
+                WHERE id = $1 AND latest_version = $11 AND epoch = $12 AND compacted_through = $13
+                  AND EXISTS (SELECT 1 FROM client_files WHERE realm_id = $1 AND ident = $8 AND last_client_version = $14)
+                RETURNING id
+            ), file AS (
+                UPDATE client_files SET last_client_version = $7
+                WHERE realm_id = (SELECT id FROM realm) AND ident = $8
+            ), entry AS (
+                INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
+                SELECT $1, $2, $3, $4, $5, $6 FROM realm
+                RETURNING server_version
+            )
+            SELECT 1::int4 FROM entry, LATERAL (SELECT pg_notify($9, $10)) AS announced
+            """
+        typealias Row = Int32
+        var entry: Entry
+        var uploaderFileIdent: Int64
+        var uploaderClientVersion: Int64
+        var channel: String
+        var announcement: String
+        var fence: PostgresUploadFence
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = try entry.bindings(capacity: 14)
+            bindings.append(uploaderClientVersion)
+            bindings.append(uploaderFileIdent)
+            bindings.append(channel)
+            bindings.append(announcement)
+            bindings.append(fence.latestServerVersion)
+            bindings.append(Int64(bitPattern: fence.epoch.rawValue))
+            bindings.append(fence.compactedThrough)
+            bindings.append(fence.lastClientVersion)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    }
+
     /// One history row's values.
     struct Entry: Sendable {
         var realmID: Int64

@@ -80,6 +80,9 @@ extension SyncCoordinator {
         var result = try await store.integrate(
             realmID: realm.id, fileIdent: batch.fileIdent, baseServerVersion: batch.baseServerVersion, historyAfter: readFrom
         ) { input in
+            // A store may run this more than once (PostgreSQL: again under the lock when what it
+            // read first went stale); only the last run's refusals count.
+            refused.withLock { $0 = [] }
             guard input.epoch == realm.epoch else { throw StaleEpoch() }
             // A compacted prefix is gone: only a client that has nothing of the history (base 0, a new
             // file) may upload on a base before its end; it merges against the snapshot as a whole.

@@ -3,6 +3,7 @@ import AtollCore
 import AtollTesting
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// Skipped, and said so in the test report, where PostgreSQL is not installed (`.ci/run` installs
@@ -70,6 +71,69 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let perFile = Dictionary(grouping: history, by: \.changeset.fileIdent).mapValues { $0.map(\.changeset.version) }
         #expect(perFile.count == clients)
         #expect(perFile.values.allSatisfy { $0 == Array(1...Int64(uploads)) }, "each file's uploads once, in order")
+    }
+
+    /// A node integrates against what it last knew of a realm and appends in one statement only if
+    /// that still holds. Another node's append, a restart of the history and a compaction each
+    /// make that view stale: the statement then writes nothing, and the integration runs again
+    /// under the realm's lock against what the database holds.
+    @Test func aNodesStaleViewOfARealmNeverWrites() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let one = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        let two = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        try await one.createApp(StoredApp(id: "app", createdAt: Date()))
+        let realm = try await one.realm(appID: "app", path: "s:p", creatingWith: 1, now: Date())
+        let fileA = try await one.newClientFile(realmID: realm.id, salt: 1, now: Date()).ident.ident
+        let fileB = try await two.newClientFile(realmID: realm.id, salt: 2, now: Date()).ident.ident
+        let inputs = Mutex<[IntegrationInput]>([])
+        func upload(_ store: PostgresServerStore, _ file: Int64, version: Int64, base: Int64) async throws -> IntegrationResult {
+            inputs.withLock { $0 = [] }
+            return try await store.integrate(realmID: realm.id, fileIdent: file, baseServerVersion: base) { input in
+                inputs.withLock { $0.append(input) }
+                return [Changeset(version: version, timestamp: version, instructions: [])]
+            }
+        }
+
+        #expect(try await upload(one, fileA, version: 1, base: 0).latestServerVersion == 1)
+        #expect(try await upload(one, fileA, version: 2, base: 1).latestServerVersion == 2)
+        #expect(inputs.withLock { $0.count } == 1, "a current view: one integration, one statement")
+
+        // Another node appends: node one's view is stale, its append writes nothing, and the
+        // integration runs again against the database, with the other node's entry.
+        #expect(try await upload(two, fileB, version: 1, base: 2).latestServerVersion == 3)
+        let result = try await upload(one, fileA, version: 3, base: 2)
+        #expect(result.latestServerVersion == 4)
+        let seen = inputs.withLock { $0 }
+        #expect(seen.map(\.latestServerVersion) == [2, 3])
+        #expect(seen.last?.historyAfterBase.map(\.serverVersion) == [3])
+        var history = try await one.history(realmID: realm.id, after: 0, maxBytes: .max)
+        #expect(history.map(\.serverVersion) == [1, 2, 3, 4])
+        #expect(history.map(\.changeset.fileIdent) == [fileA, fileA, fileB, fileA])
+
+        // A restart of the history on the other node (a new epoch; client files start over):
+        // node one's view is stale, and its append of a forgotten file writes nothing.
+        try await two.restartHistory(realmID: realm.id, epoch: 99, reason: .epochChanged,
+                                     snapshot: Changeset(version: 0, timestamp: 0, instructions: []))
+        await #expect(throws: ServerStoreError.self) { try await upload(one, fileA, version: 4, base: 4) }
+        #expect(try await one.latestServerVersion(realmID: realm.id) == 0)
+        let fileC = try await two.newClientFile(realmID: realm.id, salt: 3, now: Date()).ident.ident
+        #expect(try await upload(one, fileC, version: 1, base: 0).latestServerVersion == 1)
+        #expect(inputs.withLock { $0.map(\.epoch) } == [99])
+        #expect(try await upload(two, fileC, version: 2, base: 1).latestServerVersion == 2)
+
+        // A compaction on the other node: node one's next append goes through the lock, with the
+        // new compaction point, and lands after what the database holds.
+        _ = try await upload(one, fileC, version: 3, base: 2)
+        let compaction = try await two.compact(realmID: realm.id, liveSince: .distantFuture) { _ in
+            Changeset(version: 0, timestamp: 0, instructions: [])
+        }
+        #expect(compaction.compactedThrough == 3)
+        #expect(try await upload(one, fileC, version: 4, base: 3).latestServerVersion == 4)
+        #expect(inputs.withLock { $0.map(\.compactedThrough) } == [0, 3])
+        history = try await one.history(realmID: realm.id, after: 0, maxBytes: .max)
+        #expect(history.map(\.serverVersion) == [3, 4])
+        await one.shutdown()
+        await two.shutdown()
     }
 
     /// A database migrated by a newer atoll-server is refused with a message that says so, and

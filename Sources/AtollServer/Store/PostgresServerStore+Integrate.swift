@@ -1,0 +1,183 @@
+import AtollCore
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Integrating an upload into a realm's history on PostgreSQL.
+///
+/// The common case (a client that is up to date uploads one changeset) takes one round trip: the
+/// integration runs against what this node last knew of the realm (its *fence*: latest version,
+/// epoch, compaction point, the file's last integrated version), and one statement appends the
+/// entry only if the realm and the file are still exactly so. A fence another node (or a restore,
+/// a compaction) made stale only costs that statement: nothing is written, and the integration
+/// runs again in a transaction that holds the realm's row lock, as every other case does.
+extension PostgresServerStore {
+    public func integrate(
+        realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
+        _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult {
+        if let result = try await integrateUnlocked(realmID: realmID, fileIdent: fileIdent, historyAfter: historyAfter, integrate) {
+            return result
+        }
+        return try await integrateLocked(realmID: realmID, fileIdent: fileIdent, historyAfter: historyAfter, integrate)
+    }
+
+    /// The one-statement append against the node's fence (read first when it has none). Nil when
+    /// the locked path must decide: the fence was stale, the integration threw (a stale fence may
+    /// be why) or did not come to exactly one changeset of the uploader's.
+    private func integrateUnlocked(
+        realmID: Int64, fileIdent: Int64, historyAfter: Int64, _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult? {
+        let fence: PostgresUploadFence
+        if let known = uploadFences.withLock({ $0.fence(realmID: realmID, fileIdent: fileIdent) }) {
+            fence = known
+        } else {
+            var read: PostgresUploadFence?
+            for try await (latest, epoch, compacted, last) in try await client.execute(
+                PostgresStatements.ReadUploadFence(realmID: realmID, fileIdent: fileIdent), logger: logger) {
+                read = PostgresUploadFence(latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)),
+                                           compactedThrough: compacted, lastClientVersion: last)
+            }
+            guard let read else { return nil }  // no such realm or file: the locked path says which
+            fence = read
+        }
+        // Entries are never changed once written; a compaction or restart changes the fence.
+        let after = historyAfter < fence.latestServerVersion
+            ? try await client.withConnection { [logger] connection in
+                try await Self.readHistory(connection, realmID: realmID, after: historyAfter, through: fence.latestServerVersion, logger: logger)
+            }
+            : []
+        let input = IntegrationInput(
+            historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: fence.lastClientVersion,
+            latestServerVersion: fence.latestServerVersion, epoch: fence.epoch, compactedThrough: fence.compactedThrough)
+        guard let changesets = try? integrate(input), changesets.count == 1, var changeset = changesets.first,
+              changeset.fileIdent != IntegrationInput.serverAuthored
+        else { return nil }
+        changeset.fileIdent = fileIdent
+        let version = fence.latestServerVersion + 1
+        let newestClientVersion = max(fence.lastClientVersion, changeset.version)
+        let row = PostgresStatements.Entry(
+            realmID: realmID, serverVersion: version, originFileIdent: fileIdent, originClientVersion: changeset.version,
+            originTimestamp: changeset.timestamp, changeset: changeset.encoded())
+        let announcement = notification(payload: StoreChange.historyLine(
+            realmID: realmID, latestServerVersion: version, encoded: [(version, row.changeset)]))
+        var appended = false
+        for try await _ in try await client.execute(PostgresStatements.AppendIfUnchanged(
+            entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
+            channel: Self.changeChannel, announcement: announcement, fence: fence), logger: logger) { appended = true }
+        guard appended else {
+            uploadFences.withLock { $0.forget(realmID: realmID) }
+            return nil
+        }
+        var moved = fence
+        moved.latestServerVersion = version
+        moved.lastClientVersion = newestClientVersion
+        uploadFences.withLock { $0.remember(moved, realmID: realmID, fileIdent: fileIdent) }
+        return IntegrationResult(appended: [HistoryEntry(serverVersion: version, changeset: changeset)],
+                                 latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
+    }
+
+    /// The integration in a transaction that holds the realm's row lock from its first read.
+    private func integrateLocked(
+        realmID: Int64, fileIdent: Int64, historyAfter: Int64, _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
+    ) async throws -> IntegrationResult {
+        let (result, fence) = try await transaction { connection in
+            var locked: PostgresStatements.LockRealmForUpload.Row?
+            for try await row in try await connection.execute(
+                PostgresStatements.LockRealmForUpload(realmID: realmID, fileIdent: fileIdent), logger: logger) { locked = row }
+            guard let (latest, epoch, compactedThrough, fileVersion) = locked else {
+                throw ServerStoreError(.notFound, "no realm \(realmID)")
+            }
+            guard let lastClientVersion = fileVersion else { throw ServerStoreError(.notFound, "no client file \(fileIdent) in realm \(realmID)") }
+            let after = historyAfter < latest
+                ? try await Self.readHistory(connection, realmID: realmID, after: historyAfter, logger: logger) : []
+            let input = IntegrationInput(
+                historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: lastClientVersion,
+                latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)), compactedThrough: compactedThrough)
+            let changesets = try integrate(input)
+            var version = latest
+            var newestClientVersion = lastClientVersion
+            var appended: [HistoryEntry] = []
+            for var changeset in changesets {
+                let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
+                changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
+                version += 1
+                if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
+                appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
+            }
+            // Each changeset encoded once, for its row and for the announcement.
+            let rows = appended.map { entry in
+                PostgresStatements.Entry(
+                    realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                    originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
+                    changeset: entry.changeset.encoded())
+            }
+            for row in rows.dropLast() {
+                for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
+            }
+            if let last = rows.last {
+                // The last entry, the realm's and the file's versions, and the announcement to
+                // the other nodes (sent as the transaction commits), in one round trip.
+                let announcement = notification(payload: StoreChange.historyLine(
+                    realmID: realmID, latestServerVersion: version, encoded: rows.map { ($0.serverVersion, $0.changeset) }))
+                for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
+                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
+                    channel: Self.changeChannel, announcement: announcement), logger: logger) {}
+            }
+            let fence = PostgresUploadFence(latestServerVersion: version, epoch: input.epoch, compactedThrough: compactedThrough,
+                                            lastClientVersion: newestClientVersion)
+            return (IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion),
+                    fence)
+        }
+        uploadFences.withLock { $0.remember(fence, realmID: realmID, fileIdent: fileIdent) }
+        return result
+    }
+}
+
+/// What an upload's one-statement append checks the realm and the uploading file against.
+struct PostgresUploadFence: Sendable, Equatable {
+    var latestServerVersion: Int64
+    var epoch: SyncEpoch
+    var compactedThrough: Int64
+    var lastClientVersion: Int64
+}
+
+/// The fences a node knows, bounded: a miss costs one read, a stale entry one failed statement.
+struct PostgresUploadFences: Sendable {
+    private struct Realm: Sendable {
+        var latestServerVersion: Int64
+        var epoch: SyncEpoch
+        var compactedThrough: Int64
+        var files: [Int64: Int64]
+    }
+
+    static let maxRealms = 10_000
+    static let maxFilesPerRealm = 64
+
+    private var realms: [Int64: Realm] = [:]
+
+    var count: Int { realms.count }
+
+    func fence(realmID: Int64, fileIdent: Int64) -> PostgresUploadFence? {
+        guard let realm = realms[realmID], let last = realm.files[fileIdent] else { return nil }
+        return PostgresUploadFence(latestServerVersion: realm.latestServerVersion, epoch: realm.epoch,
+                                   compactedThrough: realm.compactedThrough, lastClientVersion: last)
+    }
+
+    /// The realm as an integration left it. Other files' versions stay (an append moves only the
+    /// uploader's) unless the realm itself changed in a way an append does not (epoch, compaction).
+    mutating func remember(_ fence: PostgresUploadFence, realmID: Int64, fileIdent: Int64) {
+        var realm = realms[realmID] ?? Realm(latestServerVersion: 0, epoch: fence.epoch, compactedThrough: fence.compactedThrough, files: [:])
+        if realm.epoch != fence.epoch || realm.compactedThrough != fence.compactedThrough { realm.files = [:] }
+        if realm.files[fileIdent] == nil, realm.files.count >= Self.maxFilesPerRealm { realm.files = [:] }
+        realm.latestServerVersion = fence.latestServerVersion
+        realm.epoch = fence.epoch
+        realm.compactedThrough = fence.compactedThrough
+        realm.files[fileIdent] = fence.lastClientVersion
+        if realms[realmID] == nil, realms.count >= Self.maxRealms { realms = [:] }
+        realms[realmID] = realm
+    }
+
+    mutating func forget(realmID: Int64) { realms[realmID] = nil }
+}
