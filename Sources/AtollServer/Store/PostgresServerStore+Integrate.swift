@@ -13,6 +13,10 @@ import Synchronization
 /// a compaction) made stale only costs that statement: nothing is written, and the integration
 /// runs again in a transaction that holds the realm's row lock, as every other case does.
 extension PostgresServerStore {
+    /// The integration runs before the append, outside the realm's lock (under it only when the
+    /// node's fence was stale): the coordinator need not rebase uploads early.
+    public var integratesOutsideTheLock: Bool { true }
+
     public func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]

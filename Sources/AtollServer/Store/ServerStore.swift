@@ -156,6 +156,12 @@ public protocol ServerStore: EmailAccountStore, Sendable {
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult
+    /// Whether ``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)`` usually runs
+    /// `integrate` while no lock is held that other uploads wait on (PostgreSQL: against what the
+    /// node knows of the realm, checked by the append itself). When false (SQLite: one write lock
+    /// for every app), the caller rebases an upload over the history before the call, so that
+    /// little work is left under the lock.
+    var integratesOutsideTheLock: Bool { get }
 
     // MARK: Life cycle
 
@@ -179,6 +185,8 @@ extension ServerStore {
     /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
     /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
     public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+
+    public var integratesOutsideTheLock: Bool { false }
 
     /// One ``latestServerVersion(realmID:)`` per realm (a store that can do better says so).
     public func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {

@@ -28,7 +28,8 @@ extension SyncCoordinator {
         // Rebased outside the store's write lock (which every app shares) over the history as it
         // is now; inside it, only over what other uploads integrated meanwhile. If they include
         // the uploader's own changesets the whole rebase runs again under the lock, once.
-        let early = try await rebaseEarly(batch, realm: realm)
+        // (A store that integrates outside its lock anyway does it in one go.)
+        let early = store.integratesOutsideTheLock ? nil : try await rebaseEarly(batch, realm: realm)
         if early != nil { await afterEarlyRebase?() }
         do {
             return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: early, start: start)
