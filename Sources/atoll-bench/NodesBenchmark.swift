@@ -16,8 +16,9 @@ import Foundation
 /// The nodes run in this process and share its cores: with more nodes than cores the figure says
 /// what one machine does, not what several would. Environment: `ATOLL_BENCH_ONLY=W4|W5|W8`,
 /// `ATOLL_BENCH_W8_CLIENTS` (100), `ATOLL_BENCH_PG_FSYNC=0` (the cluster without fsync: what the
-/// software costs apart from the disk's flushes; never a figure to publish), and W4's and W5's own
-/// settings.
+/// software costs apart from the disk's flushes; never a figure to publish),
+/// `ATOLL_BENCH_W4_ONE_NODE=1` (W4 again with A and B on the same PostgreSQL node: what crossing
+/// nodes adds), and W4's and W5's own settings.
 struct NodesBenchmark {
     let only = ProcessInfo.processInfo.environment["ATOLL_BENCH_ONLY"]
     let clients = SyncBenchmark.setting("ATOLL_BENCH_W8_CLIENTS", 100)
@@ -30,6 +31,10 @@ struct NodesBenchmark {
         if only == nil || only == "W4" {
             let nodes = try await startNodes(2, on: cluster)
             try await LatencyBenchmark(label: "W4_nodes", nodes: (nodes[0], nodes[1])).run()
+            if SyncBenchmark.setting("ATOLL_BENCH_W4_ONE_NODE", 0) != 0 {
+                // Diagnosis: A and B on the same PostgreSQL node, what crossing nodes adds.
+                try await LatencyBenchmark(label: "W4_postgres_one_node", nodes: (nodes[0], nodes[0])).run()
+            }
             for node in nodes { try await node.tearDown() }
         }
         if only == nil || only == "W5" {

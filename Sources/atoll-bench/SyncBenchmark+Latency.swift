@@ -33,8 +33,8 @@ struct LatencyBenchmark {
 
         let a = try await BenchDevice.login(server, device: "A")
         let b = try await BenchDevice.login(serverOfB, device: "B")
-        try await a.open("w4", .always)
-        try await b.open("w4", .always)
+        try await a.open(label.lowercased(), .always)
+        try await b.open(label.lowercased(), .always)
         let (notifications, continuation) = AsyncStream<(count: Int, at: UInt64)>.makeStream()
         await b.observeInsertions { count in continuation.yield((count, DispatchTime.now().uptimeNanoseconds)) }
 

@@ -151,6 +151,36 @@ struct SyncUploadTests {
         }
     }
 
+    /// A node checks an upload against what it knows of the realm (its schema, its state) without
+    /// reading the store, unless the upload is based on a version it has not seen: here an append
+    /// another node made (written to the store behind this node's back, its notification not heard)
+    /// added the type the upload uses. The node reads up to the upload's base, and it goes in.
+    @Test func anUploadUsingATypeAnotherNodeJustAddedIsAccepted() async throws {
+        try await withServer { server in
+            let coordinator = server.running.coordinator
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            let ident = try #require(try await client.bind(1, partition: .string("home"), token: token).identAnswer)
+            client.send(.upload(Upload(session: 1, changesets: [UploadChangeset(SyncFixtures.createTask("t", title: "first"), lastServerVersion: 0)])))
+            #expect(try await client.next { $0.uploadAck }.serverVersion == 1)
+
+            let realm = try await coordinator.realm(appID: "tasks", path: "s:home")
+            let other = try await coordinator.store.newClientFile(realmID: realm.id, salt: 7, now: Date())
+            let noteSchema = ObjectSchema(name: "Note", properties: [Property(name: "_id", type: .string, isPrimaryKey: true)])
+            let note = ObjectID(type: "Note", primaryKey: .string("n"))
+            _ = try await coordinator.store.integrate(realmID: realm.id, fileIdent: other.ident.ident, baseServerVersion: 1) { _ in
+                [SyncFixtures.changeset(1, [.addTable(noteSchema), .createObject(note)])]
+            }
+            let edit = SyncFixtures.changeset(2, [.createObject(ObjectID(type: "Note", primaryKey: .string("m")))])
+            client.send(.upload(Upload(session: 1, changesets: [UploadChangeset(edit, lastServerVersion: 2)])))
+            let answer = try await client.next { $0.uploadAck != nil || $0.errorMessage != nil ? $0 : nil }
+            #expect(answer.uploadAck?.serverVersion == 3, "\(answer)")
+            #expect(ident.fileIdent.ident != other.ident.ident)
+            await client.close()
+        }
+    }
+
     @Test func anUploadThatBreaksTheSchemaIsRefusedAndTheServerServesOthers() async throws {
         try await withServer { server in
             let token = try await SyncFixtures.accessToken(server)

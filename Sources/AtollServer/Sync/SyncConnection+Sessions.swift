@@ -219,10 +219,12 @@ extension SyncConnection {
         } catch {
             try await storeFailed(error)
         }
-        await seen(upload.session, integrated: base)
         try await send(.uploadAck(UploadAck(
             session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
         try await reportCompensatingWrite(result.rejected, session: upload.session)
+        // After the answer: what the client had integrated only holds compaction back (recorded
+        // late or not at all, less is compacted, never too much).
+        await seen(upload.session, integrated: base)
     }
 
     /// The error a refused upload gets.

@@ -71,8 +71,17 @@ extension SyncCoordinator {
 
     /// The schema of the realm's history at its newest server version: read from the store on first
     /// use, then only what other integrations (here or on another node) appended since.
-    func currentSchema(of realm: StoredRealm) async throws -> HistorySchema {
+    ///
+    /// With `trustedFrom` (an upload's base), no read when the schema already holds that version
+    /// and every version this node has fanned out (its own appends, and other nodes' as their
+    /// notifications arrive): an upload can only use what it was based on, and what the node does
+    /// not know yet of another node's append a moment ago is what a read could not promise either.
+    func currentSchema(of realm: StoredRealm, trustedFrom base: Int64? = nil) async throws -> HistorySchema {
         touch(realm.id)
+        if let base, let tracked = schemas[realm.id], tracked.epoch == realm.epoch, tracked.version >= base,
+           let known = fannedOut[realm.id], tracked.version >= known {
+            return tracked.schema
+        }
         while true {
             if schemas[realm.id]?.epoch != realm.epoch { schemas[realm.id] = TrackedSchema(epoch: realm.epoch) }
             let version = schemas[realm.id]!.version
@@ -87,8 +96,15 @@ extension SyncCoordinator {
 
     /// A flexible-sync realm's state at its newest server version, built from the store's history
     /// on first use and kept up to date by every integration after that.
-    func snapshot(of realm: StoredRealm) async throws -> (version: Int64, state: ReplicaState) {
+    ///
+    /// With `atLeast` (an upload's base), a state older than that version (another node's append
+    /// not heard of yet) is brought up to date from the store first: an upload is checked against
+    /// at least the state it was made on.
+    func snapshot(of realm: StoredRealm, atLeast base: Int64 = 0) async throws -> (version: Int64, state: ReplicaState) {
         touch(realm.id)
+        if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty, known.version < base, loads[realm.id] == nil {
+            materialized[realm.id]!.isLoaded = false  // read what follows it below
+        }
         while true {
             if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty { return (known.version, known.state) }
             if let load = loads[realm.id] {

@@ -20,11 +20,11 @@ extension SyncCoordinator {
         let start = clock.now
         // An upload that breaks the schema is refused before the store sees it. The schema only
         // grows, so the newest one holds everything the client's changesets were made on.
-        var schema = try await currentSchema(of: realm)
+        var schema = try await currentSchema(of: realm, trustedFrom: batch.baseServerVersion)
         for changeset in batch.changesets { try schema.validate(changeset) }
         // The state uploads are validated against (every index, object and size) and checked by
         // the write rules against.
-        let snapshot = try await snapshot(of: realm)
+        let snapshot = try await snapshot(of: realm, atLeast: batch.baseServerVersion)
         // Rebased outside the store's write lock (which every app shares) over the history as it
         // is now; inside it, only over what other uploads integrated meanwhile. If they include
         // the uploader's own changesets the whole rebase runs again under the lock, once.
