@@ -64,16 +64,16 @@ extension PostgresServerStore {
         let row = PostgresStatements.Entry(
             realmID: realmID, serverVersion: version, originFileIdent: fileIdent, originClientVersion: changeset.version,
             originTimestamp: changeset.timestamp, changeset: changeset.encoded())
-        let announcement = notification(payload: StoreChange.historyLine(
-            realmID: realmID, latestServerVersion: version, encoded: [(version, row.changeset)]))
         var appended = false
         for try await _ in try await client.execute(PostgresStatements.AppendIfUnchanged(
-            entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
-            channel: Self.changeChannel, announcement: announcement, fence: fence), logger: logger) { appended = true }
+            entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion, fence: fence),
+            logger: logger) { appended = true }
         guard appended else {
             uploadFences.withLock { $0.forget(realmID: realmID) }
             return nil
         }
+        announcer.announce(notification(payload: StoreChange.historyLine(
+            realmID: realmID, latestServerVersion: version, encoded: [(version, row.changeset)])))
         var moved = fence
         moved.latestServerVersion = version
         moved.lastClientVersion = newestClientVersion
@@ -86,7 +86,7 @@ extension PostgresServerStore {
     private func integrateLocked(
         realmID: Int64, fileIdent: Int64, historyAfter: Int64, _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {
-        let (result, fence) = try await transaction { connection in
+        let (result, fence, rows) = try await transaction { connection in
             var locked: PostgresStatements.LockRealmForUpload.Row?
             for try await row in try await connection.execute(
                 PostgresStatements.LockRealmForUpload(realmID: realmID, fileIdent: fileIdent), logger: logger) { locked = row }
@@ -121,20 +121,20 @@ extension PostgresServerStore {
                 for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
             }
             if let last = rows.last {
-                // The last entry, the realm's and the file's versions, and the announcement to
-                // the other nodes (sent as the transaction commits), in one round trip.
-                let announcement = notification(payload: StoreChange.historyLine(
-                    realmID: realmID, latestServerVersion: version, encoded: rows.map { ($0.serverVersion, $0.changeset) }))
+                // The last entry and the realm's and the file's versions in one round trip.
                 for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
-                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion,
-                    channel: Self.changeChannel, announcement: announcement), logger: logger) {}
+                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion), logger: logger) {}
             }
             let fence = PostgresUploadFence(latestServerVersion: version, epoch: input.epoch, compactedThrough: compactedThrough,
                                             lastClientVersion: newestClientVersion)
             return (IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion),
-                    fence)
+                    fence, rows)
         }
         uploadFences.withLock { $0.remember(fence, realmID: realmID, fileIdent: fileIdent) }
+        if !rows.isEmpty {
+            announcer.announce(notification(payload: StoreChange.historyLine(
+                realmID: realmID, latestServerVersion: result.latestServerVersion, encoded: rows.map { ($0.serverVersion, $0.changeset) })))
+        }
         return result
     }
 }

@@ -26,6 +26,8 @@ public final class PostgresServerStore: ServerStore {
     /// What this node last knew of the realms it integrated into, for the one-statement append
     /// (``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)``).
     let uploadFences = Mutex(PostgresUploadFences())
+    /// Sends this node's history announcements after their commits.
+    let announcer: PostgresAnnouncer
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
     private let runner: Task<Void, Never>
 
@@ -50,11 +52,13 @@ public final class PostgresServerStore: ServerStore {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
+        announcer = PostgresAnnouncer(client: client, channel: Self.changeChannel, logger: logger)
         runner = Task { await client.run() }
     }
 
     /// Closes the pool's connections. The store must not be used afterwards.
     public func shutdown() async {
+        await announcer.finish()
         runner.cancel()
         await runner.value
     }

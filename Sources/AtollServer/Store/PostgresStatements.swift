@@ -3,9 +3,8 @@ import PostgresNIO
 
 /// The PostgreSQL store's hot statements, prepared: postgres-nio prepares one on a connection the
 /// first time it runs there and reuses it after, so the server parses and plans it once per
-/// connection instead of once per call. These are the statements of an upload's integration (two
-/// round trips inside the transaction in the common case of one changeset, where there were six)
-/// and of the reads every download makes.
+/// connection instead of once per call. These are the statements of an upload's integration, of the
+/// announcements to the other nodes, and of the reads every download makes.
 ///
 /// With a pooler in front of PostgreSQL, it must support protocol-level prepared statements
 /// (PgBouncer 1.21 and later, `max_prepared_statements` > 0) or pool by session.
@@ -44,10 +43,9 @@ enum PostgresStatements {
     }
 
     /// Appends an upload's last history entry and, in the same round trip, moves the realm's
-    /// latest version, the client file's last integrated version, and announces the new version
-    /// to the other nodes (sent as the transaction commits).
+    /// latest version and the client file's last integrated version.
     struct AppendLastEntry: PostgresPreparedStatement {
-        static let name = "atoll_append_last_entry_1"
+        static let name = "atoll_append_last_entry_2"
         static let sql = """
             WITH entry AS (
                 INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version, origin_timestamp, changeset)
@@ -57,21 +55,17 @@ enum PostgresStatements {
             ), file AS (
                 UPDATE client_files SET last_client_version = $7 WHERE realm_id = $1 AND ident = $8
             )
-            SELECT 1::int4 FROM (SELECT pg_notify($9, $10)) AS announced
+            SELECT 1::int4
             """
         typealias Row = Int32
         var entry: Entry
         var uploaderFileIdent: Int64
         var uploaderClientVersion: Int64
-        var channel: String
-        var announcement: String
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = try entry.bindings(capacity: 10)
+            var bindings = try entry.bindings(capacity: 8)
             bindings.append(uploaderClientVersion)
             bindings.append(uploaderFileIdent)
-            bindings.append(channel)
-            bindings.append(announcement)
             return bindings
         }
 
@@ -99,15 +93,15 @@ enum PostgresStatements {
     /// An upload's one entry appended in one statement, outside a transaction, if and only if the
     /// realm and the uploading file are still as the integration read them (`fence`): the realm's
     /// row update takes its lock, and a writer that committed first (on any node) makes the
-    /// condition false, so nothing is written. Moves the file's last integrated version and
-    /// announces the new version with it. Returns a row when it appended.
+    /// condition false, so nothing is written. Moves the file's last integrated version with it.
+    /// Returns a row when it appended.
     struct AppendIfUnchanged: PostgresPreparedStatement {
-        static let name = "atoll_append_if_unchanged_1"
+        static let name = "atoll_append_if_unchanged_2"
         static let sql = """
             WITH realm AS (
                 UPDATE realms SET latest_version = $2
-                WHERE id = $1 AND latest_version = $11 AND epoch = $12 AND compacted_through = $13
-                  AND EXISTS (SELECT 1 FROM client_files WHERE realm_id = $1 AND ident = $8 AND last_client_version = $14)
+                WHERE id = $1 AND latest_version = $9 AND epoch = $10 AND compacted_through = $11
+                  AND EXISTS (SELECT 1 FROM client_files WHERE realm_id = $1 AND ident = $8 AND last_client_version = $12)
                 RETURNING id
             ), file AS (
                 UPDATE client_files SET last_client_version = $7
@@ -117,26 +111,47 @@ enum PostgresStatements {
                 SELECT $1, $2, $3, $4, $5, $6 FROM realm
                 RETURNING server_version
             )
-            SELECT 1::int4 FROM entry, LATERAL (SELECT pg_notify($9, $10)) AS announced
+            SELECT 1::int4 FROM entry
             """
         typealias Row = Int32
         var entry: Entry
         var uploaderFileIdent: Int64
         var uploaderClientVersion: Int64
-        var channel: String
-        var announcement: String
         var fence: PostgresUploadFence
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = try entry.bindings(capacity: 14)
+            var bindings = try entry.bindings(capacity: 12)
             bindings.append(uploaderClientVersion)
             bindings.append(uploaderFileIdent)
-            bindings.append(channel)
-            bindings.append(announcement)
             bindings.append(fence.latestServerVersion)
             bindings.append(Int64(bitPattern: fence.epoch.rawValue))
             bindings.append(fence.compactedThrough)
             bindings.append(fence.lastClientVersion)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int32.self) }
+    }
+
+    /// Sends announcements on the change channel, in order, in one transaction that does not wait
+    /// for its commit to be flushed (a notification is not data: one lost in a crash only delays
+    /// the other nodes until their periodic check). Kept apart from the transactions that write
+    /// history: PostgreSQL serialises the commits of notifying transactions, flush included.
+    struct Announce: PostgresPreparedStatement {
+        static let name = "atoll_announce_1"
+        static let sql = """
+            SELECT count(*)::int4
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unflushed,
+                 unnest($2::text[]) AS payload, LATERAL (SELECT pg_notify($1, payload)) AS sent
+            """
+        typealias Row = Int32
+        var channel: String
+        var payloads: [String]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(channel)
+            bindings.append(payloads)
             return bindings
         }
 

@@ -205,6 +205,24 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         await two.shutdown()
     }
 
+    /// Announcements sent after their commits arrive in order and all of them, however many queue
+    /// up (several per NOTIFY transaction).
+    @Test(.timeLimit(.minutes(1))) func queuedAnnouncementsArriveInOrder() async throws {
+        let url = try await PostgresCluster.shared().createDatabase()
+        let one = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        let two = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        let heard = try #require(two.changesFromOtherNodes())
+        var iterator = heard.makeAsyncIterator()
+        #expect(await iterator.next() == .missed)
+        let count = PostgresAnnouncer.maxBatch * 2 + 7
+        for i in 0..<count { one.announcer.announce(one.notification(.appChanged(appID: "app-\(i)"))) }
+        var received: [StoreChange] = []
+        while received.count < count, let next = await iterator.next() { received.append(next) }
+        #expect(received == (0..<count).map { .appChanged(appID: "app-\($0)") })
+        await one.shutdown()
+        await two.shutdown()
+    }
+
     /// The first node's token secret and admin key are every node's.
     @Test func nodesShareTheFirstNodesSecrets() async throws {
         let url = try await PostgresCluster.shared().createDatabase()
