@@ -98,6 +98,35 @@ struct MultiNodeSyncTests {
         }
     }
 
+    /// Announcements travel apart from their commits, so one may arrive after its realm's history
+    /// was replaced: an announcement of another epoch is ignored, never fanned out, and the real
+    /// write at that version still reaches the node's clients.
+    @Test func anAnnouncementOfAReplacedHistoryIsIgnored() async throws {
+        try await withSyncTestNodes(2) { nodes in
+            let frodo = try await nodes[0].app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await nodes[1].app(device: "sam").login(credentials: .anonymous)
+            let writer = try await open(frodo)
+            let reader = try await open(sam)
+            try writer.write { writer.add(SyncedTask(value: ["name": "first", "owner": "Frodo"])) }
+            try await writer.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(reader) == ["first"] })
+
+            let realm = try await nodes[1].server.coordinator.realm(appID: nodes[1].appId, path: "s:shire")
+            let latest = try await nodes[1].server.coordinator.store.latestServerVersion(realmID: realm.id)
+            let ghost = ObjectID(type: "SyncedTask", primaryKey: .objectId(ObjectId.generate()))
+            let stale = HistoryEntry(serverVersion: latest + 1, changeset: Changeset(
+                version: 1, timestamp: 1_700_000_000_000, fileIdent: 999,
+                instructions: [.createObject(ghost), .set(ghost, path: [.property("name")], value: .string("ghost"))]))
+            await nodes[1].server.coordinator.apply(.history(
+                realmID: realm.id, latestServerVersion: latest + 1, entries: [stale],
+                epoch: SyncEpoch(rawValue: realm.epoch.rawValue &+ 1)))
+
+            try writer.write { writer.add(SyncedTask(value: ["name": "second", "owner": "Frodo"])) }
+            try await writer.syncSession!.wait(for: .upload)
+            #expect(await waitUntil(timeout: .seconds(20)) { names(reader) == ["first", "second"] }, "\(names(reader))")
+        }
+    }
+
     /// Clients of three nodes write to one realm at once: one history, every write everywhere.
     @Test func concurrentWritesThroughThreeNodesConverge() async throws {
         try await withSyncTestNodes(3) { nodes in

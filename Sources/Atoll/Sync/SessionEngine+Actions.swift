@@ -27,7 +27,10 @@ extension SessionEngine {
                 }
                 // Suspended by the app, the engine not there yet: a write made after `suspend()`
                 // stays local.
-                if case .upload = message, uploadsHeld.load(ordering: .sequentiallyConsistent) { continue }
+                if case .upload = message, uploadsHeld.load(ordering: .sequentiallyConsistent) {
+                    droppedHeldUpload = true
+                    continue
+                }
                 await connection.send(message)
                 if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):

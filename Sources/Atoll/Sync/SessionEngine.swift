@@ -33,6 +33,10 @@ actor SessionEngine {
     /// (the unbind that follows drops nothing: a new bind uploads the pending list again).
     /// `SyncSession.resume()` clears it.
     nonisolated let uploadsHeld = Atomic<Bool>(false)
+    /// An upload was dropped while held on a bind that may still be up (the session was bound
+    /// again after the suspension, by a client reset completing, say): `resume()` binds again so
+    /// that the pending list is sent again.
+    var droppedHeldUpload = false
     /// The generation of the reconnect timer scheduled last, for `reconnect()`.
     var reconnectGeneration: UInt64?
     /// The last download progress the session reported (the upload progress is the session's own).
@@ -115,6 +119,10 @@ actor SessionEngine {
     /// `SyncSession.resume()`.
     func resume() async {
         userSuspended = false
+        if droppedHeldUpload {
+            droppedHeldUpload = false
+            await run { $0.suspend() }  // unbinds if bound; the start below binds again after it
+        }
         await start()
         publish()
     }

@@ -108,15 +108,15 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Stops syncing until `resume()`.
     public func suspend() {
-        engine.uploadsHeld.store(true, ordering: .sequentiallyConsistent)
         update(state: .paused)
-        enqueue { await $0.suspend() }
+        // Uploads are held from now on, in the same step as the suspension is queued: a resume
+        // racing on another thread cannot leave them held behind a resumed session.
+        enqueue({ await $0.suspend() }, whileQueueing: { $0.uploadsHeld.store(true, ordering: .sequentiallyConsistent) })
     }
 
     /// Syncs again after `suspend()`.
     public func resume() {
-        engine.uploadsHeld.store(false, ordering: .sequentiallyConsistent)
-        enqueue { await $0.resume() }
+        enqueue({ await $0.resume() }, whileQueueing: { $0.uploadsHeld.store(false, ordering: .sequentiallyConsistent) })
     }
 
     /// Connects at once if the session waits to reconnect (after a failed connection, with a
@@ -202,9 +202,11 @@ public final class SyncSession: @unchecked Sendable {
 
     // MARK: From the engine
 
-    /// Runs `command` on the engine after every command enqueued before it.
-    func enqueue(_ command: @escaping @Sendable (SessionEngine) async -> Void) {
+    /// Runs `command` on the engine after every command enqueued before it; `whileQueueing` runs
+    /// at once, in the same critical section, so what it sets is in the order of the commands.
+    func enqueue(_ command: @escaping @Sendable (SessionEngine) async -> Void, whileQueueing: ((SessionEngine) -> Void)? = nil) {
         lock.withLock {
+            whileQueueing?(engine)
             let previous = commandTail
             let engine = engine
             commandTail = _Concurrency.Task {

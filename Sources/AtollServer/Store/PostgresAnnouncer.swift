@@ -34,7 +34,7 @@ final class PostgresAnnouncer: Sendable {
         self.waiting = queue
         task = Task {
             for await _ in signals {
-                while true {
+                while !Task.isCancelled {
                     let batch = queue.lines.withLock { waiting -> [String] in
                         let batch = Array(waiting.prefix(Self.maxBatch))
                         waiting.removeFirst(batch.count)
@@ -62,9 +62,22 @@ final class PostgresAnnouncer: Sendable {
         signal.yield()
     }
 
-    /// Sends what is queued, then stops.
-    func finish() async {
+    /// Sends what is queued, then stops; gives up on what is left after `deadline` (a database
+    /// that does not answer must not hold a node's shutdown).
+    func finish(deadline: Duration = .seconds(5)) async {
         signal.finish()
-        await task.value
+        let task = task
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        Task {
+            await task.value
+            end.yield()
+        }
+        let watchdog = Task {
+            try await Task.sleep(for: deadline)
+            end.yield()
+        }
+        for await _ in ended { break }
+        watchdog.cancel()
+        task.cancel()
     }
 }

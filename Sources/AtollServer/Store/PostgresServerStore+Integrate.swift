@@ -73,7 +73,7 @@ extension PostgresServerStore {
             return nil
         }
         announcer.announce(notification(payload: StoreChange.historyLine(
-            realmID: realmID, latestServerVersion: version, encoded: [(version, row.changeset)])))
+            realmID: realmID, epoch: fence.epoch, latestServerVersion: version, encoded: [(version, row.changeset)])))
         var moved = fence
         moved.latestServerVersion = version
         moved.lastClientVersion = newestClientVersion
@@ -133,7 +133,8 @@ extension PostgresServerStore {
         uploadFences.withLock { $0.remember(fence, realmID: realmID, fileIdent: fileIdent) }
         if !rows.isEmpty {
             announcer.announce(notification(payload: StoreChange.historyLine(
-                realmID: realmID, latestServerVersion: result.latestServerVersion, encoded: rows.map { ($0.serverVersion, $0.changeset) })))
+                realmID: realmID, epoch: fence.epoch, latestServerVersion: result.latestServerVersion,
+                encoded: rows.map { ($0.serverVersion, $0.changeset) })))
         }
         return result
     }

@@ -11,7 +11,11 @@ public enum StoreChange: Sendable, Hashable {
     /// Uploads were integrated into a realm's history, now at `latestServerVersion`. `entries` are
     /// the entries appended, when they fit in the notification (a few kilobytes): the receivers
     /// fan them out without reading them back; otherwise empty, and they read the table.
-    case history(realmID: Int64, latestServerVersion: Int64, entries: [HistoryEntry] = [])
+    ///
+    /// `epoch` is the history's epoch the entries belong to (nil from a node that did not say):
+    /// an announcement travels apart from its commit, so it may arrive after the history was
+    /// replaced, and is then ignored.
+    case history(realmID: Int64, latestServerVersion: Int64, entries: [HistoryEntry] = [], epoch: SyncEpoch? = nil)
     /// A realm's history was replaced under a new epoch (restore, breaking schema change): its
     /// sessions must reset.
     case historyReplaced(realmID: Int64)
@@ -32,8 +36,9 @@ public enum StoreChange: Sendable, Hashable {
     /// fit (``maxPayloadBytes``).
     var payload: String {
         switch self {
-        case .history(let realm, let version, let entries):
-            Self.historyLine(realmID: realm, latestServerVersion: version, encoded: entries.map { ($0.serverVersion, $0.changeset.encoded()) })
+        case .history(let realm, let version, let entries, let epoch):
+            Self.historyLine(realmID: realm, epoch: epoch, latestServerVersion: version,
+                             encoded: entries.map { ($0.serverVersion, $0.changeset.encoded()) })
         case .historyReplaced(let realm): "r\t\(realm)"
         case .syncTerminated(let app): "t\t\(app)"
         case .appChanged(let app): "a\t\(app)"
@@ -43,11 +48,12 @@ public enum StoreChange: Sendable, Hashable {
         }
     }
 
-    /// `h realm version [version:base64,…]` for entries already encoded as stored (an integration
-    /// has them so and need not encode them again), the entries only when the line stays within
-    /// ``maxPayloadBytes``.
-    static func historyLine(realmID: Int64, latestServerVersion: Int64, encoded: [(serverVersion: Int64, changeset: Data)]) -> String {
-        let line = "h\t\(realmID)\t\(latestServerVersion)"
+    /// `H realm epoch version [version:base64,…]` (`h realm version […]` without an epoch) for
+    /// entries already encoded as stored (an integration has them so and need not encode them
+    /// again), the entries only when the line stays within ``maxPayloadBytes``.
+    static func historyLine(realmID: Int64, epoch: SyncEpoch?, latestServerVersion: Int64,
+                            encoded: [(serverVersion: Int64, changeset: Data)]) -> String {
+        let line = if let epoch { "H\t\(realmID)\t\(epoch.rawValue)\t\(latestServerVersion)" } else { "h\t\(realmID)\t\(latestServerVersion)" }
         guard !encoded.isEmpty else { return line }
         var field = ""
         for (version, data) in encoded {
@@ -67,6 +73,10 @@ public enum StoreChange: Sendable, Hashable {
             // Entries that do not read back are left out: the receivers read the table instead.
             let entries = fields.count == 4 ? Self.entries(fields[3]) ?? [] : []
             self = .history(realmID: realm, latestServerVersion: version, entries: entries)
+        case ("H", 4), ("H", 5):
+            guard let realm = Int64(fields[1]), let epoch = UInt64(fields[2]), let version = Int64(fields[3]) else { return nil }
+            let entries = fields.count == 5 ? Self.entries(fields[4]) ?? [] : []
+            self = .history(realmID: realm, latestServerVersion: version, entries: entries, epoch: SyncEpoch(rawValue: epoch))
         case ("r", 2):
             guard let realm = Int64(fields[1]) else { return nil }
             self = .historyReplaced(realmID: realm)

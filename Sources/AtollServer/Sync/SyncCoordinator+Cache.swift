@@ -102,11 +102,14 @@ extension SyncCoordinator {
     /// at least the state it was made on.
     func snapshot(of realm: StoredRealm, atLeast base: Int64 = 0) async throws -> (version: Int64, state: ReplicaState) {
         touch(realm.id)
-        if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty, known.version < base, loads[realm.id] == nil {
-            materialized[realm.id]!.isLoaded = false  // read what follows it below
-        }
+        // A load that began before this call may have read before the base was committed: only
+        // one this call started settles it (a base beyond the history is refused later).
+        var readSinceCalled = false
         while true {
-            if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty { return (known.version, known.state) }
+            if let known = materialized[realm.id], known.isLoaded, known.ahead.isEmpty {
+                if known.version >= base || readSinceCalled { return (known.version, known.state) }
+                if loads[realm.id] == nil { materialized[realm.id]!.isLoaded = false }  // read what follows it
+            }
             if let load = loads[realm.id] {
                 try await load.value
                 continue
@@ -117,6 +120,7 @@ extension SyncCoordinator {
             defer { loads[realm.id] = nil }
             do {
                 try await load.value
+                readSinceCalled = true
             } catch {
                 materialized[realm.id] = nil
                 throw error

@@ -9,7 +9,10 @@ extension SyncCoordinator {
     /// Acts on a change another node made to the store.
     public func apply(_ change: StoreChange) async {
         switch change {
-        case .history(let realmID, let latest, let entries):
+        case .history(let realmID, let latest, let entries, let epoch):
+            // Announced after its commit, so possibly after the history was replaced (a restore,
+            // a restart): then it names versions of a history that is gone.
+            if let epoch, let known = realms.values.first(where: { $0.id == realmID })?.epoch, known != epoch { return }
             otherNodeAppended(realmID: realmID, latest: latest, entries: entries)
         case .historyReplaced(let realmID):
             await otherNodeReplacedHistory(realmID: realmID)

@@ -191,7 +191,7 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         // The appended entry rides along, so the other nodes need not read it back.
         let appended = Changeset(version: 2, timestamp: 2, fileIdent: file.ident.ident, instructions: [])
         #expect(await iterator.next() == .history(realmID: realm.id, latestServerVersion: 2,
-                                                  entries: [HistoryEntry(serverVersion: 2, changeset: appended)]))
+                                                  entries: [HistoryEntry(serverVersion: 2, changeset: appended)], epoch: 1))
         for change: StoreChange in [.historyReplaced(realmID: realm.id), .syncTerminated(appID: "app"), .appChanged(appID: "app"),
                                      .sessionsEnded(userID: "u", deviceID: "d", reason: "disabled\tby an operator"),
                                      .sessionsEnded(userID: "u", deviceID: nil, reason: "")] {
@@ -280,6 +280,17 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let payload = StoreChange.history(realmID: 7, latestServerVersion: 8, entries: [big]).payload
         #expect(payload.utf8.count <= StoreChange.maxPayloadBytes)
         #expect(StoreChange(payload: payload[...]) == .history(realmID: 7, latestServerVersion: 8))
+    }
+
+    /// The history's epoch travels with the announcement (it may arrive after the history was
+    /// replaced); a line without one, from an older node, still reads.
+    @Test func theEpochTravelsAndLinesWithoutOneStillRead() {
+        let change = StoreChange.history(realmID: 7, latestServerVersion: 9, entries: [entry(9, title: "a")],
+                                         epoch: SyncEpoch(rawValue: .max))
+        #expect(StoreChange(payload: change.payload[...]) == change)
+        #expect(StoreChange(payload: "H\t7\t12\t9"[...]) == .history(realmID: 7, latestServerVersion: 9, epoch: 12))
+        #expect(StoreChange(payload: "h\t7\t9"[...]) == .history(realmID: 7, latestServerVersion: 9))
+        for bad in ["H\t7\t-1\t9", "H\t7\tx\t9", "H\t7\t12"] { #expect(StoreChange(payload: bad[...]) == nil, "\(bad)") }
     }
 
     @Test func entriesThatDoNotReadBackAreDroppedNotTheChange() {
