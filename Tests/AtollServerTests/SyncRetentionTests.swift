@@ -73,6 +73,39 @@ import Testing
         }
     }
 
+    /// An upload records what the client had integrated (its base) at most every 10 s: each
+    /// record is a committed write, and one made late only makes compaction keep more.
+    @Test func uploadsRecordWhatTheClientIntegratedAtMostEveryTenSeconds() async throws {
+        let clock = ManualClock()
+        try await withServer(clock: clock) { server in
+            let coordinator = server.running.coordinator
+            let login = try await server.http.anonymousLogin()
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            let ident = try #require(try await client.bind(1, partition: .string("home"), token: login.access_token).identAnswer)
+            let realm = try await coordinator.realm(appID: "tasks", path: "s:home")
+            func recorded() async throws -> Int64? {
+                try await coordinator.store.clientFile(realmID: realm.id, ident: ident.fileIdent.ident)?.lastServerVersion
+            }
+            var base: Int64 = 0
+            func upload(_ version: Int64) async throws {
+                let changeset = version == 1 ? SyncFixtures.createTask("t", title: "a")
+                    : SyncFixtures.changeset(version, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string("v\(version)"))])
+                client.send(.upload(Upload(session: 1, changesets: [UploadChangeset(changeset, lastServerVersion: base)])))
+                base = try await client.next { $0.uploadAck }.serverVersion
+                _ = try await client.pingRoundTrip { _ in true }  // the upload's handling, its record included, is over
+            }
+            try await upload(1)
+            try await upload(2)
+            try await upload(3)
+            #expect(try await recorded() == 0, "uploads 2 and 3 came within 10 s of the first")
+            clock.advance(by: 11)
+            try await upload(4)
+            #expect(try await recorded() == 3)
+            await client.close()
+        }
+    }
+
     @Test func compactionFoldsTheHistoryNoClientSeenWithinTheMaxOfflineTimeNeeds() async throws {
         let clock = ManualClock()
         try await withServer(clock: clock) { server in

@@ -164,10 +164,16 @@ extension SyncConnection {
     }
 
     /// Records the session's client file as seen now: always when it says what the client
-    /// `integrated`, else at most once a minute (downloads call this often).
-    func seen(_ id: SessionID, integrated serverVersion: Int64? = nil) async {
+    /// `integrated` at a bind, every 10 s at most from uploads (each would otherwise cost a
+    /// committed write; a value recorded late only makes compaction keep more), else at most once
+    /// a minute (downloads call this often).
+    func seen(_ id: SessionID, integrated serverVersion: Int64? = nil, fromUpload: Bool = false) async {
         guard let session = sessions[id], session.file.isAssigned else { return }
         let now = coordinator.now()
+        if fromUpload {
+            guard now.timeIntervalSince(session.lastIntegratedRecorded) > 10 else { return }
+            sessions[id]?.lastIntegratedRecorded = now
+        }
         guard serverVersion != nil || now.timeIntervalSince(session.lastSeenRecorded) > 60 else { return }
         sessions[id]?.lastSeenRecorded = now
         await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident, integrated: serverVersion)
@@ -224,7 +230,7 @@ extension SyncConnection {
         try await reportCompensatingWrite(result.rejected, session: upload.session)
         // After the answer: what the client had integrated only holds compaction back (recorded
         // late or not at all, less is compacted, never too much).
-        await seen(upload.session, integrated: base)
+        await seen(upload.session, integrated: base, fromUpload: true)
     }
 
     /// The error a refused upload gets.

@@ -44,6 +44,8 @@ final class SyncConnection {
         var flexible: FlexibleView?
         /// When the client file was last recorded as seen (downloads record it at most once a minute).
         var lastSeenRecorded = Date.distantPast
+        /// When an upload last recorded what the client had integrated (at most every 10 s).
+        var lastIntegratedRecorded = Date.distantPast
     }
 
     /// What stops a connection: a connection-level error sent, or the socket gone.
