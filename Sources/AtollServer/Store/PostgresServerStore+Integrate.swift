@@ -40,6 +40,7 @@ extension PostgresServerStore {
             var read: PostgresUploadFence?
             for try await (latest, epoch, compacted, last) in try await client.execute(
                 PostgresStatements.ReadUploadFence(realmID: realmID, fileIdent: fileIdent), logger: logger) {
+                guard let last else { continue }
                 read = PostgresUploadFence(latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)),
                                            compactedThrough: compacted, lastClientVersion: last)
             }
@@ -55,31 +56,28 @@ extension PostgresServerStore {
         let input = IntegrationInput(
             historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: fence.lastClientVersion,
             latestServerVersion: fence.latestServerVersion, epoch: fence.epoch, compactedThrough: fence.compactedThrough)
-        guard let changesets = try? integrate(input), changesets.count == 1, var changeset = changesets.first,
-              changeset.fileIdent != IntegrationInput.serverAuthored
+        guard let changesets = try? integrate(input), changesets.count == 1,
+              changesets[0].fileIdent != IntegrationInput.serverAuthored
         else { return nil }
-        changeset.fileIdent = fileIdent
-        let version = fence.latestServerVersion + 1
-        let newestClientVersion = max(fence.lastClientVersion, changeset.version)
-        let row = PostgresStatements.Entry(
-            realmID: realmID, serverVersion: version, originFileIdent: fileIdent, originClientVersion: changeset.version,
-            originTimestamp: changeset.timestamp, changeset: changeset.encoded())
+        let result = IntegrationResult.stamping(changesets, fileIdent: fileIdent, after: fence.latestServerVersion,
+                                                lastIntegratedClientVersion: fence.lastClientVersion)
+        let row = PostgresStatements.Entry(realmID: realmID, result.appended[0])
         var appended = false
         for try await _ in try await client.execute(PostgresStatements.AppendIfUnchanged(
-            entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion, fence: fence),
+            entry: row, uploaderFileIdent: fileIdent, uploaderClientVersion: result.lastIntegratedClientVersion, fence: fence),
             logger: logger) { appended = true }
         guard appended else {
             uploadFences.withLock { $0.forget(realmID: realmID) }
             return nil
         }
         announcer.announce(notification(payload: StoreChange.historyLine(
-            realmID: realmID, epoch: fence.epoch, latestServerVersion: version, encoded: [(version, row.changeset)])))
+            realmID: realmID, epoch: fence.epoch, latestServerVersion: result.latestServerVersion,
+            encoded: [(row.serverVersion, row.changeset)])))
         var moved = fence
-        moved.latestServerVersion = version
-        moved.lastClientVersion = newestClientVersion
+        moved.latestServerVersion = result.latestServerVersion
+        moved.lastClientVersion = result.lastIntegratedClientVersion
         uploadFences.withLock { $0.remember(moved, realmID: realmID, fileIdent: fileIdent) }
-        return IntegrationResult(appended: [HistoryEntry(serverVersion: version, changeset: changeset)],
-                                 latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
+        return result
     }
 
     /// The integration in a transaction that holds the realm's row lock from its first read.
@@ -99,36 +97,22 @@ extension PostgresServerStore {
             let input = IntegrationInput(
                 historyAfterBase: after, historyAfter: historyAfter, lastIntegratedClientVersion: lastClientVersion,
                 latestServerVersion: latest, epoch: SyncEpoch(rawValue: UInt64(bitPattern: epoch)), compactedThrough: compactedThrough)
-            let changesets = try integrate(input)
-            var version = latest
-            var newestClientVersion = lastClientVersion
-            var appended: [HistoryEntry] = []
-            for var changeset in changesets {
-                let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
-                changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
-                version += 1
-                if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
-                appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
-            }
+            let result = IntegrationResult.stamping(
+                try integrate(input), fileIdent: fileIdent, after: latest, lastIntegratedClientVersion: lastClientVersion)
             // Each changeset encoded once, for its row and for the announcement.
-            let rows = appended.map { entry in
-                PostgresStatements.Entry(
-                    realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
-                    originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
-                    changeset: entry.changeset.encoded())
-            }
+            let rows = result.appended.map { PostgresStatements.Entry(realmID: realmID, $0) }
             for row in rows.dropLast() {
                 for try await _ in try await connection.execute(PostgresStatements.InsertEntry(entry: row), logger: logger) {}
             }
             if let last = rows.last {
                 // The last entry and the realm's and the file's versions in one round trip.
                 for try await _ in try await connection.execute(PostgresStatements.AppendLastEntry(
-                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: newestClientVersion), logger: logger) {}
+                    entry: last, uploaderFileIdent: fileIdent, uploaderClientVersion: result.lastIntegratedClientVersion),
+                    logger: logger) {}
             }
-            let fence = PostgresUploadFence(latestServerVersion: version, epoch: input.epoch, compactedThrough: compactedThrough,
-                                            lastClientVersion: newestClientVersion)
-            return (IntegrationResult(appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion),
-                    fence, rows)
+            let fence = PostgresUploadFence(latestServerVersion: result.latestServerVersion, epoch: input.epoch,
+                                            compactedThrough: compactedThrough, lastClientVersion: result.lastIntegratedClientVersion)
+            return (result, fence, rows)
         }
         uploadFences.withLock { $0.remember(fence, realmID: realmID, fileIdent: fileIdent) }
         if !rows.isEmpty {

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import PostgresNIO
 
@@ -9,16 +10,20 @@ import PostgresNIO
 /// With a pooler in front of PostgreSQL, it must support protocol-level prepared statements
 /// (PgBouncer 1.21 and later, `max_prepared_statements` > 0) or pool by session.
 enum PostgresStatements {
+    /// A realm's latest version, epoch and compaction point, and the file `$2`'s last integrated
+    /// version (null when the realm has no such file).
+    static let realmAndFile = """
+        SELECT r.latest_version, r.epoch, r.compacted_through, f.last_client_version
+        FROM realms r LEFT JOIN client_files f ON f.realm_id = r.id AND f.ident = $2
+        WHERE r.id = $1
+        """
+
     /// Locks the realm's row for the transaction (every writer of its history takes this lock
     /// first, on every node) and reads, with it, the uploading client file's last integrated
     /// version (nil when the file is unknown).
     struct LockRealmForUpload: PostgresPreparedStatement {
         static let name = "atoll_lock_realm_for_upload_1"
-        static let sql = """
-            SELECT r.latest_version, r.epoch, r.compacted_through, f.last_client_version
-            FROM realms r LEFT JOIN client_files f ON f.realm_id = r.id AND f.ident = $2
-            WHERE r.id = $1 FOR UPDATE OF r
-            """
+        static let sql = realmAndFile + " FOR UPDATE OF r"
         typealias Row = (Int64, Int64, Int64, Int64?)
         var realmID: Int64
         var fileIdent: Int64
@@ -76,12 +81,8 @@ enum PostgresStatements {
     /// version, epoch and compaction point, and the uploading file's last integrated version.
     struct ReadUploadFence: PostgresPreparedStatement {
         static let name = "atoll_read_upload_fence_1"
-        static let sql = """
-            SELECT r.latest_version, r.epoch, r.compacted_through, f.last_client_version
-            FROM realms r JOIN client_files f ON f.realm_id = r.id AND f.ident = $2
-            WHERE r.id = $1
-            """
-        typealias Row = (Int64, Int64, Int64, Int64)
+        static let sql = realmAndFile
+        typealias Row = (Int64, Int64, Int64, Int64?)
         var realmID: Int64
         var fileIdent: Int64
 
@@ -160,6 +161,23 @@ enum PostgresStatements {
 
     /// One history row's values.
     struct Entry: Sendable {
+        /// The row of `entry` in `realmID`, its changeset encoded.
+        init(realmID: Int64, _ entry: HistoryEntry) {
+            self.init(realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
+                      originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
+                      changeset: entry.changeset.encoded())
+        }
+
+        init(realmID: Int64, serverVersion: Int64, originFileIdent: Int64, originClientVersion: Int64, originTimestamp: Int64,
+             changeset: Data) {
+            self.realmID = realmID
+            self.serverVersion = serverVersion
+            self.originFileIdent = originFileIdent
+            self.originClientVersion = originClientVersion
+            self.originTimestamp = originTimestamp
+            self.changeset = changeset
+        }
+
         var realmID: Int64
         var serverVersion: Int64
         var originFileIdent: Int64

@@ -142,32 +142,25 @@ extension SQLiteServerStore {
             let input = IntegrationInput(
                 historyAfterBase: after, historyAfter: from, lastIntegratedClientVersion: lastClientVersion, latestServerVersion: latest,
                 epoch: SyncEpoch(rawValue: UInt64(bitPattern: realm?["epoch"] ?? 0)), compactedThrough: realm?["compacted_through"] ?? 0)
-            let changesets = try integrate(input)
-            var version = latest
-            var newestClientVersion = lastClientVersion
-            var appended: [HistoryEntry] = []
-            for var changeset in changesets {
-                let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
-                changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
-                version += 1
+            let result = IntegrationResult.stamping(
+                try integrate(input), fileIdent: fileIdent, after: latest, lastIntegratedClientVersion: lastClientVersion)
+            for entry in result.appended {
                 try db.execute(
                     sql: """
                         INSERT INTO history (realm_id, server_version, origin_file_ident, origin_client_version,
                                              origin_timestamp, changeset)
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [realmID, version, changeset.fileIdent, changeset.version, changeset.timestamp, changeset.encoded()])
-                if !isServers { newestClientVersion = max(newestClientVersion, changeset.version) }
-                appended.append(HistoryEntry(serverVersion: version, changeset: changeset))
+                    arguments: [realmID, entry.serverVersion, entry.changeset.fileIdent, entry.changeset.version,
+                                entry.changeset.timestamp, entry.changeset.encoded()])
             }
-            if !appended.isEmpty {
-                try db.execute(sql: "UPDATE realms SET latest_version = ? WHERE id = ?", arguments: [version, realmID])
+            if !result.appended.isEmpty {
+                try db.execute(sql: "UPDATE realms SET latest_version = ? WHERE id = ?", arguments: [result.latestServerVersion, realmID])
                 try db.execute(
                     sql: "UPDATE client_files SET last_client_version = ? WHERE realm_id = ? AND ident = ?",
-                    arguments: [newestClientVersion, realmID, fileIdent])
+                    arguments: [result.lastIntegratedClientVersion, realmID, fileIdent])
             }
-            return IntegrationResult(
-                appended: appended, latestServerVersion: version, lastIntegratedClientVersion: newestClientVersion)
+            return result
         }
     }
 }

@@ -92,6 +92,26 @@ public struct IntegrationResult: Sendable {
     public var rejected: [CompensatingWrite] = []
 }
 
+extension IntegrationResult {
+    /// What appending `changesets` (an integration's answer) after `latestServerVersion` makes,
+    /// as every store stamps it: the next server versions, the uploader's file ident (the
+    /// server's for a compensating write, ``IntegrationInput/serverAuthored``), and the uploader's
+    /// newest client version.
+    static func stamping(_ changesets: [Changeset], fileIdent: Int64, after latestServerVersion: Int64,
+                         lastIntegratedClientVersion: Int64) -> IntegrationResult {
+        var result = IntegrationResult(appended: [], latestServerVersion: latestServerVersion,
+                                       lastIntegratedClientVersion: lastIntegratedClientVersion)
+        for var changeset in changesets {
+            let isServers = changeset.fileIdent == IntegrationInput.serverAuthored
+            changeset.fileIdent = isServers ? WriteCheck.serverFileIdent : fileIdent
+            result.latestServerVersion += 1
+            if !isServers { result.lastIntegratedClientVersion = max(result.lastIntegratedClientVersion, changeset.version) }
+            result.appended.append(HistoryEntry(serverVersion: result.latestServerVersion, changeset: changeset))
+        }
+        return result
+    }
+}
+
 extension HistoryEntry {
     /// A history row read back from a store: a changeset that does not decode is `.notFound`.
     static func stored(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {

@@ -12,6 +12,8 @@ extension SyncCoordinator {
         case .history(let realmID, let latest, let entries, let epoch):
             // Announced after its commit, so possibly after the history was replaced (a restore,
             // a restart): then it names versions of a history that is gone.
+            // (Looked up only for a realm served here: every other node's write comes by.)
+            guard subscribers[realmID] != nil || materialized[realmID] != nil else { return }
             if let epoch, let known = realms.values.first(where: { $0.id == realmID })?.epoch, known != epoch { return }
             otherNodeAppended(realmID: realmID, latest: latest, entries: entries)
         case .historyReplaced(let realmID):
