@@ -14,6 +14,34 @@ import Testing
         ])
     }
 
+    /// An upload that claims a base the history never had (the node then reads the store once to
+    /// catch up to it) is refused with a typed error (`badServerVersion`); the server keeps
+    /// serving the honest client.
+    @Test(arguments: [Int64.max, 1_000, 2])
+    func aBaseBeyondTheHistoryIsRefused(base: Int64) async throws {
+        try await withServer { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let honest = try await SyncTestClient.connect(to: server)
+            let hostile = try await SyncTestClient.connect(to: server)
+            for client in [honest, hostile] { _ = try await client.hello() }
+            _ = try #require(try await honest.bind(1, partition: .string("home"), token: token).identAnswer)
+            _ = try #require(try await hostile.bind(1, partition: .string("home"), token: token).identAnswer)
+            honest.send(.upload(Upload(session: 1, changesets: [UploadChangeset(SyncFixtures.createTask("t", title: "a"), lastServerVersion: 0)])))
+            #expect(try await honest.next { $0.uploadAck }.serverVersion == 1)
+
+            let edit = SyncFixtures.changeset(1, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string("evil"))])
+            hostile.send(.upload(Upload(session: 1, changesets: [UploadChangeset(edit, lastServerVersion: base)])))
+            let refusal = try await hostile.next { $0.errorMessage }
+            #expect(refusal.code == .badServerVersion, "\(refusal)")
+
+            let next = SyncFixtures.changeset(2, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string("b"))])
+            honest.send(.upload(Upload(session: 1, changesets: [UploadChangeset(next, lastServerVersion: 1)])))
+            #expect(try await honest.next { $0.uploadAck }.serverVersion == 2)
+            await honest.close()
+            await hostile.close()
+        }
+    }
+
     /// Two clients insert into one list concurrently, one at `Int.max`: that upload is refused,
     /// the other integrates, and the server keeps serving.
     @Test(arguments: [Int.max, Int.min, -1, 2])
