@@ -43,9 +43,12 @@ extension AuthService {
     // MARK: Confirmation
 
     /// A registration waiting for confirmation: by a delivered token, or by the confirmation function.
+    /// It expires after ``ServerConfiguration/EmailPassword/pendingLifetime``: then the name is free
+    /// again, and the tokens sent for it are forgotten when it is registered anew.
     func registerPending(app: ServerConfiguration.App, email: String, passwordHash: String) async throws {
         do {
-            try await store.insertPendingUser(StoredPendingUser(appID: app.id, email: email, passwordHash: passwordHash, createdAt: now()))
+            try await store.insertPendingUser(StoredPendingUser(appID: app.id, email: email, passwordHash: passwordHash, createdAt: now()),
+                                              expiredBefore: pendingRegistrationCutoff(appID: app.id))
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {
             throw ServerError(.accountNameInUse, "name already in use")
         }
@@ -65,7 +68,20 @@ extension AuthService {
         guard let taken = try await store.takeAccountToken(
             appID: appID, tokenID: tokenID, digest: Secrets.digest(token), purpose: .confirm, now: now())
         else { throw Self.badToken }
-        try await confirm(appID: appID, email: taken.email)
+        try await confirm(appID: appID, email: taken.email, tokenMadeAt: taken.createdAt)
+    }
+
+    /// Registrations of `appID` made before this are expired.
+    func pendingRegistrationCutoff(appID: String) -> Date {
+        now().addingTimeInterval(-configuration.settings(forApp: appID).emailPassword.pendingLifetime)
+    }
+
+    /// The registration of `email` waiting for confirmation, unless it expired.
+    func unexpiredPendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
+        guard let pending = try await store.pendingUser(appID: appID, email: email),
+              pending.createdAt >= pendingRegistrationCutoff(appID: appID)
+        else { return nil }
+        return pending
     }
 
     /// Sends a new confirmation token to a pending registration's delivery.
@@ -96,13 +112,14 @@ extension AuthService {
     }
 
     private func runConfirmationFunction(app: ServerConfiguration.App, email: String) async throws {
+        let made = now()
         let (token, tokenID) = try await newToken(appID: app.id, email: email, purpose: .confirm)
         let status = try await callFunction(
             app: app, url: app.emailPassword.confirmationFunctionURL ?? "",
             WebhookBody(purpose: .confirm, appId: app.id, username: email, token: token, tokenId: tokenID), what: "confirmation")
         switch status {
         case .success:
-            try await confirm(appID: app.id, email: email)
+            try await confirm(appID: app.id, email: email, tokenMadeAt: made)
         case .pending:
             logger.info("confirmation pending", metadata: ["app": "\(app.id)"])
         case .fail:
@@ -111,12 +128,16 @@ extension AuthService {
         }
     }
 
-    private func confirm(appID: String, email: String) async throws {
+    /// Makes the user of the registration of `email` that a token made at `tokenMadeAt` was sent
+    /// for: the registration must be unexpired and older than the token (a token outliving its
+    /// registration never confirms a later one, whose password someone else chose).
+    private func confirm(appID: String, email: String, tokenMadeAt: Date) async throws {
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email, createdAt: now())
+        let registered = min(pendingRegistrationCutoff(appID: appID), tokenMadeAt)...tokenMadeAt
         do {
-            guard try await store.confirmPendingUser(appID: appID, email: email, as: user) != nil else {
+            guard try await store.confirmPendingUser(appID: appID, email: email, as: user, registered: registered) != nil else {
                 throw try await store.user(appID: appID, providerType: AuthProvider.emailPassword.rawValue, identityID: email) != nil
                     ? ServerError(.userAlreadyConfirmed, "already confirmed") : Self.badToken
             }
@@ -127,7 +148,7 @@ extension AuthService {
     }
 
     private func requirePending(appID: String, email: String) async throws {
-        guard try await store.pendingUser(appID: appID, email: email) == nil else { return }
+        guard try await unexpiredPendingUser(appID: appID, email: email) == nil else { return }
         if try await store.user(appID: appID, providerType: AuthProvider.emailPassword.rawValue, identityID: email) != nil {
             throw ServerError(.userAlreadyConfirmed, "already confirmed")
         }
@@ -150,9 +171,11 @@ extension AuthService {
         try await sendToken(app: app, email: email, purpose: .reset)
     }
 
-    /// Sets a new password with a reset token. Every refresh token of the user is revoked and its
-    /// sync sessions end, as after a password change anywhere: a stolen session dies with the old
-    /// password. API keys stay.
+    /// Sets a new password with a reset token, for that e-mail identity only. Every refresh token
+    /// of the user is revoked and its sync sessions end, as after a password change anywhere: a
+    /// stolen session dies with the old password, and so do the sessions opened with the user's
+    /// API keys. The keys themselves stay, as in App Services (a revoked refresh token cannot make
+    /// a new one; the user reviews them in `user.apiKeys`).
     /// - Throws: `ServerError`: `.invalidPassword`, `.badRequest` for a bad token, `.userNotFound`.
     public func resetPassword(appID: String, token: String, tokenID: String, password: String) async throws {
         _ = try await emailApp(appID)
@@ -198,11 +221,11 @@ extension AuthService {
     private func setPassword(appID: String, email: String, password: String) async throws {
         let user = try await emailUser(appID: appID, email: email)
         let hash = try await hasher.hashOffLoop(password)
-        guard try await store.setPasswordHash(userID: user.id, hash) else { throw ServerError(.userNotFound, "user not found") }
+        guard try await store.setPasswordHash(appID: appID, email: email, hash) else { throw ServerError(.userNotFound, "user not found") }
         try await store.deleteAccountTokens(appID: appID, email: email, purpose: .reset)
         try await store.revokeRefreshTokens(userID: user.id)
         failedLoginsByAccount.reset("\(appID)/\(email)")
-        await endSyncSessions(user.id, nil, "the password of user \(user.id) was reset")
+        await revoked(userID: user.id, deviceID: nil, reason: "the password of user \(user.id) was reset")
         logger.info("password reset", metadata: ["app": "\(appID)", "user": "\(user.id)"])
     }
 

@@ -45,6 +45,12 @@ extension ServerConfiguration {
             throw ConfigurationError(field: "passwordHashRounds", "must be at least \(PasswordHasher.minimumRounds)")
         }
         try limits.validate()
+        for (index, proxy) in trustedProxies.enumerated() where IPNetwork(proxy) == nil {
+            throw ConfigurationError(field: "trustedProxies[\(index)]", "must be an IP address or a CIDR such as 10.0.0.0/8")
+        }
+        guard ClientAddressResolver.Header(rawValue: forwardedHeader) != nil else {
+            throw ConfigurationError(field: "forwardedHeader", "must be \"X-Forwarded-For\" or \"Forwarded\"")
+        }
         guard accessTokenLifetime > 0, refreshTokenLifetime > 0 else {
             throw ConfigurationError(field: "accessTokenLifetime", "token lifetimes must be positive")
         }
@@ -104,7 +110,7 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case adminKey, passwordHashRounds, apps, tls, durability, limits, store
+        case adminKey, passwordHashRounds, apps, tls, durability, limits, store, trustedProxies, forwardedHeader
     }
 
     public init(from decoder: any Decoder) throws {
@@ -129,6 +135,13 @@ extension ServerConfiguration {
         durability = try container.decodeIfPresent(Durability.self, forKey: .durability) ?? .full
         store = try container.decodeIfPresent(String.self, forKey: .store)
         limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
+        trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
+        forwardedHeader = try container.decodeIfPresent(String.self, forKey: .forwardedHeader) ?? defaults.forwardedHeader
+    }
+
+    /// Reads the client addresses of requests as ``trustedProxies`` and ``forwardedHeader`` say.
+    var clientAddresses: ClientAddressResolver {
+        ClientAddressResolver(trustedProxies: trustedProxies, header: ClientAddressResolver.Header(rawValue: forwardedHeader) ?? .xForwardedFor)
     }
 }
 

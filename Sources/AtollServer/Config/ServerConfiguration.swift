@@ -40,6 +40,14 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var store: String?
     /// What one client may cost the server (connections, sessions, messages, logins, memory).
     public var limits = Limits()
+    /// The proxies (load balancers) in front of the server, as CIDRs (`"10.0.0.0/8"`,
+    /// `"2001:db8::/32"`, or one address). A request from one of them is counted, by per-address
+    /// limits, under the rightmost address of its ``forwardedHeader`` that is not one of them;
+    /// every other request under its own address. Empty (the default): headers are never read.
+    public var trustedProxies: [String] = []
+    /// The header the trusted proxies append the client's address to: `X-Forwarded-For` (the
+    /// default) or `Forwarded` (RFC 7239). Only that one is read.
+    public var forwardedHeader: String = "X-Forwarded-For"
 
     public init(
         host: String = "127.0.0.1",

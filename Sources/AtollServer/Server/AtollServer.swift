@@ -127,9 +127,11 @@ public struct AtollServer: Sendable {
             let secret = try await TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             let metrics = ServerMetrics()
             (store as? PostgresServerStore)?.observeNotificationLag { metrics.notificationLag.record($0) }
+            let liveLogins = LiveLoginCache()
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
-                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock)
+                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock,
+                                              liveLogins: liveLogins)
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
                 endSyncSessions: { userID, deviceID, reason in
@@ -137,7 +139,8 @@ public struct AtollServer: Sendable {
                 },
                 readCustomUserData: { appID, settings, userID in
                     try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
-                })
+                },
+                liveLogins: liveLogins)
             let requestHeads = RequestHeadRecorder()
             let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)

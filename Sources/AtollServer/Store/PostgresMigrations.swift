@@ -158,6 +158,19 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX backups_app ON backups(app_id, created_at, id)",
         ]),
+        Migration(version: 4, name: "passwords per e-mail identity, the API key of a login, logins by device", statements: [
+            // A user's password belonged to the user; it now belongs to its e-mail identity.
+            "ALTER TABLE identities ADD COLUMN password_hash TEXT",
+            """
+            UPDATE identities SET password_hash = users.password_hash FROM users
+            WHERE users.id = identities.user_id AND identities.provider_type = 'local-userpass'
+            """,
+            "UPDATE users SET password_hash = NULL",
+            "ALTER TABLE refresh_tokens ADD COLUMN api_key_id TEXT",
+            "CREATE INDEX refresh_tokens_api_key ON refresh_tokens(api_key_id) WHERE api_key_id IS NOT NULL",
+            "CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id)",
+            "CREATE INDEX pending_users_created ON pending_users(app_id, created_at)",
+        ]),
     ]
 
     /// The newest migration this binary knows.
@@ -165,7 +178,7 @@ enum PostgresMigrations {
 
     /// Applies the migrations the database lacks, in one transaction.
     /// - Throws: ``PostgresStoreError`` when the database has migrations this binary does not know.
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    static func migrate(_ client: PostgresClient, upTo target: Int = latestVersion, logger: Logger) async throws {
         try await PostgresServerStore.unwrappingTransactionErrors { try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
@@ -183,7 +196,7 @@ enum PostgresMigrations {
                     "the database's schema is at migration \(applied), newer than this atoll-server knows (\(latestVersion)): "
                         + "run a newer atoll-server against it")
             }
-            for migration in all where migration.version > applied {
+            for migration in all where migration.version > applied && migration.version <= target {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

@@ -108,6 +108,21 @@ extension SQLiteServerStore {
                     """)
         }
         registerEmailAccountMigration(&migrator)
+        migrator.registerMigration("v7: passwords per e-mail identity, the API key of a login, logins by device") { db in
+            // A user's password belonged to the user; it now belongs to its e-mail identity. (A user
+            // that linked a second address before this kept one password for both: both keep it.)
+            try db.execute(
+                sql: """
+                    ALTER TABLE identities ADD COLUMN password_hash TEXT;
+                    UPDATE identities SET password_hash = (SELECT password_hash FROM users WHERE users.id = identities.user_id)
+                        WHERE provider_type = 'local-userpass';
+                    UPDATE users SET password_hash = NULL;
+                    ALTER TABLE refresh_tokens ADD COLUMN api_key_id TEXT;
+                    CREATE INDEX refresh_tokens_api_key ON refresh_tokens(api_key_id) WHERE api_key_id IS NOT NULL;
+                    CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id);
+                    CREATE INDEX pending_users_created ON pending_users(app_id, created_at);
+                    """)
+        }
         return migrator
     }
 }

@@ -141,24 +141,26 @@ public final class SQLiteServerStore: ServerStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO users (id, app_id, email, name, disabled, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [
-                    user.id, user.appID, user.email, user.name, user.passwordHash, user.disabled,
-                    user.createdAt.timeIntervalSince1970,
-                ])
-            for (position, identity) in user.identities.enumerated() {
-                do {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
-                            VALUES (?, ?, ?, ?, ?)
-                            """,
-                        arguments: [user.appID, identity.providerType, identity.id, user.id, position])
-                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-                    throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
-                }
+                arguments: [user.id, user.appID, user.email, user.name, user.disabled, user.createdAt.timeIntervalSince1970])
+            try Self.insertIdentities(db, of: user)
+        }
+    }
+
+    /// Inserts a new user's identities in order; a taken one is `.duplicateIdentity`.
+    static func insertIdentities(_ db: Database, of user: StoredUser) throws {
+        for (position, identity) in user.identities.enumerated() {
+            do {
+                try db.execute(
+                    sql: """
+                        INSERT INTO identities (app_id, provider_type, identity_id, user_id, position, password_hash)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [user.appID, identity.providerType, identity.id, user.id, position, identity.passwordHash])
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
             }
         }
     }
@@ -192,12 +194,12 @@ public final class SQLiteServerStore: ServerStore {
         }
         let identities = try Row.fetchAll(
             db,
-            sql: "SELECT provider_type, identity_id FROM identities WHERE user_id = ? ORDER BY position",
+            sql: "SELECT provider_type, identity_id, password_hash FROM identities WHERE user_id = ? ORDER BY position",
             arguments: [id]
-        ).map { StoredIdentity(id: $0["identity_id"], providerType: $0["provider_type"]) }
+        ).map { StoredIdentity(id: $0["identity_id"], providerType: $0["provider_type"], passwordHash: $0["password_hash"]) }
         return StoredUser(
             id: row["id"], appID: row["app_id"], identities: identities, email: row["email"], name: row["name"],
-            passwordHash: row["password_hash"], disabled: row["disabled"],
+            disabled: row["disabled"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]))
     }
 }

@@ -1,0 +1,113 @@
+import Foundation
+@testable import AtollServer
+import Testing
+
+/// Which address per-address limits count a request under (issue 21 §1): proxies are believed
+/// only when trusted, IPv6 is counted by /64, and hostile headers cost bounded work.
+@Suite struct ClientAddressTests {
+    let proxies = ClientAddressResolver(trustedProxies: ["10.0.0.0/8", "2001:db8:ffff::/48"])
+
+    @Test func networksReadCIDRsAndRefuseEverythingElse() throws {
+        let tens = try #require(IPNetwork("10.0.0.0/8"))
+        #expect(tens.contains(try #require(IPAddress("10.255.1.1"))))
+        #expect(!tens.contains(try #require(IPAddress("11.0.0.1"))))
+        #expect(!tens.contains(try #require(IPAddress("2001:db8::1"))), "another family")
+        let one = try #require(IPNetwork("192.0.2.7"))
+        #expect(one.contains(try #require(IPAddress("192.0.2.7"))) && !one.contains(try #require(IPAddress("192.0.2.8"))))
+        let v6 = try #require(IPNetwork("2001:db8::/32"))
+        #expect(v6.contains(try #require(IPAddress("2001:db8:1234::1"))) && !v6.contains(try #require(IPAddress("2001:db9::1"))))
+        let odd = try #require(IPNetwork("192.168.0.0/23"))
+        #expect(odd.contains(try #require(IPAddress("192.168.1.255"))) && !odd.contains(try #require(IPAddress("192.168.2.0"))))
+        let mapped = try #require(IPNetwork("::ffff:10.0.0.0/104"))
+        #expect(mapped.contains(try #require(IPAddress("10.1.2.3"))))
+        #expect(try #require(IPNetwork("0.0.0.0/0")).contains(try #require(IPAddress("8.8.8.8"))))
+        for bad in ["", "garbage", "10.0.0.0/33", "10.0.0.0/-1", "10.0.0.0/", "10.0.0.0/8/8", "2001:db8::/129", "10.0.0/8",
+                    "999.0.0.0/8", "10.0.0.0/08x", "10.0.0.0/٨", String(repeating: "1", count: 10_000), "fe80::1%eth0/64"] {
+            #expect(IPNetwork(bad) == nil, "\(bad.prefix(40))")
+        }
+    }
+
+    @Test func withoutTrustedProxiesHeadersAreNeverRead() {
+        let none = ClientAddressResolver()
+        #expect(none.key(peer: "203.0.113.9", forwardedFor: ["198.51.100.1"]) == "203.0.113.9")
+        #expect(proxies.key(peer: "203.0.113.9", forwardedFor: ["198.51.100.1"]) == "203.0.113.9", "an untrusted peer's header")
+        #expect(proxies.key(peer: nil, forwardedFor: ["198.51.100.1"]) == "unknown")
+    }
+
+    @Test func theRightmostUntrustedHopIsTheClient() {
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["203.0.113.9"]) == "203.0.113.9")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["203.0.113.9, 10.0.0.7"]) == "203.0.113.9")
+        // What the client wrote itself stands left of what the proxies appended.
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["198.51.100.66, 203.0.113.9"]) == "203.0.113.9")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["198.51.100.66", "203.0.113.9, 10.1.1.1"]) == "203.0.113.9",
+                "several header lines are one list")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["10.0.0.9, 10.0.0.7"]) == "10.0.0.9", "every hop trusted")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: []) == "10.0.0.5")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["203.0.113.9:4711"]) == "203.0.113.9")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["[2001:db8:1:2::5]:443"]) == "2001:db8:1:2::/64")
+    }
+
+    @Test func ipv6IsCountedBySlash64() {
+        let a = proxies.key(peer: "2001:db8:1:2:aaaa::1", forwardedFor: [])
+        #expect(a == "2001:db8:1:2::/64")
+        #expect(proxies.key(peer: "2001:DB8:1:2:ffff:ffff:ffff:ffff", forwardedFor: []) == a)
+        #expect(proxies.key(peer: "2001:db8:1:3::1", forwardedFor: []) != a)
+        #expect(proxies.key(peer: "::ffff:203.0.113.9", forwardedFor: []) == "203.0.113.9", "IPv4-mapped is IPv4")
+        #expect(proxies.key(peer: "2001:db8:ffff::1", forwardedFor: ["2001:db8:5:6::1, 2001:db8:ffff:1::2"]) == "2001:db8:5:6::/64")
+    }
+
+    @Test func forwardedHeadersAreReadWhenConfigured() {
+        let rfc = ClientAddressResolver(trustedProxies: ["10.0.0.0/8"], header: .forwarded)
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: ["for=192.0.2.60;proto=http;by=203.0.113.43"]) == "192.0.2.60")
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: [#"for="[2001:db8:cafe::17]:4711""#]) == "2001:db8:cafe:0::/64")
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: ["for=198.51.100.1, For=203.0.113.9;proto=https"]) == "203.0.113.9")
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: ["for=unknown"]) == "10.0.0.5", "no address: the nearest trusted hop")
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: ["for=_hidden, for=10.0.0.8"]) == "10.0.0.8")
+        #expect(rfc.key(peer: "10.0.0.5", forwardedFor: ["proto=https"]) == "10.0.0.5")
+    }
+
+    @Test func hostileHeadersCostBoundedWorkAndNeverPickTheClientsChoice() {
+        let garbage = ["\u{0}", "999.1.1.1", "[::1", "[::1]:99999999", "1.2.3.4:", "1.2.3.4:5:6", "fe80::1%eth0", "🙂",
+                       String(repeating: "a", count: 100_000), "1.2.3.4\r\nX-Evil: 1", "::ffff:zz"]
+        for entry in garbage {
+            // Garbage as the nearest hop: counted under the proxy, never under the garbage.
+            #expect(proxies.key(peer: "10.0.0.5", forwardedFor: [entry]) == "10.0.0.5", "\(entry.prefix(20))")
+            #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["203.0.113.9, \(entry), 10.0.0.6"]) == "10.0.0.6")
+        }
+        // An overlong header: only its tail is read, the client's own address at the right end.
+        let long = Array(repeating: "198.51.100.1", count: 200_000).joined(separator: ",") + ", 203.0.113.9"
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: [long]) == "203.0.113.9")
+        #expect(ClientAddressResolver.hops(long, header: .xForwardedFor).count == ClientAddressResolver.maxHops)
+        // A chain of trusted hops longer than the bound stops at the bound.
+        let trustedChain = Array(repeating: "10.0.0.1", count: 1_000).joined(separator: ",")
+        #expect(proxies.key(peer: "10.0.0.5", forwardedFor: ["203.0.113.9," + trustedChain]) == "10.0.0.1")
+        #expect(proxies.key(peer: "not an address", forwardedFor: ["203.0.113.9"]) == "not an address")
+    }
+}
+
+/// The limiter of confirmation and reset mails (issue 21 §1): flooding other keys must not lift
+/// the throttle of the key under attack.
+@Suite struct RateLimiterTests {
+    @Test func aFloodOfOtherKeysDoesNotLiftAThrottle() {
+        let limiter = RateLimiter(limit: 3, window: 3_600, maxKeys: 100)
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        for second in 0..<3 { limiter.record("victim@example.com", now: start.addingTimeInterval(Double(second))) }
+        #expect(limiter.retryAfter("victim@example.com", now: start.addingTimeInterval(3)) != nil)
+        for n in 0..<10_000 {
+            let time = start.addingTimeInterval(10 + Double(n) / 100)
+            limiter.record("flood-\(n)@example.com", now: time)
+        }
+        #expect(limiter.keyCount <= 100, "memory stays bounded")
+        #expect(limiter.retryAfter("victim@example.com", now: start.addingTimeInterval(200)) != nil, "still throttled")
+        // The throttle still ends with its window.
+        #expect(limiter.retryAfter("victim@example.com", now: start.addingTimeInterval(3_601)) == nil)
+    }
+
+    @Test func whenEveryKeyIsThrottledTheSoonestToEndGoFirst() {
+        let limiter = RateLimiter(limit: 1, window: 3_600, maxKeys: 10)
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        for n in 0..<50 { limiter.record("k\(n)", now: start.addingTimeInterval(Double(n))) }
+        #expect(limiter.keyCount <= 10)
+        #expect(limiter.retryAfter("k49", now: start.addingTimeInterval(50)) != nil, "the newest throttle is kept")
+    }
+}
