@@ -83,6 +83,8 @@ struct AccountTakeoverTests {
                 let id = try #require(created.object["_id"] as? String), key = try #require(created.object["key"] as? String)
                 let keyLogin = try await server.http.logIn(provider: "api-key", json: ["key": key]).decode(HTTP.Login.self)
                 let keySession = try await SyncSessionEndTests.session(server, token: keyLogin.access_token)
+                let offspring = try await server.http.post("/api/client/v1/auth/api_keys", bearer: keyLogin.refresh_token, json: ["name": "child"])
+                #expect(offspring.status == 400, "a key's login makes no key that would outlive it: \(offspring.text)")
 
                 let answer = action == "DELETE"
                     ? try await server.http.send("DELETE", "/api/client/v1/auth/api_keys/\(id)", bearer: owner.refresh_token)
@@ -108,6 +110,36 @@ struct AccountTakeoverTests {
         }
     }
 
+    /// A password reset sets the password of that address only, revokes every login of the user
+    /// (API-key logins too, with their sync sessions) and leaves the keys: a refresh token from
+    /// before the reset cannot make a new key.
+    @Test func aResetRevokesEveryLoginOfTheUserAndKeepsItsKeys() async throws {
+        try await withEmailServer(confirmation: .automatic) { server, mail in
+            #expect(try await server.http.register(email: "ann@example.com", password: "old-secret").status == 201)
+            let ann = try await Self.login(server, "ann@example.com", "old-secret")
+            #expect(try await server.http.register(email: "ann@work.example", password: "work-secret").status == 201)
+            #expect(try await Self.link(server, ann.access_token, email: "ann@work.example", password: "work-secret").status == 200)
+            let created = try await server.http.post("/api/client/v1/auth/api_keys", bearer: ann.refresh_token, json: ["name": "ci"])
+            let key = try #require(created.object["key"] as? String)
+            let keyLogin = try await server.http.logIn(provider: "api-key", json: ["key": key]).decode(HTTP.Login.self)
+            let keySession = try await SyncSessionEndTests.session(server, token: keyLogin.access_token)
+
+            _ = try await server.http.sendReset("ann@example.com")
+            let call = try #require(await mail.nextCall())
+            #expect(try await server.http.reset(password: "new-secret", token: call.token!, tokenId: call.tokenId!).status == 200)
+
+            #expect(try await SyncSessionEndTests.endingError(keySession).code == .userLoggedOut)
+            #expect(try await server.http.refresh(keyLogin.refresh_token).status == 401)
+            let stale = try await server.http.post("/api/client/v1/auth/api_keys", bearer: ann.refresh_token, json: ["name": "late"])
+            #expect(stale.status == 401, "a refresh token from before the reset makes no key")
+            #expect(try await server.http.logIn(provider: "api-key", json: ["key": key]).status == 200, "the key itself stays")
+            #expect(try await server.http.emailLogin(email: "ann@example.com", password: "new-secret").status == 200)
+            #expect(try await server.http.emailLogin(email: "ann@work.example", password: "work-secret").status == 200,
+                    "the other address keeps its own password")
+            await keySession.close()
+        }
+    }
+
     /// A "sessions ended" announcement between nodes may be lost: the periodic check against the
     /// store ends a session whose login was revoked behind this node's back.
     @Test func thePeriodicCheckEndsSessionsWhoseLoginWasRevokedElsewhere() async throws {
@@ -125,6 +157,26 @@ struct AccountTakeoverTests {
             await revoked.close()
             await live.close()
         }
+    }
+
+    /// One client cannot have the app mail every address it knows: confirmation and reset
+    /// requests are limited per client address too, whatever e-mail addresses they name.
+    @Test func confirmationAndResetRequestsAreLimitedPerClientAddress() async throws {
+        let receiver = try await WebhookReceiver.start()
+        var configuration = TestServer.emailConfiguration(receiver, confirmation: .automatic)
+        configuration.limits.accountEmailsPerAddressPerHour = 3
+        do {
+            try await withServer(configuration) { server in
+                for n in 0..<3 { #expect(try await server.http.sendReset("unknown-\(n)@example.com").status == 404) }
+                let refused = try await server.http.sendReset("unknown-3@example.com")
+                #expect(refused.status == 429 && refused.retryAfter != nil, "\(refused.text)")
+                #expect(try await server.http.resendConfirmation("unknown-4@example.com").status == 429)
+            }
+        } catch {
+            try? await receiver.stop()
+            throw error
+        }
+        try await receiver.stop()
     }
 
     /// A registration nobody confirms expires: the address can be registered again, and a token

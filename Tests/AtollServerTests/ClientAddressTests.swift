@@ -111,3 +111,59 @@ import Testing
         #expect(limiter.retryAfter("k49", now: start.addingTimeInterval(50)) != nil, "the newest throttle is kept")
     }
 }
+
+/// `trustedProxies` on a running server: behind a trusted proxy each client has its own
+/// per-address limit; a client that is no trusted proxy cannot pick its address by a header.
+@Suite struct TrustedProxyTests {
+    static func failedLogin(_ server: TestServer, forwardedFor: String?) async throws -> Int {
+        try await server.http.send(
+            "POST", HTTP.loginPath(app: "tasks", provider: "local-userpass"),
+            body: HTTP.encode(["username": "nobody-\(UUID().uuidString)@example.com", "password": "wrong-password"]),
+            headers: forwardedFor.map { ["X-Forwarded-For": $0] } ?? [:]).status
+    }
+
+    @Test func behindATrustedProxyEachClientHasItsOwnLimit() async throws {
+        let configuration = TestServer.configuration {
+            $0.limits.failedLoginsPerAddress = 3
+            $0.trustedProxies = ["127.0.0.0/8", "::1"]
+        }
+        try await withServer(configuration) { server in
+            for _ in 0..<3 { #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.1") == 401) }
+            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.1") == 429)
+            // What the client wrote left of its proxy's entry is not believed.
+            #expect(try await Self.failedLogin(server, forwardedFor: "198.51.100.7, 203.0.113.1") == 429)
+            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.2") == 401, "another client behind the proxy")
+            // IPv6 clients are counted by /64.
+            for host in 1...3 { #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:7::\(host)") == 401) }
+            #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:7:ffff::9") == 429)
+            #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:8::1") == 401)
+        }
+    }
+
+    @Test func withoutTrustedProxiesAHeaderChangesNothing() async throws {
+        let configuration = TestServer.configuration { $0.limits.failedLoginsPerAddress = 3 }
+        try await withServer(configuration) { server in
+            for n in 0..<3 { #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.\(n)") == 401) }
+            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.99") == 429, "one peer, one limit")
+            #expect(try await Self.failedLogin(server, forwardedFor: nil) == 429)
+        }
+    }
+
+    @Test func theConfigurationRefusesWhatIsNoNetwork() throws {
+        for bad in ["10.0.0.0/33", "localhost", "", "10.0.0.0/8/8"] {
+            var configuration = ServerConfiguration()
+            configuration.trustedProxies = ["10.0.0.0/8", bad]
+            #expect(throws: ConfigurationError.self, "\(bad)") { try configuration.validate() }
+        }
+        var header = ServerConfiguration()
+        header.forwardedHeader = "X-Real-IP"
+        #expect(throws: ConfigurationError.self) { try header.validate() }
+        var good = ServerConfiguration()
+        good.trustedProxies = ["10.0.0.0/8", "2001:db8::/32", "192.0.2.7"]
+        good.forwardedHeader = "Forwarded"
+        try good.validate()
+        let decoded = try JSONDecoder().decode(
+            ServerConfiguration.self, from: Data(#"{"trustedProxies": ["10.0.0.0/8"], "forwardedHeader": "Forwarded"}"#.utf8))
+        #expect(decoded.trustedProxies == ["10.0.0.0/8"] && decoded.forwardedHeader == "Forwarded")
+    }
+}

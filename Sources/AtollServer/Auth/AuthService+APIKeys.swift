@@ -10,10 +10,15 @@ extension AuthService {
         public var disabled: Bool
     }
 
-    /// Creates an API key for the holder of `refreshToken`.
-    /// - Throws: `ServerError(.badRequest)` for an empty or taken name, the refresh token's errors.
+    /// Creates an API key for the holder of `refreshToken`. A login made with an API key cannot:
+    /// revoking a key must revoke everything it let in, and a key made through it would outlive it.
+    /// - Throws: `ServerError(.badRequest)` for an empty or taken name or a login made with an API
+    ///   key, the refresh token's errors.
     public func createAPIKey(refreshToken: String, name: String) async throws -> CreatedAPIKey {
-        let user = try await user(forRefreshToken: refreshToken)
+        let (user, login) = try await login(forRefreshToken: refreshToken)
+        guard login.apiKeyID == nil else {
+            throw ServerError(.badRequest, "a login made with an API key cannot create API keys; log in with the user's own credentials")
+        }
         let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty, name.count <= 256 else {
             throw ServerError(.badRequest, "an API key needs a name of 1 to 256 characters")

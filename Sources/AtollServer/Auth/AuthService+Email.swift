@@ -87,10 +87,10 @@ extension AuthService {
     /// Sends a new confirmation token to a pending registration's delivery.
     /// - Throws: `ServerError`: `.userNotFound`, `.userAlreadyConfirmed`, `.badRequest` when the
     ///   app does not confirm by token, `.tooManyRequests`.
-    public func resendConfirmation(appID: String, email: String) async throws {
+    public func resendConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.confirmation == .token else {
             throw ServerError(.badRequest, "this app does not confirm users by token (confirmation is \(app.emailPassword.confirmation.rawValue))")
         }
@@ -100,10 +100,10 @@ extension AuthService {
 
     /// Runs the confirmation function again for a pending registration.
     /// - Throws: as ``resendConfirmation(appID:email:)``, and `.authError` when the function refuses.
-    public func retryCustomConfirmation(appID: String, email: String) async throws {
+    public func retryCustomConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.confirmation == .function else {
             throw ServerError(.badRequest, "this app has no confirmation function (confirmation is \(app.emailPassword.confirmation.rawValue))")
         }
@@ -135,9 +135,11 @@ extension AuthService {
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email, createdAt: now())
-        let registered = min(pendingRegistrationCutoff(appID: appID), tokenMadeAt)...tokenMadeAt
+        let cutoff = pendingRegistrationCutoff(appID: appID)
+        // The token is older than the oldest registration still pending: the one it was sent for expired.
+        guard cutoff <= tokenMadeAt else { throw Self.badToken }
         do {
-            guard try await store.confirmPendingUser(appID: appID, email: email, as: user, registered: registered) != nil else {
+            guard try await store.confirmPendingUser(appID: appID, email: email, as: user, registered: cutoff...tokenMadeAt) != nil else {
                 throw try await store.user(appID: appID, providerType: AuthProvider.emailPassword.rawValue, identityID: email) != nil
                     ? ServerError(.userAlreadyConfirmed, "already confirmed") : Self.badToken
             }
@@ -160,10 +162,10 @@ extension AuthService {
     /// Sends a reset token to the delivery for the user named `email`.
     /// - Throws: `ServerError`: `.userNotFound`, `.badRequest` when the app has no delivery,
     ///   `.tooManyRequests`.
-    public func sendPasswordReset(appID: String, email: String) async throws {
+    public func sendPasswordReset(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.deliveryURL != nil || configuration.developmentMode else {
             throw ServerError(.badRequest, "this app has no delivery for reset tokens (emailPassword.deliveryURL)")
         }
@@ -192,10 +194,11 @@ extension AuthService {
     /// - Throws: `ServerError`: `.userNotFound`, `.invalidPassword`, `.authError` when the function
     ///   refuses, `.badRequest` when the app has no reset function, `.tooManyRequests`,
     ///   `.internalError` when the function does not answer.
-    public func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue]) async throws {
+    public func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue],
+                                  clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard let url = app.emailPassword.resetFunctionURL else {
             throw ServerError(.badRequest, "this app has no reset function (emailPassword.resetFunctionURL)")
         }
@@ -255,16 +258,24 @@ extension AuthService {
         return user
     }
 
-    /// Counts a request against its address's hourly limit, known address or not.
-    private func countRequest(app: ServerConfiguration.App, email: String) throws {
+    /// Counts a request against its e-mail address's hourly limit, known address or not, and
+    /// against the hourly limit of the client address it came from.
+    private func countRequest(app: ServerConfiguration.App, email: String, clientAddress: String) throws {
         guard !email.isEmpty, email.utf8.count <= 254 else { throw ServerError(.badRequest, "a user name has 1 to 254 bytes") }
         let limiter = emailAccounts.limiter(appID: app.id, limit: app.emailPassword.requestsPerAddressPerHour)
         let time = now()
+        if let wait = accountEmailsByAddress.retryAfter(clientAddress, now: time) {
+            metrics.countRefusal(limit: "accountEmailsPerAddressPerHour")
+            logger.notice("confirmation and reset requests throttled", metadata: ["app": "\(app.id)", "address": "\(clientAddress)"])
+            throw ServerError(.tooManyRequests, "too many confirmation or reset requests from this address; try again in \(wait) s",
+                              retryAfter: wait)
+        }
         if let wait = limiter.retryAfter(email, now: time) {
             metrics.countRefusal(limit: "requestsPerAddressPerHour")
             throw ServerError(.tooManyRequests, "too many confirmation or reset requests for this address; try again in \(wait) s",
                               retryAfter: wait)
         }
+        accountEmailsByAddress.record(clientAddress, now: time)
         limiter.record(email, now: time)
     }
 

@@ -22,6 +22,8 @@ public struct AuthService: Sendable {
     let newApps: RateLimiter
     /// Users created per address (registrations, anonymous logins), over an hour.
     let newUsersByAddress: RateLimiter
+    /// Confirmation and reset requests per client address, over an hour.
+    let accountEmailsByAddress: RateLimiter
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -61,6 +63,7 @@ public struct AuthService: Sendable {
         self.failedLoginsByAddress = RateLimiter(limit: configuration.limits.failedLoginsPerAddress, window: 60)
         self.newApps = RateLimiter(limit: configuration.limits.newAppsPerMinute, window: 60)
         self.newUsersByAddress = RateLimiter(limit: configuration.limits.newUsersPerAddressPerHour, window: 3600)
+        self.accountEmailsByAddress = RateLimiter(limit: configuration.limits.accountEmailsPerAddressPerHour, window: 3600)
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -140,7 +143,10 @@ public struct AuthService: Sendable {
     /// The user an access token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for a forged or expired token or a removed user, `.userDisabled`.
     public func user(forAccessToken token: String) async throws -> StoredUser {
-        let claims = try await accessTokens.verify(token, now: now())
+        try await user(for: try await accessTokens.verify(token, now: now()))
+    }
+
+    private func user(for claims: AccessTokenClaims) async throws -> StoredUser {
         guard let user = try await store.user(id: claims.sub.value), user.appID == claims.app else {
             throw ServerError(.invalidToken, "the access token's user no longer exists")
         }
@@ -156,7 +162,7 @@ public struct AuthService: Sendable {
     ///   login was revoked or that names none.
     func liveUser(forAccessToken token: String) async throws -> (user: StoredUser, deviceID: String) {
         let claims = try await accessTokens.verify(token, now: now())
-        let user = try await user(forAccessToken: token)
+        let user = try await user(for: claims)
         guard let deviceID = claims.dev, try await isLive(deviceID: deviceID, userID: user.id) else {
             throw ServerError(.invalidToken, "the access token's login was revoked (logged out); log in again")
         }

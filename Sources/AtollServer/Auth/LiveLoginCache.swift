@@ -60,13 +60,16 @@ final class LiveLoginCache: Sendable {
     /// Forgets the login of `deviceID`, or every login of `userID` when it is nil (revoked,
     /// disabled, enabled again, deleted).
     func forget(userID: String, deviceID: String?) {
-        entries.withLock { entries in
-            if let deviceID {
-                entries[deviceID] = nil
-            } else {
-                entries = entries.filter { $0.value.userID != userID }
-            }
+        guard let deviceID else {
+            entries.withLock { entries in entries = entries.filter { $0.value.userID != userID } }
+            return
         }
+        forget(deviceID: deviceID)
+    }
+
+    /// Forgets the login of `deviceID`.
+    func forget(deviceID: String) {
+        _ = entries.withLock { $0.removeValue(forKey: deviceID) }
     }
 
     /// The number of entries (tests).

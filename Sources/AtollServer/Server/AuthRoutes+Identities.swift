@@ -7,7 +7,7 @@ extension AuthRoutes {
               body: AuthService.LoginRequest) async throws -> Response {
         let result = try await auth.link(
             accessToken: try Self.bearer(request), appID: appID, providerName: provider, request: body,
-            clientAddress: auth.clientAddresses.key(request, peer: context.remoteAddress))
+            clientAddress: clientAddress(request, context))
         return try JSONBody.response(LinkAnswer(accessToken: result.accessToken, userID: result.user.id))
     }
 

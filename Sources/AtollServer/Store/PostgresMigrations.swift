@@ -258,6 +258,20 @@ public struct PostgresURL: Sendable, Hashable {
 }
 
 extension PostgresServerStore {
+    /// Tests only: makes the database at `url` as a server of migration `version` left it, with
+    /// `rows` (SQL statements) written by that server, so a test can open it with this one.
+    static func prepareForTesting(url: String, upTo version: Int, rows: [String], logger: Logger) async throws {
+        let older = PostgresServerStore(configuration: try PostgresURL(url).clientConfiguration(), logger: logger)
+        do {
+            try await PostgresMigrations.migrate(older.client, upTo: version, logger: logger)
+            for statement in rows { try await older.client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        } catch {
+            await older.shutdown()
+            throw error
+        }
+        await older.shutdown()
+    }
+
     /// Tests only: records a migration as applied (as a newer binary would have).
     func recordMigrationForTesting(version: Int, name: String) async throws {
         try await client.query("INSERT INTO atoll_migrations (version, name) VALUES (\(version), \(name))", logger: logger)

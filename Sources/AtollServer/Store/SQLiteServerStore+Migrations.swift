@@ -126,3 +126,14 @@ extension SQLiteServerStore {
         return migrator
     }
 }
+
+extension SQLiteServerStore {
+    /// Tests only: makes the database at `path` as a server of migration `migration` left it,
+    /// with `rows` (SQL) written by that server, so a test can open it with this one.
+    static func prepareForTesting(path: String, upTo migration: String, rows: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue, upTo: migration)
+        try queue.write { try $0.execute(sql: rows) }
+        try queue.close()
+    }
+}

@@ -148,8 +148,8 @@ extension SyncCoordinator {
         }
         let revoked = devices.subtracting(live)
         guard !revoked.isEmpty else { return }
-        for device in revoked { liveLogins?.forget(userID: "", deviceID: device) }
-        end(sessionsWhere: { $0.deviceID.map(revoked.contains) ?? false }) { info in
+        for device in revoked { liveLogins?.forget(deviceID: device) }
+        end(sessionsWhere: { session in session.deviceID.map { revoked.contains($0) } ?? false }) { info in
             ErrorMessage(code: .userLoggedOut, message: "the login of user \(info.userID) was revoked", session: info.session, epoch: info.epoch)
         }
     }

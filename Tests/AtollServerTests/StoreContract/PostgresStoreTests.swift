@@ -12,8 +12,8 @@ let postgresInstalled = ConditionTrait.enabled(
     if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL store tests are skipped")
 
 /// A PostgreSQL store on a new database of the process's test cluster.
-func withPostgresStore(_ body: (PostgresServerStore) async throws -> Void) async throws {
-    let url = try await PostgresCluster.shared().createDatabase()
+func withPostgresStore(url: String? = nil, _ body: (PostgresServerStore) async throws -> Void) async throws {
+    let url = if let url { url } else { try await PostgresCluster.shared().createDatabase() }
     let store = try await PostgresServerStore.open(url: url, maximumConnections: 8, logger: quietLogger)
     do {
         try await body(store)
