@@ -150,7 +150,7 @@ struct AccountTakeoverTests {
             let live = try await SyncSessionEndTests.session(server, token: other.access_token)
             // As another node would, without an announcement reaching this one.
             try await server.auth.store.revokeRefreshTokens(userID: login.user_id)
-            await server.coordinator.catchUpWithOtherNodes()
+            await server.running.coordinator.catchUpWithOtherNodes()
             let error = try await SyncSessionEndTests.endingError(revoked)
             #expect(error.code == .userLoggedOut)
             #expect(try await SyncSessionEndTests.isAlive(live, request: 1))
@@ -214,4 +214,35 @@ struct AccountTakeoverTests {
         try await receiver.stop()
     }
 }
+}
+
+/// Two nodes on PostgreSQL: a login revoked on one node whose "sessions ended" announcement
+/// never reaches the other is caught by the other's periodic check against the database.
+@Suite(postgresInstalled) struct RevocationAcrossNodesTests {
+    @Test func aRevocationWithoutAnnouncementEndsTheOtherNodesSessionsAtItsNextCheck() async throws {
+        try await withSyncTestNodes(2, appId: "tasks") { nodes in
+            let login = try await nodes[0].http.anonymousLogin()
+            let session = try await SyncSessionEndTests.session(nodes[1], token: login.access_token)
+            // Straight to the database, as a node whose announcement was lost would leave it.
+            try await nodes[0].auth.store.revokeRefreshTokens(userID: login.user_id)
+            // The nodes check every 5 s.
+            let error = try await SyncSessionEndTests.endingError(session, timeout: .seconds(30))
+            #expect(error.code == .userLoggedOut)
+            await session.close()
+        }
+    }
+
+    @Test func loggingOutOnOneNodeRefusesTheTokenOnTheOther() async throws {
+        try await withSyncTestNodes(2, appId: "tasks") { nodes in
+            let login = try await nodes[0].http.anonymousLogin()
+            let session = try await SyncSessionEndTests.session(nodes[1], token: login.access_token)
+            #expect(try await nodes[0].http.send("DELETE", "/api/client/v1/auth/session", bearer: login.refresh_token).status == 204)
+            #expect(try await SyncSessionEndTests.endingError(session, timeout: .seconds(30)).code == .userLoggedOut)
+            let again = try await SyncTestClient.connect(to: nodes[1])
+            _ = try await again.hello()
+            #expect(try await again.bind(1, partition: .string("home"), token: login.access_token).errorMessage?.code == .userLoggedOut)
+            await again.close()
+            await session.close()
+        }
+    }
 }

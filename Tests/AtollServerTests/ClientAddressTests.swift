@@ -8,19 +8,27 @@ import Testing
     let proxies = ClientAddressResolver(trustedProxies: ["10.0.0.0/8", "2001:db8:ffff::/48"])
 
     @Test func networksReadCIDRsAndRefuseEverythingElse() throws {
-        let tens = try #require(IPNetwork("10.0.0.0/8"))
-        #expect(tens.contains(try #require(IPAddress("10.255.1.1"))))
-        #expect(!tens.contains(try #require(IPAddress("11.0.0.1"))))
-        #expect(!tens.contains(try #require(IPAddress("2001:db8::1"))), "another family")
-        let one = try #require(IPNetwork("192.0.2.7"))
-        #expect(one.contains(try #require(IPAddress("192.0.2.7"))) && !one.contains(try #require(IPAddress("192.0.2.8"))))
-        let v6 = try #require(IPNetwork("2001:db8::/32"))
-        #expect(v6.contains(try #require(IPAddress("2001:db8:1234::1"))) && !v6.contains(try #require(IPAddress("2001:db9::1"))))
-        let odd = try #require(IPNetwork("192.168.0.0/23"))
-        #expect(odd.contains(try #require(IPAddress("192.168.1.255"))) && !odd.contains(try #require(IPAddress("192.168.2.0"))))
-        let mapped = try #require(IPNetwork("::ffff:10.0.0.0/104"))
-        #expect(mapped.contains(try #require(IPAddress("10.1.2.3"))))
-        #expect(try #require(IPNetwork("0.0.0.0/0")).contains(try #require(IPAddress("8.8.8.8"))))
+        func address(_ text: String) throws -> IPAddress { try #require(IPAddress(text)) }
+        func network(_ text: String) throws -> IPNetwork { try #require(IPNetwork(text)) }
+        let tens = try network("10.0.0.0/8")
+        #expect(tens.contains(try address("10.255.1.1")))
+        #expect(!tens.contains(try address("11.0.0.1")))
+        #expect(!tens.contains(try address("2001:db8::1")), "another family")
+        let one = try network("192.0.2.7")
+        let (seven, eight) = (try address("192.0.2.7"), try address("192.0.2.8"))
+        #expect(one.contains(seven))
+        #expect(!one.contains(eight))
+        let v6 = try network("2001:db8::/32")
+        let (inside, outside) = (try address("2001:db8:1234::1"), try address("2001:db9::1"))
+        #expect(v6.contains(inside))
+        #expect(!v6.contains(outside))
+        let odd = try network("192.168.0.0/23")
+        let (last, next) = (try address("192.168.1.255"), try address("192.168.2.0"))
+        #expect(odd.contains(last))
+        #expect(!odd.contains(next))
+        let mapped = try network("::ffff:10.0.0.0/104")
+        #expect(mapped.contains(try address("10.1.2.3")))
+        #expect(try network("0.0.0.0/0").contains(try address("8.8.8.8")))
         for bad in ["", "garbage", "10.0.0.0/33", "10.0.0.0/-1", "10.0.0.0/", "10.0.0.0/8/8", "2001:db8::/129", "10.0.0/8",
                     "999.0.0.0/8", "10.0.0.0/08x", "10.0.0.0/٨", String(repeating: "1", count: 10_000), "fe80::1%eth0/64"] {
             #expect(IPNetwork(bad) == nil, "\(bad.prefix(40))")
@@ -128,24 +136,41 @@ import Testing
             $0.trustedProxies = ["127.0.0.0/8", "::1"]
         }
         try await withServer(configuration) { server in
-            for _ in 0..<3 { #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.1") == 401) }
-            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.1") == 429)
+            func status(_ forwardedFor: String) async throws -> Int { try await Self.failedLogin(server, forwardedFor: forwardedFor) }
+            for _ in 0..<3 {
+                let first = try await status("203.0.113.1")
+                #expect(first == 401)
+            }
+            let throttled = try await status("203.0.113.1")
+            #expect(throttled == 429)
             // What the client wrote left of its proxy's entry is not believed.
-            #expect(try await Self.failedLogin(server, forwardedFor: "198.51.100.7, 203.0.113.1") == 429)
-            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.2") == 401, "another client behind the proxy")
+            let spoofed = try await status("198.51.100.7, 203.0.113.1")
+            #expect(spoofed == 429)
+            let other = try await status("203.0.113.2")
+            #expect(other == 401, "another client behind the proxy")
             // IPv6 clients are counted by /64.
-            for host in 1...3 { #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:7::\(host)") == 401) }
-            #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:7:ffff::9") == 429)
-            #expect(try await Self.failedLogin(server, forwardedFor: "2001:db8:7:8::1") == 401)
+            for host in 1...3 {
+                let v6 = try await status("2001:db8:7:7::\(host)")
+                #expect(v6 == 401)
+            }
+            let sameSlash64 = try await status("2001:db8:7:7:ffff::9")
+            #expect(sameSlash64 == 429)
+            let otherSlash64 = try await status("2001:db8:7:8::1")
+            #expect(otherSlash64 == 401)
         }
     }
 
     @Test func withoutTrustedProxiesAHeaderChangesNothing() async throws {
         let configuration = TestServer.configuration { $0.limits.failedLoginsPerAddress = 3 }
         try await withServer(configuration) { server in
-            for n in 0..<3 { #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.\(n)") == 401) }
-            #expect(try await Self.failedLogin(server, forwardedFor: "203.0.113.99") == 429, "one peer, one limit")
-            #expect(try await Self.failedLogin(server, forwardedFor: nil) == 429)
+            for n in 0..<3 {
+                let status = try await Self.failedLogin(server, forwardedFor: "203.0.113.\(n)")
+                #expect(status == 401)
+            }
+            let other = try await Self.failedLogin(server, forwardedFor: "203.0.113.99")
+            #expect(other == 429, "one peer, one limit")
+            let none = try await Self.failedLogin(server, forwardedFor: nil)
+            #expect(none == 429)
         }
     }
 
