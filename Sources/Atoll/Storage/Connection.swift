@@ -33,8 +33,6 @@ final class Connection {
                 config.journalMode = readOnly ? .default : .wal
                 config.label = "atoll"
                 config.prepareDatabase { db in
-                    // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
-                    if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
                     // Checkpoints run in the background (WALCheckpointer), not inside commits.
                     if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
                     // Read pages through a memory map, as Realm does, instead of copying them with
@@ -43,11 +41,33 @@ final class Connection {
                     Connection.registerFunctions(db)
                 }
             }
+            // After the queue is open: GRDB's WAL set-up sets `synchronous = NORMAL` itself, after
+            // `prepareDatabase`.
+            if !readOnly { try queue.inDatabase(Connection.makeDurable) }
         } catch let error as Realm.Error {
             throw error
         } catch {
             throw Self.openError(error, path: path, readOnly: readOnly)
         }
+    }
+
+    /// Makes every commit of `db` durable before it returns: `synchronous = FULL` syncs the
+    /// write-ahead log at each commit (NORMAL syncs it only at checkpoints, so a power loss or a
+    /// dead battery drops the commits since the last one, commits that may already be uploaded:
+    /// the device would then reuse client versions the server has, docs/storage.md). On Apple
+    /// platforms `fsync` only reaches the drive's cache; `fullfsync` (F_FULLFSYNC) reaches the
+    /// medium, for commits and checkpoints, as Realm does.
+    static func makeDurable(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        #if canImport(Darwin)
+        try db.execute(sql: "PRAGMA fullfsync = ON")
+        try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
+        #endif
+    }
+
+    /// The connection's `PRAGMA synchronous` (2 = FULL), for tests.
+    var synchronousLevel: Int64 {
+        get throws { try fetchInt("PRAGMA synchronous") ?? -1 }
     }
 
     /// Copies the database as this connection sees it (its open read transaction's snapshot, if
