@@ -33,6 +33,11 @@ final class Connection {
                 config.journalMode = readOnly ? .default : .wal
                 config.label = "atoll"
                 config.prepareDatabase { db in
+                    // WAL with synchronous=NORMAL: a commit survives a crash of the process; the
+                    // bench baseline uses the same. What is uploaded is synced first
+                    // (`RealmFiles.syncLog`, docs/storage.md "Durability").
+                    if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                    if !readOnly { try Connection.syncToTheMedium(db) }
                     // Checkpoints run in the background (WALCheckpointer), not inside commits.
                     if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
                     // Read pages through a memory map, as Realm does, instead of copying them with
@@ -41,9 +46,6 @@ final class Connection {
                     Connection.registerFunctions(db)
                 }
             }
-            // After the queue is open: GRDB's WAL set-up sets `synchronous = NORMAL` itself, after
-            // `prepareDatabase`.
-            if !readOnly { try queue.inDatabase(Connection.makeDurable) }
         } catch let error as Realm.Error {
             throw error
         } catch {
@@ -51,23 +53,15 @@ final class Connection {
         }
     }
 
-    /// Makes every commit of `db` durable before it returns: `synchronous = FULL` syncs the
-    /// write-ahead log at each commit (NORMAL syncs it only at checkpoints, so a power loss or a
-    /// dead battery drops the commits since the last one, commits that may already be uploaded:
-    /// the device would then reuse client versions the server has, docs/storage.md). On Apple
-    /// platforms `fsync` only reaches the drive's cache; `fullfsync` (F_FULLFSYNC) reaches the
-    /// medium, for commits and checkpoints, as Realm does.
-    static func makeDurable(_ db: Database) throws {
-        try db.execute(sql: "PRAGMA synchronous = FULL")
+    /// On Apple platforms `fsync` reaches only the drive's cache, not the medium: the syncs
+    /// SQLite makes (checkpoints) use F_FULLFSYNC instead, as Realm's do. Commits themselves are
+    /// not synced (`synchronous = NORMAL`, which GRDB sets for WAL): a synced realm syncs its log
+    /// before anything that depends on a commit leaves the device (`RealmFiles.syncLog`).
+    static func syncToTheMedium(_ db: Database) throws {
         #if canImport(Darwin)
         try db.execute(sql: "PRAGMA fullfsync = ON")
         try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
         #endif
-    }
-
-    /// The connection's `PRAGMA synchronous` (2 = FULL), for tests.
-    var synchronousLevel: Int64 {
-        get throws { try fetchInt("PRAGMA synchronous") ?? -1 }
     }
 
     /// Copies the database as this connection sees it (its open read transaction's snapshot, if

@@ -1,6 +1,7 @@
 import CAtollCipher
 import Foundation
 import GRDB
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,6 +30,37 @@ enum RealmFiles {
         }
         return existed
     }
+
+    /// Makes every commit of the realm at `path` durable: syncs its write-ahead log (the commits
+    /// since the last checkpoint; a checkpoint syncs the file itself) and its folder (a new log's
+    /// entry) to the medium, with F_FULLFSYNC on Apple platforms. Commits run with
+    /// `synchronous = NORMAL` and survive a crash of the process, not a power loss; a synced realm
+    /// calls this before an upload or an ident leaves, so the server never holds a commit (or a
+    /// version the client says it integrated) that the device could lose (docs/storage.md).
+    static func syncLog(_ path: String) throws {
+        logSyncs.withLock { $0[path, default: 0] += 1 }
+        for target in [path + "-wal", (path as NSString).deletingLastPathComponent] {
+            let fd = open(target, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                if errno == ENOENT { continue }  // no log: every commit is in the synced file
+                throw syncError(target)
+            }
+            defer { close(fd) }
+            #if canImport(Darwin)
+            if fcntl(fd, F_FULLFSYNC) == 0 { continue }  // else a file system without it: fsync
+            #endif
+            guard fsync(fd) == 0 else { throw syncError(target) }
+        }
+    }
+
+    private static func syncError(_ target: String) -> Realm.Error {
+        Realm.Error(.fileAccess, "cannot sync \(target) to disk: \(String(cString: strerror(errno)))", path: target)
+    }
+
+    /// How many times `syncLog` ran, by path (tests).
+    private static let logSyncs = Mutex<[String: Int]>([:])
+
+    static func logSyncCount(_ path: String) -> Int { logSyncs.withLock { $0[path] ?? 0 } }
 
     /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the
     /// realm at `path` open. A WAL-mode connection keeps a lock on the file for as long as it is

@@ -46,7 +46,7 @@ final class WALCheckpointer: @unchecked Sendable {
                     config.label = "atoll.checkpoint"
                     config.busyMode = .immediateError
                     // A checkpoint syncs the file before the log may start over: to the medium.
-                    config.prepareDatabase(Connection.makeDurable)
+                    config.prepareDatabase(Connection.syncToTheMedium)
                 }
             }
             // (busy, frames in the log, frames copied): everything copied means readers that pin a
