@@ -92,15 +92,6 @@ public enum IdentPolicy {
                     (\(maxOfflineTime) s): the server no longer keeps the history it would need
                     """)
             }
-            // A client's integrated version never goes down: one that does lost what it had (a
-            // restore from a backup, commits lost in a power loss), perhaps commits it uploaded,
-            // and would reuse their client versions for new ones.
-            if ident.lastServerVersion < known.integratedServerVersion {
-                return reset(.historyRestored, """
-                    the client's copy went back in time: it had integrated server version \(known.integratedServerVersion) \
-                    and now says \(ident.lastServerVersion) (restored from a backup, or commits lost in a power loss)
-                    """)
-            }
         }
         if hasHistory && ident.lastServerVersion < facts.compactedThrough {
             return reset(.historyCompacted, """
@@ -111,6 +102,15 @@ public enum IdentPolicy {
         if ident.lastServerVersion > facts.latestServerVersion {
             return reset(.historyRestored, """
                 the client integrated server version \(ident.lastServerVersion), the history ends at \(facts.latestServerVersion)
+                """)
+        }
+        // A client's integrated version never goes down: one that does lost what it had (a
+        // restore from a backup, commits lost in a power loss), perhaps commits it uploaded, and
+        // would reuse their client versions for new ones.
+        if ident.fileIdent.isAssigned, let known = facts.knownFile, ident.lastServerVersion < known.integratedServerVersion {
+            return reset(.historyRestored, """
+                the client's copy went back in time: it had integrated server version \(known.integratedServerVersion) \
+                and now says \(ident.lastServerVersion) (restored from a backup, or commits lost in a power loss)
                 """)
         }
         return .accept(assignFile: !ident.fileIdent.isAssigned)
