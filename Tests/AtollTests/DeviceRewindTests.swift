@@ -47,6 +47,8 @@ import Testing
 
             // The device resets (its copy went back in time), recovering "c" and getting "b" back.
             #expect(await waitUntil(timeout: .seconds(30)) { names(realm) == ["a", "b", "c"] }, "the device has \(names(realm))")
+            // The outcome is recorded right after the reset's transaction commits.
+            #expect(await waitUntil { realm.clientResetOutcome != nil })
             let outcome = try #require(realm.clientResetOutcome)
             #expect(outcome.didRecover && outcome.discardedChangeCount == 0)
 

@@ -14,6 +14,15 @@ extension ClientSession {
             default: return []
             }
         }
+        // A reset the client decided on itself (a download showed that its copy went back in
+        // time) unbound the session: what the server sent before it read the unbind (the rest
+        // of the download, an upload's acknowledgement, its own reset required) is moot.
+        if case .waitingForReset = state {
+            switch message {
+            case .error: break
+            default: return []
+            }
+        }
         switch message {
         case .hello, .pong:
             return []
@@ -108,8 +117,9 @@ extension ClientSession {
             return protocolViolation("download up to server version \(last) with progress at \(progress.serverVersion) of \(progress.latestServerVersion)")
         }
         if let diverged = divergedOwnChangeset(in: download.changesets) {
-            return resetRequired(ResetRequest(reason: .historyRestored, message: diverged, recoveryAllowed: true,
-                                              serverEpoch: checkpoint.epoch))
+            // The server's session is still bound: unbound first, bound again once reset.
+            return [.send(.unbind(id))] + resetRequired(ResetRequest(
+                reason: .historyRestored, message: diverged, recoveryAllowed: true, serverEpoch: checkpoint.epoch))
         }
         partialBatch += download.changesets
         downloadedBytes += UInt64(download.changesets.reduce(0) { $0 + $1.encodedSize })
