@@ -19,14 +19,24 @@ public final class SQLiteServerStore: ServerStore {
         var configuration = Configuration()
         configuration.label = "atoll-server"
         configuration.busyMode = .timeout(10)
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
+        configuration.prepareDatabase { db in try Self.setDurability(durability, db) }
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB sets its WAL writer to NORMAL after `prepareDatabase`: set it on the writer itself.
-        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        try pool.writeWithoutTransaction { try Self.setDurability(durability, $0) }
         try Self.migrator.migrate(pool)
+    }
+
+    /// `.full`: `synchronous = FULL` syncs the log at every commit; on Apple platforms
+    /// `fullfsync` makes those syncs (and the checkpoints') reach the medium, not only the drive's
+    /// cache (plain `fsync` there survives a crash of the system, not a power loss).
+    static func setDurability(_ durability: ServerConfiguration.Durability, _ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        #if canImport(Darwin)
+        if durability == .full {
+            try db.execute(sql: "PRAGMA fullfsync = ON")
+            try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
+        }
+        #endif
     }
 
     /// Closes the database. The store must not be used afterwards.
