@@ -297,8 +297,8 @@ extension AuthService {
     private func sendToken(app: ServerConfiguration.App, email: String, purpose: AccountTokenPurpose) async throws {
         let (token, tokenID) = try await newToken(appID: app.id, email: email, purpose: purpose)
         let body = WebhookBody(purpose: purpose, appId: app.id, username: email, token: token, tokenId: tokenID)
-        if configuration.developmentMode {
-            logger.notice("\(purpose.rawValue) token (development mode)", metadata: [
+        if configuration.logsAccountTokens {
+            logger.debug("\(purpose.rawValue) token (development mode)", metadata: [
                 "app": "\(app.id)", "username": "\(email)", "token": "\(token)", "tokenId": "\(tokenID)"])
         }
         guard let url = app.emailPassword.deliveryURL else { return }
@@ -327,7 +327,9 @@ extension AuthService {
             answer = try await emailAccounts.webhooks.post(url, json: json, secret: settings.webhookSecret, timeout: settings.webhookTimeout)
         } catch {
             logger.warning("\(what) function failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
-            throw ServerError(.internalError, "the \(what) function did not answer (\(error))")
+            // The log has the address; the client learns only what kind of failure it was.
+            let reason = (error as? WebhookClient.Failure)?.publicReason ?? "failed"
+            throw ServerError(.internalError, "the \(what) function did not answer (\(reason))")
         }
         struct Status: Decodable { var status: FunctionStatus }
         guard (200..<300).contains(answer.status), let status = try? JSONDecoder().decode(Status.self, from: Data(answer.body)) else {

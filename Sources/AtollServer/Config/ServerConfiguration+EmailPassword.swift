@@ -184,6 +184,25 @@ extension ServerConfiguration.App {
             // Only development mode writes tokens to the log; elsewhere no one could confirm.
             throw ConfigurationError(field: "\(field).emailPassword.deliveryURL", "is required when confirmation is \"token\" outside development mode")
         }
-        try customUserData?.validate(field: "\(field).customUserData")
+        if let customUserData {
+            try customUserData.validate(field: "\(field).customUserData")
+            guard let rule = writeRule(of: customUserData), rule.trimmingCharacters(in: .whitespaces) != "true" else {
+                let example = customUserData.partition == nil
+                    ? #"{"type": "\#(customUserData.type)", "write": "\#(customUserData.userIdField) == %user.id"}"#
+                    : #"{"write": "partition == %user.id"}"#
+                throw ConfigurationError(
+                    field: "\(field).customUserData",
+                    "custom user data is signed into access tokens, so \(customUserData.type) needs a write rule: without one any user "
+                        + "could write another's. Add a permission rule such as \(example)")
+            }
+        }
+    }
+
+    /// The write rule uploads to the custom user data's objects are checked against: the type's
+    /// own rule, else the rule of every type (flexible sync); the rule of every type (a partition).
+    private func writeRule(of settings: ServerConfiguration.CustomUserData) -> String? {
+        let everyType = permissions.first { $0.type == nil }?.write
+        guard settings.partition == nil else { return everyType }
+        return permissions.first { $0.type == settings.type }?.write ?? everyType
     }
 }

@@ -211,8 +211,10 @@ enum PostgresMigrations {
 /// A `postgres://` URL read into a postgres-nio configuration:
 /// `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
 ///
-/// `sslmode` defaults to `prefer` (TLS when the server offers it), as libpq does; `require` refuses
-/// a server without TLS. The password may also come from `PGPASSWORD`.
+/// `sslmode` defaults to `require` (a server without TLS is refused: the password and every
+/// changeset cross the network) unless the host is a loopback address, where it defaults to
+/// `prefer` (TLS when the server offers it), as libpq does. The password may also come from
+/// `PGPASSWORD`.
 public struct PostgresURL: Sendable, Hashable {
     public var host: String
     public var port: Int
@@ -234,7 +236,8 @@ public struct PostgresURL: Sendable, Hashable {
         password = components.password.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = path.isEmpty ? username : path
-        sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value
+            ?? (ServerConfiguration.isLoopback(host) ? "prefer" : "require")
         guard ["disable", "prefer", "require"].contains(sslMode) else {
             throw PostgresStoreError("sslmode must be disable, prefer or require (got \(sslMode))")
         }
@@ -292,5 +295,10 @@ extension PostgresServerStore {
         let rows = try await client.query("SELECT value FROM shared_secrets WHERE name = \(name)", logger: logger).collect()
         guard let value = try rows.first?.decode(String.self) else { throw PostgresStoreError("the shared secret \(name) went away") }
         return value
+    }
+
+    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool {
+        try await count(client.query(
+            "UPDATE shared_secrets SET value = \(replacement) WHERE name = \(name) AND value = \(stored) RETURNING 1", logger: logger)) == 1
     }
 }

@@ -26,6 +26,12 @@ public final class PostgresServerStore: ServerStore {
     /// What this node last knew of the realms it integrated into, for the one-statement append
     /// (``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)``).
     let uploadFences = Mutex(PostgresUploadFences())
+    /// Seals and opens the nodes' announcements (set once the token secret is known).
+    let announcementSeal = Mutex<AnnouncementSeal?>(nil)
+    /// Told the reason of each notification ignored as not authentic.
+    let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// When a rejected notification was last logged (ms since 1970): at most one warning a minute.
+    let rejectionWarned = Mutex<Int64>(0)
     /// Sends this node's history announcements after their commits.
     let announcer: PostgresAnnouncer
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.

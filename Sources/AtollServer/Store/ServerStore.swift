@@ -175,6 +175,8 @@ public protocol ServerStore: EmailAccountStore, Sendable {
 
     /// See ``ServerStore/sharedSecret(named:making:)`` (implemented by stores that nodes share).
     func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String?
+    /// See ``ServerStore/replaceSharedSecret(named:stored:with:)``.
+    func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool
     /// Closes the store (its database, its connections). It must not be used afterwards.
     func shutdown() async
     /// Throws when the store cannot answer a trivial query now (`/health/ready`).
@@ -193,6 +195,9 @@ extension ServerStore {
     /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
     /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
     public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+    /// Stores `replacement` under `name` if the value stored is still `stored` (a secret wrapped
+    /// in place); whether it did. False from a store that shares no secrets.
+    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool { false }
 
     public var integratesOutsideTheLock: Bool { false }
 
