@@ -158,6 +158,11 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX backups_app ON backups(app_id, created_at, id)",
         ]),
+        // Realms made before are no one's: they count against no user's limit.
+        Migration(version: 4, name: "the user who created each realm", statements: [
+            "ALTER TABLE realms ADD COLUMN created_by TEXT",
+            "CREATE INDEX realms_by_creator ON realms(app_id, created_by)",
+        ]),
     ]
 
     /// The newest migration this binary knows.

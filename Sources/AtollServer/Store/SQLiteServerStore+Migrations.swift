@@ -108,6 +108,13 @@ extension SQLiteServerStore {
                     """)
         }
         registerEmailAccountMigration(&migrator)
+        migrator.registerMigration("v7: the user who created each realm") { db in
+            // Realms made before are no one's: they count against no user's limit.
+            try db.execute(sql: """
+                    ALTER TABLE realms ADD COLUMN created_by TEXT;
+                    CREATE INDEX realms_by_creator ON realms(app_id, created_by);
+                    """)
+        }
         return migrator
     }
 }
