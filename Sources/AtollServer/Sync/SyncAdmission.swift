@@ -63,7 +63,7 @@ final class SyncAdmission: Sendable {
                 if state.connectionsByUser[user]?.isEmpty == true { state.connectionsByUser[user] = nil }
             }
             for key in state.sessions.keys where key.connection == connection { Self.release(key, in: &state) }
-            if let (user, bytes) = state.inFlight.removeValue(forKey: connection) { state.change(user) { $0.bytesInFlight -= bytes } }
+            if let held = state.inFlight.removeValue(forKey: connection) { state.change(held.user) { $0.bytesInFlight -= held.bytes } }
         }
     }
 
@@ -95,10 +95,10 @@ final class SyncAdmission: Sendable {
     }
 
     private static func release(_ key: SessionKey, in state: inout State) {
-        guard let (user, held) = state.sessions.removeValue(forKey: key) else { return }
-        state.change(user) {
+        guard let session = state.sessions.removeValue(forKey: key) else { return }
+        state.change(session.user) {
             $0.sessions -= 1
-            $0.heldObjects -= held
+            $0.heldObjects -= session.heldObjects
         }
     }
 
@@ -108,8 +108,11 @@ final class SyncAdmission: Sendable {
     func claimHeldObjects(_ count: Int, session: SessionID, connection: UInt64) -> Bool {
         state.withLock { state in
             let key = SessionKey(connection: connection, session: session)
-            guard let (user, before) = state.sessions[key] else { return false }
-            guard state.users[user, default: UserLoad()].heldObjects - before + count <= limits.heldObjectsPerUser else { return false }
+            guard let session = state.sessions[key] else { return false }
+            let (user, before) = (session.user, session.heldObjects)
+            guard count <= before || state.users[user, default: UserLoad()].heldObjects - before + count <= limits.heldObjectsPerUser else {
+                return false
+            }
             state.sessions[key] = (user, count)
             state.change(user) { $0.heldObjects += count - before }
             return true

@@ -191,11 +191,11 @@ extension SyncConnection {
                                                       rules: rules(for: session.userID), allowingUnknownTypes: true)
         }
         // One evaluation of the query set per server version, shared by every session that has it.
-        let rules = rules(for: session.userID)
+        let userRules = rules(for: session.userID)
         var matching: Set<ObjectID>?
         if let set = flexible.querySet {
             let state = snapshot.state
-            let key = FlexibleEvaluations.Key(queries: flexible.queries, rules: rules.visibility, unknownTypes: set.unknownTypes)
+            let key = FlexibleEvaluations.Key(queries: flexible.queries, rules: userRules.visibility, unknownTypes: set.unknownTypes)
             matching = await coordinator.evaluations.matches(of: key, version: snapshot.version, realm: start.realm) {
                 set.matches(in: state)
             }
@@ -205,7 +205,7 @@ extension SyncConnection {
             held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: start.file.ident, state: snapshot.state,
             matching: matching,
             keepingAbsent: coordinator.now().timeIntervalSince(flexible.claimedAt) < FlexibleView.absentClaimLifetime,
-            mayRead: rules.readAccess(in: snapshot.state))
+            mayRead: userRules.readAccess(in: snapshot.state))
         entries = plan.entries
         let change = plan.viewChange
         flexible.held = plan.held
