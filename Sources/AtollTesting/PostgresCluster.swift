@@ -177,6 +177,25 @@ public final class PostgresCluster: Sendable {
         return url(database: name)
     }
 
+    /// Runs `sql` on the database of `url` (made by ``createDatabase(named:)``) on a connection
+    /// of its own, as another role's client would: the rows, each column cast to text by the
+    /// statement (`::text`) or nil.
+    @discardableResult
+    public func execute(_ sql: String, onDatabaseOf url: String) async throws -> [[String?]] {
+        guard let database = URLComponents(string: url)?.path.dropFirst(), !database.isEmpty else {
+            throw PostgresClusterError("no database in \(url)")
+        }
+        let logger = Logger(label: "atoll.test.postgres") { _ in SwiftLogNoOpLogHandler() }
+        let configuration = PostgresClient.Configuration(
+            host: "127.0.0.1", port: port, username: Self.user, password: nil, database: String(database), tls: .disable)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        defer { runner.cancel() }
+        return try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect().map { row in
+            row.map { cell in try? cell.decode(String?.self) ?? nil }
+        }
+    }
+
     // MARK: Running the binaries
 
     private static func run(_ executable: URL, asRoot: Bool, _ arguments: [String]) async throws {

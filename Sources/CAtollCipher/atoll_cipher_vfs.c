@@ -6,8 +6,9 @@
  * nonce and tag behind it. A unit is one database page in the main file, one page-sized chunk in
  * a rollback journal, and in the write-ahead log the 32-byte log header (kept in plaintext: it
  * holds only the format, page size, salts and a checksum of those), then for each frame its
- * 24-byte frame header and its page as two units. Units are sealed whole, each with a fresh
- * random nonce, so one write of a page is one write on disk; a write of part of a unit (SQLite
+ * 24-byte frame header and its page as two units. Units are sealed whole, each with fresh
+ * random bytes (a nonce, or from format version 2 a salt for a key of the write's own), so one
+ * write of a page is one write on disk; a write of part of a unit (SQLite
  * does not make them, but the shim accepts them) reads, patches and seals the unit again.
  *
  * SQLite never sees ciphertext, so nothing above this layer changes: page size, backups between
@@ -25,13 +26,11 @@
 #include <unistd.h>
 
 #define HEADER ATOLL_CIPHER_HEADER_SIZE
-#define OVERHEAD ATOLL_CIPHER_OVERHEAD
 #define PAGE ATOLL_CIPHER_PAGE_SIZE
 #define WAL_HEADER 32
 #define FRAME_HEADER 24
-#define UNIT_PHYSICAL (PAGE + OVERHEAD)
+#define MAX_UNIT_PHYSICAL (PAGE + ATOLL_CIPHER_MAX_OVERHEAD)
 #define FRAME_LOGICAL (FRAME_HEADER + PAGE)
-#define FRAME_PHYSICAL (FRAME_HEADER + OVERHEAD + PAGE + OVERHEAD)
 
 static const char magic[8] = {'A', 'T', 'O', 'L', 'L', 'E', 'N', 'C'};
 static const char sqlite_magic[16] = "SQLite format 3";
@@ -45,7 +44,18 @@ typedef struct cipher_ref {
     atomic_int refs;
     void *cipher;
     unsigned char header[HEADER];
+    /* Bytes each sealed unit takes beyond its plaintext (the header's format version says). */
+    int overhead;
 } cipher_ref;
+
+/* The overhead of units under `header`'s format version (bytes 8-9, big-endian); 0 for none known. */
+static int header_overhead(const unsigned char *header) {
+    switch ((header[8] << 8) | header[9]) {
+    case 1: return ATOLL_CIPHER_OVERHEAD_V1;
+    case 2: return ATOLL_CIPHER_OVERHEAD_V2;
+    default: return 0;
+    }
+}
 
 static cipher_ref *cipher_retain(cipher_ref *ref) {
     atomic_fetch_add(&ref->refs, 1);
@@ -97,6 +107,15 @@ static void wipe(void *p, size_t n) {
 
 /* MARK: Layout */
 
+/* The file's unit overhead (a file not keyed yet has no units to place). */
+static sqlite3_int64 overhead_of(const cipher_file *f) {
+    return f->cipher ? f->cipher->overhead : ATOLL_CIPHER_OVERHEAD_V1;
+}
+
+static sqlite3_int64 unit_physical(const cipher_file *f) { return PAGE + overhead_of(f); }
+
+static sqlite3_int64 frame_physical(const cipher_file *f) { return FRAME_HEADER + PAGE + 2 * overhead_of(f); }
+
 typedef struct unit {
     uint8_t tag;           /* 0: stored as is; else the kind sealed into the unit */
     uint64_t index;
@@ -116,13 +135,13 @@ static unit unit_at(const cipher_file *f, sqlite3_int64 offset) {
         sqlite3_int64 within = (offset - WAL_HEADER) % FRAME_LOGICAL;
         u.index = (uint64_t)frame;
         u.logical = WAL_HEADER + frame * FRAME_LOGICAL;
-        u.physical = HEADER + WAL_HEADER + frame * FRAME_PHYSICAL;
+        u.physical = HEADER + WAL_HEADER + frame * frame_physical(f);
         if (within < FRAME_HEADER) {
             u.tag = 'H'; u.length = FRAME_HEADER;
         } else {
             u.tag = 'F'; u.length = PAGE;
             u.logical += FRAME_HEADER;
-            u.physical += FRAME_HEADER + OVERHEAD;
+            u.physical += FRAME_HEADER + overhead_of(f);
         }
         return u;
     }
@@ -131,7 +150,7 @@ static unit unit_at(const cipher_file *f, sqlite3_int64 offset) {
     u.index = (uint64_t)index;
     u.logical = index * PAGE;
     u.length = PAGE;
-    u.physical = HEADER + index * UNIT_PHYSICAL;
+    u.physical = HEADER + index * unit_physical(f);
     return u;
 }
 
@@ -139,18 +158,18 @@ static unit unit_at(const cipher_file *f, sqlite3_int64 offset) {
 static sqlite3_int64 physical_size(const cipher_file *f, sqlite3_int64 size) {
     if (size <= 0) return HEADER;
     unit u = unit_at(f, size - 1);
-    return u.physical + u.length + (u.tag ? OVERHEAD : 0);
+    return u.physical + u.length + (u.tag ? overhead_of(f) : 0);
 }
 
 /* The logical size of what is on disk: whole units only. */
 static sqlite3_int64 logical_size(const cipher_file *f, sqlite3_int64 physical) {
     if (physical <= HEADER) return 0;
     sqlite3_int64 p = physical - HEADER;
-    if (f->kind != KIND_WAL) return (p / UNIT_PHYSICAL) * PAGE;
+    if (f->kind != KIND_WAL) return (p / unit_physical(f)) * PAGE;
     if (p < WAL_HEADER) return p;
     p -= WAL_HEADER;
-    sqlite3_int64 frames = p / FRAME_PHYSICAL, rest = p % FRAME_PHYSICAL;
-    return WAL_HEADER + frames * FRAME_LOGICAL + (rest >= FRAME_HEADER + OVERHEAD ? FRAME_HEADER : 0);
+    sqlite3_int64 frames = p / frame_physical(f), rest = p % frame_physical(f);
+    return WAL_HEADER + frames * FRAME_LOGICAL + (rest >= FRAME_HEADER + overhead_of(f) ? FRAME_HEADER : 0);
 }
 
 /* MARK: I/O methods */
@@ -172,8 +191,8 @@ static int cipher_close(sqlite3_file *file) {
 /* Reads and opens the unit `u`: SQLITE_OK, SQLITE_IOERR_SHORT_READ past the end (zeros), or
  * SQLITE_IOERR_DATA when it does not authenticate. */
 static int read_unit(cipher_file *f, const unit *u, unsigned char *plain) {
-    unsigned char sealed[UNIT_PHYSICAL];
-    int rc = f->real->pMethods->xRead(f->real, sealed, u->length + OVERHEAD, u->physical);
+    unsigned char sealed[MAX_UNIT_PHYSICAL];
+    int rc = f->real->pMethods->xRead(f->real, sealed, u->length + f->cipher->overhead, u->physical);
     if (rc == SQLITE_IOERR_SHORT_READ) {
         memset(plain, 0, (size_t)u->length);
         return rc;
@@ -242,7 +261,7 @@ static int cipher_write(sqlite3_file *file, const void *buffer, int amount, sqli
     const unsigned char *in = buffer;
     sqlite3_int64 end = offset + amount, at = offset;
     unsigned char plain[PAGE];
-    unsigned char sealed[UNIT_PHYSICAL];
+    unsigned char sealed[MAX_UNIT_PHYSICAL];
     int rc = SQLITE_OK;
     while (at < end) {
         unit u = unit_at(f, at);
@@ -262,7 +281,7 @@ static int cipher_write(sqlite3_file *file, const void *buffer, int amount, sqli
             if (callbacks.seal(f->cipher->cipher, u.tag, u.index, source, u.length, sealed) != 0) {
                 rc = SQLITE_IOERR_WRITE;
             } else {
-                rc = f->real->pMethods->xWrite(f->real, sealed, u.length + OVERHEAD, u.physical);
+                rc = f->real->pMethods->xWrite(f->real, sealed, u.length + f->cipher->overhead, u.physical);
             }
         }
         if (rc != SQLITE_OK) break;
@@ -380,10 +399,13 @@ static int attach(cipher_file *f, atoll_cipher_attach_args *args) {
         int result = callbacks.attach(args->key, header, NULL, &cipher);
         if (result != ATOLL_CIPHER_OK) { args->detail = result; return SQLITE_NOTADB; }
     }
+    int overhead = header_overhead(header);
+    if (!overhead) { callbacks.release(cipher); args->detail = ATOLL_CIPHER_UNSUPPORTED; return SQLITE_NOTADB; }
     cipher_ref *ref = malloc(sizeof *ref);
     if (!ref) { callbacks.release(cipher); return SQLITE_NOMEM; }
     atomic_init(&ref->refs, 1);
     ref->cipher = cipher;
+    ref->overhead = overhead;
     memcpy(ref->header, header, HEADER);
     pthread_mutex_lock(&registry_lock);
     f->cipher = ref;

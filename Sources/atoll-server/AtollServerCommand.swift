@@ -11,8 +11,10 @@ struct AtollServerCommand: AsyncParsableCommand {
         abstract: "The Atoll sync server: apps, users, auth and (soon) sync over one port.",
         discussion: """
             With no arguments it listens on 127.0.0.1:9090, keeps its data in ./atoll-data and runs in \
-            development mode (unknown app ids are created on first use). Flags override the config file; \
-            the environment variables ATOLL_HOST and ATOLL_PORT override the file but not the flags.
+            development mode (unknown app ids are created on first use). Development mode on an address \
+            other than loopback is refused unless --allow-development-mode-on-network says it is meant. \
+            Flags override the config file; the environment variables ATOLL_HOST, ATOLL_PORT and \
+            ATOLL_STORE override the file but not the flags; ATOLL_SECRET_KEY sets secretKey.
             """)
 
     @Option(help: "The address to listen on (default 127.0.0.1, env ATOLL_HOST).")
@@ -39,6 +41,9 @@ struct AtollServerCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Create unknown app ids on first use (overrides the config file).")
     var developmentMode: Bool?
 
+    @Flag(help: "Run in development mode on an address other than loopback anyway (refused otherwise).")
+    var allowDevelopmentModeOnNetwork = false
+
     @Option(help: "A PEM certificate chain: serve HTTPS and wss:// (needs --tls-key).")
     var tlsCertificate: String?
 
@@ -52,7 +57,8 @@ struct AtollServerCommand: AsyncParsableCommand {
         }
         logger.logLevel = level
 
-        var configuration = try config.map { try ServerConfiguration.load(from: URL(fileURLWithPath: $0)) }
+        // Checked once the flags and the environment are applied (they may be what makes it valid).
+        var configuration = try config.map { try ServerConfiguration.read(from: URL(fileURLWithPath: $0)) }
             ?? ServerConfiguration()
         let environment = ProcessInfo.processInfo.environment
         if let envHost = environment["ATOLL_HOST"], !envHost.isEmpty { configuration.host = envHost }
@@ -61,11 +67,13 @@ struct AtollServerCommand: AsyncParsableCommand {
             configuration.port = value
         }
         if let envStore = environment["ATOLL_STORE"], !envStore.isEmpty { configuration.store = envStore }
+        if let envKey = environment["ATOLL_SECRET_KEY"], !envKey.isEmpty { configuration.secretKey = envKey }
         if let host { configuration.host = host }
         if let store { configuration.store = store }
         if let port { configuration.port = port }
         if let data { configuration.dataDirectory = data }
         if let developmentMode { configuration.developmentMode = developmentMode }
+        if allowDevelopmentModeOnNetwork { configuration.allowDevelopmentModeOnNetwork = true }
         switch (tlsCertificate, tlsKey) {
         case (nil, nil): break
         case (let certificate?, let key?):

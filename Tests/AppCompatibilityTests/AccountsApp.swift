@@ -104,6 +104,7 @@ private func withAccountsServer(confirmation: ServerConfiguration.EmailPassword.
         app.emailPassword = .init(confirmation: confirmation, deliveryURL: urls.0, confirmationFunctionURL: urls.1, resetFunctionURL: urls.2,
                                   webhookTimeout: 60)
         app.customUserData = .init(type: "AcctSettings", userIdField: "ownerId")
+        app.permissions = [.init(type: "AcctSettings", write: "ownerId == %user.id")]
         configuration.apps = [app]
     }) { server in
         try await body(server, mailer)

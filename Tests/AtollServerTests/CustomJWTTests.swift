@@ -14,6 +14,9 @@ struct CustomJWTTests {
         var exp: ExpirationClaim?
         var aud: AudienceClaim?
         var name: String?
+        var iss: IssuerClaim? = nil
+        var nbf: NotBeforeClaim? = nil
+        var iat: IssuedAtClaim? = nil
 
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
@@ -112,6 +115,44 @@ struct CustomJWTTests {
             let confused = try await Self.sign(Self.claims(aud: nil), hmac: privateKey.publicKey.pemRepresentation)
             let answer = try await server.http.logIn(app: "rsa-app", provider: "custom-token", json: ["token": confused])
             #expect(answer.errorCode == "InvalidCredentials")
+        }
+    }
+
+    /// `iss` is checked when an issuer is configured; `nbf` and `iat` may be later than now by
+    /// the clock skew at most; `sub` is bounded (issue 21 §4).
+    @Test func issuerNotBeforeIssuedAtAndSubjectLengthAreChecked() async throws {
+        let configuration = TestServer.configuration { configuration in
+            configuration.apps = [ServerConfiguration.App(
+                id: "jwt-app", customJWT: .init(algorithm: .hs256, key: Self.key, audience: Self.audience, issuer: "https://id.example.com"))]
+        }
+        try await withServer(configuration) { server in
+            func status(_ change: (inout Claims) -> Void) async throws -> Int {
+                var claims = Self.claims()
+                claims.iss = IssuerClaim(value: "https://id.example.com")
+                change(&claims)
+                let answer = try await server.http.logIn(app: "jwt-app", provider: "custom-token", json: ["token": try await Self.sign(claims)])
+                if answer.status != 200 { #expect(answer.errorCode == "InvalidCredentials") }
+                return answer.status
+            }
+            let later = Date().addingTimeInterval(600), soon = Date().addingTimeInterval(20)
+            let cases: [(String, Int, (inout Claims) -> Void)] = [
+                ("as configured", 200, { _ in }),
+                ("no iss", 401, { $0.iss = nil }),
+                ("another iss", 401, { $0.iss = IssuerClaim(value: "https://evil.example.com") }),
+                ("nbf in 10 min", 401, { $0.nbf = NotBeforeClaim(value: later) }),
+                ("iat in 10 min", 401, { $0.iat = IssuedAtClaim(value: later) }),
+                // Within the default 60 s of clock skew: accepted.
+                ("nbf in 20 s", 200, { $0.nbf = NotBeforeClaim(value: soon) }),
+                ("iat in 20 s", 200, { $0.iat = IssuedAtClaim(value: soon) }),
+                ("nbf 10 min ago", 200, { $0.nbf = NotBeforeClaim(value: Date().addingTimeInterval(-600)) }),
+                ("sub of 255 bytes", 200, { $0.sub = SubjectClaim(value: String(repeating: "s", count: 255)) }),
+                ("sub of 256 bytes", 401, { $0.sub = SubjectClaim(value: String(repeating: "s", count: 256)) }),
+                ("sub of 4,000 bytes", 401, { $0.sub = SubjectClaim(value: String(repeating: "s", count: 4_000)) }),
+            ]
+            for (name, expected, change) in cases {
+                let answered = try await status(change)
+                #expect(answered == expected, "\(name)")
+            }
         }
     }
 }

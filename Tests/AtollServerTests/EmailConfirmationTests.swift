@@ -85,7 +85,9 @@ struct EmailConfirmationTests {
         let clock = ManualClock()
         let receiver = try await WebhookReceiver.start()
         defer { Task { try? await receiver.stop() } }
-        try await withServer(TestServer.emailConfiguration(receiver), clock: clock) { server in
+        // The registration outlives its tokens here: this is about tokens expiring.
+        let configuration = TestServer.emailConfiguration(receiver) { $0.pendingRegistrationLifetime = 24 * 3600 }
+        try await withServer(configuration, clock: clock) { server in
             _ = try await server.http.register(email: "eve@example.com", password: "s3cret-pw")
             let call = try #require(await receiver.nextCall())
             // Forged: the right id with another token, a made-up id, a token of another purpose.

@@ -28,7 +28,8 @@ struct EmailPasswordConfigurationTests {
                   "webhookTimeout": 5,
                   "requestsPerAddressPerHour": 3
                 },
-                "customUserData": { "type": "UserProfile", "userIdField": "userId", "maxBytes": 2048 }
+                "customUserData": { "type": "UserProfile", "userIdField": "userId", "maxBytes": 2048 },
+                "permissions": [ { "type": "UserProfile", "write": "userId == %user.id" } ]
               }]
             }
             """)
@@ -68,9 +69,34 @@ struct EmailPasswordConfigurationTests {
             #expect(error?.field == field, "\(settings)")
         }
         let tooLarge = #expect(throws: ConfigurationError.self) {
-            try load(#"{"apps": [{"id": "tasks", "customUserData": {"type": "P", "userIdField": "u", "maxBytes": 1000000}}]}"#)
+            try load(#"{"apps": [{"id": "tasks", "customUserData": {"type": "P", "userIdField": "u", "maxBytes": 1000000}, "permissions": [{"write": "false"}]}]}"#)
         }
         #expect(tooLarge?.field == "apps[0].customUserData.maxBytes")
+    }
+
+    /// Custom user data is signed into access tokens: its type needs a write rule, or any user
+    /// could write another's (issue 21 §3).
+    @Test func customUserDataNeedsAWriteRuleOnItsType() throws {
+        let settings = #""customUserData": {"type": "P", "userIdField": "u"}"#
+        for permissions in ["[]", #"[{"type": "P", "write": "true"}]"#, #"[{"type": "Other", "write": "u == %user.id"}]"#,
+                            #"[{"type": "P", "read": "u == %user.id"}]"#] {
+            let error = #expect(throws: ConfigurationError.self, "\(permissions)") {
+                try load(#"{"apps": [{"id": "tasks", \#(settings), "permissions": \#(permissions)}]}"#)
+            }
+            #expect(error?.field == "apps[0].customUserData")
+            #expect(error?.message.contains("write rule") == true)
+        }
+        for permissions in [#"[{"type": "P", "write": "u == %user.id"}]"#, #"[{"write": "false"}]"#] {
+            #expect(try load(#"{"apps": [{"id": "tasks", \#(settings), "permissions": \#(permissions)}]}"#)
+                .app(id: "tasks")?.customUserData?.type == "P", "\(permissions)")
+        }
+        // In a partition, only the rule of every type applies.
+        let partition = #""customUserData": {"type": "P", "userIdField": "u", "partition": "profiles"}"#
+        #expect(throws: ConfigurationError.self) {
+            try load(#"{"apps": [{"id": "tasks", \#(partition), "permissions": [{"type": "P", "write": "u == %user.id"}]}]}"#)
+        }
+        #expect(try load(#"{"apps": [{"id": "tasks", \#(partition), "permissions": [{"write": "partition == %user.id"}]}]}"#)
+            .app(id: "tasks") != nil)
     }
 
     @Test func tokenConfirmationWithoutDeliveryIsForDevelopmentOnly() throws {

@@ -128,12 +128,15 @@ import Testing
             let secret = try #require(key.key)
             #expect(try await gandalf.apiKeysAuth.fetchAPIKeys().map(\.name) == ["staff"])
             #expect(try await gandalf.apiKeysAuth.fetchAPIKey(key.objectId).key == nil, "the key itself is shown once")
-            let viaKey = try await app.login(credentials: .userAPIKey(secret))
+            // The key logs in on another machine (a login on this device would replace Gandalf's
+            // own tokens, and disabling the key revokes its logins).
+            let buildServer = server.app(device: "build-server")
+            let viaKey = try await buildServer.login(credentials: .userAPIKey(secret))
             #expect(viaKey.id == gandalf.id)
             try await gandalf.apiKeysAuth.disableAPIKey(key.objectId)
-            await #expect { try await app.login(credentials: .userAPIKey(secret)) } throws: { ($0 as? AppError) != nil }
+            await #expect { try await buildServer.login(credentials: .userAPIKey(secret)) } throws: { ($0 as? AppError) != nil }
             try await gandalf.apiKeysAuth.enableAPIKey(key.objectId)
-            _ = try await app.login(credentials: .userAPIKey(secret))
+            _ = try await buildServer.login(credentials: .userAPIKey(secret))
             try await gandalf.apiKeysAuth.deleteAPIKey(key.objectId)
             #expect(try await gandalf.apiKeysAuth.fetchAPIKeys().isEmpty)
         }

@@ -25,6 +25,8 @@ extension SerialAppServicesTests {
         try await withSyncTestServer({ [settings] configuration in
             var app = ServerConfiguration.App(id: "test-app")
             app.customUserData = settings
+            // Custom user data needs a write rule: each user writes only their own settings.
+            app.permissions = [.init(type: "MemberSettings", write: "userId == %user.id")]
             configuration.apps = [app]
         }) { server in
             try await body(server)
@@ -102,6 +104,25 @@ extension SerialAppServicesTests {
             #expect(refreshed.isEmpty)
             #expect(user.customData.isEmpty)
             #expect(try #require(user.accessToken).utf8.count < 2000)
+        }
+    }
+
+    /// `userId` is not the key: when two objects hold a user's id, neither is signed into the
+    /// token (a forged duplicate must not shadow the real one, nor the other way round).
+    @Test func twoObjectsHoldingTheUsersIdGiveNoCustomData() async throws {
+        try await withServer { server in
+            let user = try await server.app().login(credentials: .anonymous)
+            try await writeSettings(user) { $0.favoriteColor = "blue" }
+            #expect(try await user.refreshCustomData()["favoriteColor"] as? String == "blue")
+
+            var configuration = user.flexibleSyncConfiguration()
+            configuration.objectTypes = [MemberSettings.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            try realm.write { realm.add(MemberSettings(value: ["userId": user.id, "favoriteColor": "red"])) }
+            try await realm.syncSession!.wait(for: .upload)
+            #expect(realm.objects(MemberSettings.self).count == 2)
+            #expect(try await user.refreshCustomData().isEmpty)
+            #expect(user.customData.isEmpty)
         }
     }
 

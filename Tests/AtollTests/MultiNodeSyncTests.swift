@@ -343,6 +343,10 @@ struct StoreHealthTests {
         cluster.stop()
         stopped = true
         #expect(try await status(server, "/health/ready") == 503)
+        // Anyone may ask: the store's error (hosts, users, paths) stays in the log.
+        let (body, _) = try await URLSession.shared.data(from: URL(string: server.baseURL + "/health/ready")!)
+        let answer = try JSONSerialization.jsonObject(with: body) as? [String: String]
+        #expect(answer == ["status": "not ready", "store": "unreachable"], "\(String(decoding: body, as: UTF8.self))")
         #expect(try await status(server, "/health") == 200, "the process still serves: alive, not ready")
         #expect(try await status(server, "/health/live") == 200)
         try? await server.tearDown()

@@ -24,3 +24,20 @@ extension Realm {
         }
     }
 }
+
+extension Realm {
+    /// Tests only: how many times the log of the realm file at `configuration`'s path was synced
+    /// to disk before something that depends on its commits left the device.
+    @_spi(Testing)
+    public static func logSyncCountForTesting(_ configuration: Configuration) -> Int {
+        guard let url = configuration.fileURL else { return 0 }
+        return RealmFiles.logSyncCount(url.standardizedFileURL.path)
+    }
+
+    /// Tests only: whether any `Realm` of `configuration`'s file is open in this process (its
+    /// files may be copied or replaced once none is).
+    @_spi(Testing)
+    public static func isOpenForTesting(_ configuration: Configuration) -> Bool {
+        RealmCoordinator.isOpen(configuration)
+    }
+}

@@ -33,8 +33,11 @@ final class Connection {
                 config.journalMode = readOnly ? .default : .wal
                 config.label = "atoll"
                 config.prepareDatabase { db in
-                    // WAL with synchronous=NORMAL: a commit survives a process crash; the bench baseline uses the same.
+                    // WAL with synchronous=NORMAL: a commit survives a crash of the process; the
+                    // bench baseline uses the same. What is uploaded is synced first
+                    // (`RealmFiles.syncLog`, docs/storage.md "Durability").
                     if !readOnly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                    if !readOnly { try Connection.syncToTheMedium(db) }
                     // Checkpoints run in the background (WALCheckpointer), not inside commits.
                     if !readOnly { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
                     // Read pages through a memory map, as Realm does, instead of copying them with
@@ -48,6 +51,17 @@ final class Connection {
         } catch {
             throw Self.openError(error, path: path, readOnly: readOnly)
         }
+    }
+
+    /// On Apple platforms `fsync` reaches only the drive's cache, not the medium: the syncs
+    /// SQLite makes (checkpoints) use F_FULLFSYNC instead, as Realm's do. Commits themselves are
+    /// not synced (`synchronous = NORMAL`, which GRDB sets for WAL): a synced realm syncs its log
+    /// before anything that depends on a commit leaves the device (`RealmFiles.syncLog`).
+    static func syncToTheMedium(_ db: Database) throws {
+        #if canImport(Darwin)
+        try db.execute(sql: "PRAGMA fullfsync = ON")
+        try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
+        #endif
     }
 
     /// Copies the database as this connection sees it (its open read transaction's snapshot, if

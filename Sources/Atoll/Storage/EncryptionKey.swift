@@ -8,7 +8,9 @@ import Foundation
 ///
 /// Each encrypted file has a random salt in its header; the page key and the key check are
 /// derived from the 64 bytes and that salt with HKDF-SHA256, so two files under one key use
-/// different page keys (and each file its own budget of random nonces).
+/// different page keys. The header's format version says how pages are sealed (`PageCipher`):
+/// new files are version 2 (a key per write); version 1 files (a random nonce per write under the
+/// page key) are still read and written.
 final class EncryptionKey: Sendable, CustomStringConvertible {
     static let length = 64
     private let master: SymmetricKey
@@ -43,17 +45,30 @@ final class EncryptionKey: Sendable, CustomStringConvertible {
 
     /// The header's fixed start: magic, format version, unit size.
     private static let magic = Array("ATOLLENC".utf8)
-    static let formatVersion: UInt16 = 1
+    /// The format of new files' headers: 2, `PageCipher.Scheme.perWriteKey`.
+    static let formatVersion: UInt16 = 2
+    /// Tests only: the format new files get instead (1 writes a file as Atoll did before version 2).
+    nonisolated(unsafe) static var newFileFormatVersionForTesting: UInt16?
+
+    /// How pages of a file with header format `version` are sealed; nil for a format this build does not know.
+    private static func scheme(_ version: UInt16) -> PageCipher.Scheme? {
+        switch version {
+        case 1: .randomNonce
+        case 2: .perWriteKey
+        default: nil
+        }
+    }
 
     /// A new file's header (magic, version, unit size, random salt, key check) and its cipher.
     func newHeader() -> (header: [UInt8], cipher: PageCipher) {
         var header = Self.magic
-        header += [UInt8(Self.formatVersion >> 8), UInt8(Self.formatVersion & 0xff), 0, 0]
+        let version = Self.newFileFormatVersionForTesting ?? Self.formatVersion
+        header += [UInt8(version >> 8), UInt8(version & 0xff), 0, 0]
         let unit = UInt32(ATOLL_CIPHER_PAGE_SIZE)
         header += [UInt8(unit >> 24), UInt8((unit >> 16) & 0xff), UInt8((unit >> 8) & 0xff), UInt8(unit & 0xff)]
         header += SymmetricKey(size: .init(bitCount: 128)).withUnsafeBytes { Array($0) }
         header += Array(HMAC<SHA256>.authenticationCode(for: header, using: derive("atoll key check v1", salt: header[16..<32])))
-        return (header, PageCipher(key: derive("atoll page key v1", salt: header[16..<32])))
+        return (header, pageCipher(version: version, salt: header[16..<32])!)
     }
 
     /// The cipher for a file with `header`, or why this key cannot open it.
@@ -62,13 +77,20 @@ final class EncryptionKey: Sendable, CustomStringConvertible {
         guard bytes.count == Int(ATOLL_CIPHER_HEADER_SIZE), Array(bytes[0..<8]) == Self.magic else { return .failure(.notARealm) }
         let version = UInt16(bytes[8]) << 8 | UInt16(bytes[9])
         let unit = bytes[12..<16].reduce(0) { $0 << 8 | UInt32($1) }
-        guard version == Self.formatVersion, unit == UInt32(ATOLL_CIPHER_PAGE_SIZE) else { return .failure(.unsupported) }
+        guard Self.scheme(version) != nil, unit == UInt32(ATOLL_CIPHER_PAGE_SIZE) else { return .failure(.unsupported) }
         let salt = bytes[16..<32]
         guard HMAC<SHA256>.isValidAuthenticationCode(bytes[32..<64], authenticating: bytes[0..<32],
                                                      using: derive("atoll key check v1", salt: salt)) else {
             return .failure(.wrongKey)
         }
-        return .success(PageCipher(key: derive("atoll page key v1", salt: salt)))
+        return pageCipher(version: version, salt: salt).map { .success($0) } ?? .failure(.unsupported)
+    }
+
+    /// The cipher of a file of format `version` with header salt `salt` (its page key is derived
+    /// under a label of that version).
+    private func pageCipher(version: UInt16, salt: ArraySlice<UInt8>) -> PageCipher? {
+        guard let scheme = Self.scheme(version) else { return nil }
+        return PageCipher(key: derive("atoll page key v\(version)", salt: salt), scheme: scheme)
     }
 
     enum AttachFailure: Error {

@@ -3,41 +3,95 @@ import Crypto
 import Foundation
 import GRDBSQLite
 
-/// Seals and opens the units of one encrypted file for the VFS shim (`CAtollCipher`): AES-256-GCM
-/// with a fresh random 96-bit nonce per write, and the unit's kind and index as authenticated
-/// data, so a page moved to another place in the file (or into the log) does not open.
+/// Seals and opens the units of one encrypted file for the VFS shim (`CAtollCipher`) with
+/// AES-256-GCM, the unit's kind and index as authenticated data, so a page moved to another
+/// place in the file (or into the log) does not open. Two schemes, by the file header's format
+/// version (docs/storage.md, "Encryption at rest"):
 ///
-/// A sealed unit is AES-GCM's combined form: nonce (12 bytes), ciphertext, tag (16 bytes).
+/// - ``Scheme/perWriteKey`` (version 2, every new file): each write draws 24 random bytes; the
+///   first 12 derive a key for that write alone from the file's key (HKDF-SHA256), the last 12
+///   are its nonce. A key and nonce repeat only if all 192 bits do, so no number of writes a
+///   device can make comes near a collision, and no key ever seals more than one unit. Stored:
+///   salt (24 bytes), ciphertext, tag (16 bytes).
+/// - ``Scheme/randomNonce`` (version 1, files written before): one key per file and a random
+///   96-bit nonce per write, good for about 2^32 writes (NIST SP 800-38D §8.3). Kept to read and
+///   go on writing those files. Stored: nonce (12 bytes), ciphertext, tag (16 bytes).
 final class PageCipher: Sendable {
-    private let key: SymmetricKey
+    enum Scheme: Sendable {
+        case randomNonce
+        case perWriteKey
+    }
 
-    init(key: SymmetricKey) {
+    private let key: SymmetricKey
+    let scheme: Scheme
+
+    /// Bytes a sealed unit takes beyond its plaintext.
+    var overhead: Int {
+        switch scheme {
+        case .randomNonce: Int(ATOLL_CIPHER_OVERHEAD_V1)
+        case .perWriteKey: Int(ATOLL_CIPHER_OVERHEAD_V2)
+        }
+    }
+
+    /// The random bytes of a ``Scheme/perWriteKey`` write before its nonce (the write key's salt).
+    private static let writeSaltLength = 12
+    private static let writeKeyLabel = Array("atoll page write key v2".utf8)
+
+    init(key: SymmetricKey, scheme: Scheme) {
         self.key = key
+        self.scheme = scheme
     }
 
     func seal(kind: UInt8, unit: UInt64, _ plaintext: UnsafeRawBufferPointer, into sealed: UnsafeMutableRawBufferPointer) -> Bool {
+        guard sealed.count == plaintext.count + overhead else { return false }
         var aad = (UInt64(kind).bigEndian, unit.bigEndian)
         do {
-            let box = try withUnsafeBytes(of: &aad) { aad in
-                try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: aad)
+            let box: AES.GCM.SealedBox
+            var written = 0
+            switch scheme {
+            case .randomNonce:
+                box = try withUnsafeBytes(of: &aad) { aad in
+                    try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: aad)
+                }
+            case .perWriteKey:
+                let salt = SymmetricKey(size: .init(bitCount: Self.writeSaltLength * 8)).withUnsafeBytes { Array($0) }
+                box = try withUnsafeBytes(of: &aad) { aad in
+                    try AES.GCM.seal(plaintext, using: writeKey(salt), nonce: AES.GCM.Nonce(), authenticating: aad)
+                }
+                sealed.copyBytes(from: salt)
+                written = salt.count
             }
-            guard let combined = box.combined, combined.count == sealed.count else { return false }
-            return combined.copyBytes(to: sealed) == sealed.count
+            guard let combined = box.combined, combined.count == sealed.count - written else { return false }
+            return combined.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: sealed[written...])) == combined.count
         } catch {
             return false
         }
     }
 
     func open(kind: UInt8, unit: UInt64, _ sealed: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer) -> Bool {
+        guard sealed.count == plaintext.count + overhead else { return false }
         var aad = (UInt64(kind).bigEndian, unit.bigEndian)
         do {
-            let box = try AES.GCM.SealedBox(combined: sealed)
-            let opened = try withUnsafeBytes(of: &aad) { aad in try AES.GCM.open(box, using: key, authenticating: aad) }
+            let opened: Data
+            switch scheme {
+            case .randomNonce:
+                let box = try AES.GCM.SealedBox(combined: sealed)
+                opened = try withUnsafeBytes(of: &aad) { aad in try AES.GCM.open(box, using: key, authenticating: aad) }
+            case .perWriteKey:
+                let salt = Array(sealed[..<Self.writeSaltLength])
+                let box = try AES.GCM.SealedBox(combined: UnsafeRawBufferPointer(rebasing: sealed[Self.writeSaltLength...]))
+                opened = try withUnsafeBytes(of: &aad) { aad in try AES.GCM.open(box, using: writeKey(salt), authenticating: aad) }
+            }
             guard opened.count == plaintext.count else { return false }
             return opened.copyBytes(to: plaintext) == plaintext.count
         } catch {
             return false
         }
+    }
+
+    /// The key of one ``Scheme/perWriteKey`` write: HKDF-SHA256 of the file's key with the write's salt.
+    private func writeKey(_ salt: [UInt8]) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, salt: salt, info: Self.writeKeyLabel, outputByteCount: 32)
     }
 }
 
@@ -49,16 +103,18 @@ enum CipherVFS {
         var callbacks = atoll_cipher_callbacks(
             seal: { cipher, kind, unit, plaintext, length, sealed in
                 guard let cipher, let plaintext, let sealed else { return 1 }
+                let pageCipher = Unmanaged<PageCipher>.fromOpaque(cipher).takeUnretainedValue()
                 let n = Int(length)
-                return Unmanaged<PageCipher>.fromOpaque(cipher).takeUnretainedValue().seal(
+                return pageCipher.seal(
                     kind: kind, unit: unit, UnsafeRawBufferPointer(start: plaintext, count: n),
-                    into: UnsafeMutableRawBufferPointer(start: sealed, count: n + Int(ATOLL_CIPHER_OVERHEAD))) ? 0 : 1
+                    into: UnsafeMutableRawBufferPointer(start: sealed, count: n + pageCipher.overhead)) ? 0 : 1
             },
             open: { cipher, kind, unit, sealed, length, plaintext in
                 guard let cipher, let plaintext, let sealed else { return 1 }
+                let pageCipher = Unmanaged<PageCipher>.fromOpaque(cipher).takeUnretainedValue()
                 let n = Int(length)
-                return Unmanaged<PageCipher>.fromOpaque(cipher).takeUnretainedValue().open(
-                    kind: kind, unit: unit, UnsafeRawBufferPointer(start: sealed, count: n + Int(ATOLL_CIPHER_OVERHEAD)),
+                return pageCipher.open(
+                    kind: kind, unit: unit, UnsafeRawBufferPointer(start: sealed, count: n + pageCipher.overhead),
                     into: UnsafeMutableRawBufferPointer(start: plaintext, count: n)) ? 0 : 1
             },
             attach: { key, header, newHeader, cipherOut in

@@ -1,6 +1,7 @@
 import CAtollCipher
 import Foundation
 import GRDB
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,6 +30,60 @@ enum RealmFiles {
         }
         return existed
     }
+
+    /// Makes every commit of the realm at `path` durable: syncs its write-ahead log (the commits
+    /// since the last checkpoint; a checkpoint syncs the file itself) to the medium, with
+    /// F_FULLFSYNC on Apple platforms, and the folder too the first time a log is seen (its entry
+    /// must last as well). Commits run with `synchronous = NORMAL` and survive a crash of the
+    /// process, not a power loss; a synced realm calls this before an upload or an ident leaves,
+    /// so the server never holds a commit (or a version the client says it integrated) that the
+    /// device could lose (docs/storage.md, "Durability").
+    static func syncLog(_ path: String) throws {
+        logSyncs.withLock { $0[path, default: 0] += 1 }
+        let log = path + "-wal"
+        let fd = open(log, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return }  // no log: every commit is in the file, synced by its checkpoint
+            throw syncError(log)
+        }
+        defer { close(fd) }
+        try syncToTheMedium(fd, log)
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw syncError(log) }
+        let inode = UInt64(status.st_ino)
+        let logs = syncedLogs.withLock { synced in
+            defer { synced[path] = inode }
+            return synced[path]
+        }
+        if logs != inode {
+            let folder = (path as NSString).deletingLastPathComponent
+            let folderFD = open(folder, O_RDONLY | O_CLOEXEC)
+            guard folderFD >= 0 else { throw syncError(folder) }
+            defer { close(folderFD) }
+            do { try syncToTheMedium(folderFD, folder) } catch {
+                syncedLogs.withLock { _ = $0.removeValue(forKey: path) }
+                throw error
+            }
+        }
+    }
+
+    private static func syncToTheMedium(_ fd: Int32, _ target: String) throws {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return }  // else a file system without it: fsync
+        #endif
+        guard fsync(fd) == 0 else { throw syncError(target) }
+    }
+
+    private static func syncError(_ target: String) -> Realm.Error {
+        Realm.Error(.fileAccess, "cannot sync \(target) to disk: \(String(cString: strerror(errno)))", path: target)
+    }
+
+    /// The log (by inode) whose folder entry was last synced, by realm path; and how many times
+    /// `syncLog` ran (tests).
+    private static let syncedLogs = Mutex<[String: UInt64]>([:])
+    private static let logSyncs = Mutex<[String: Int]>([:])
+
+    static func logSyncCount(_ path: String) -> Int { logSyncs.withLock { $0[path] ?? 0 } }
 
     /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the
     /// realm at `path` open. A WAL-mode connection keeps a lock on the file for as long as it is

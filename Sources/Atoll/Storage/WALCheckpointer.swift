@@ -45,6 +45,8 @@ final class WALCheckpointer: @unchecked Sendable {
                 connection = try Connection.databaseQueue(path: path, key: key) { config in
                     config.label = "atoll.checkpoint"
                     config.busyMode = .immediateError
+                    // A checkpoint syncs the file before the log may start over: to the medium.
+                    config.prepareDatabase(Connection.syncToTheMedium)
                 }
             }
             // (busy, frames in the log, frames copied): everything copied means readers that pin a

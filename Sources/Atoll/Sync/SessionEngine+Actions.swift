@@ -31,6 +31,7 @@ extension SessionEngine {
                     droppedHeldUpload = true
                     continue
                 }
+                if message.dependsOnLocalCommits, !syncLogBeforeSending(message) { continue }
                 await connection.send(message)
                 if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):
@@ -184,4 +185,31 @@ extension SessionEngine {
         }
     }
 
+}
+
+extension SessionEngine {
+    /// Syncs the file's log before `message` leaves: an upload carries commits, an ident the
+    /// server version they stand on, and once the server holds either, losing the commit in a
+    /// power loss would send the device back in time (docs/storage.md, "Durability"). Returns
+    /// false when the sync failed: the message is not sent (reported; the next bind tries again).
+    func syncLogBeforeSending(_ message: ClientMessage) -> Bool {
+        guard let realm, configuration.inMemoryIdentifier == nil else { return true }
+        do {
+            try RealmFiles.syncLog(realm.coordinator.path)
+            return true
+        } catch {
+            report(SyncError(.clientInternalError, "not sent: the realm's commits could not be made durable first (\(error))"))
+            return false
+        }
+    }
+}
+
+extension ClientMessage {
+    /// Whether the server will record something of the device's commits from the message.
+    var dependsOnLocalCommits: Bool {
+        switch self {
+        case .upload, .ident: true
+        default: false
+        }
+    }
 }

@@ -21,6 +21,11 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
         /// object or container that does not exist, a value over the size limits
         /// (``ReplicaState/validate(_:limits:)``).
         case invalidInstruction
+        /// The client's copy went back in time (restored from a backup, or commits lost in a power
+        /// loss): it uploads a client version the server integrated with other content (another
+        /// commit time), or one the server never had although it holds newer versions of the file.
+        /// Taking it as a duplicate would drop a new write silently: the client must reset.
+        case clientHistoryDiverged
     }
 
     public let code: Code

@@ -20,11 +20,18 @@ public struct UploadBatch: Hashable, Sendable {
     public var fileIdent: Int64
     public var baseServerVersion: Int64
     public var changesets: [Changeset]
+    /// A client version of the file the history holds at or before ``baseServerVersion`` (the
+    /// server's record of what the client integrated, e.g. at its ident): an uploaded changeset at
+    /// or below it is a re-sent duplicate; one above it and at or below the file's newest
+    /// integrated version must be among the file's entries after the base, or the client's copy
+    /// went back in time. `nil`: not known (only commit times are compared).
+    public var settledClientVersion: Int64?
 
-    public init(fileIdent: Int64, baseServerVersion: Int64, changesets: [Changeset]) {
+    public init(fileIdent: Int64, baseServerVersion: Int64, changesets: [Changeset], settledClientVersion: Int64? = nil) {
         self.fileIdent = fileIdent
         self.baseServerVersion = baseServerVersion
         self.changesets = changesets
+        self.settledClientVersion = settledClientVersion
     }
 }
 
@@ -49,10 +56,13 @@ public enum ServerIntegrator {
         guard zip(versions, versions.dropFirst()).allSatisfy({ $0 < $1 }) else {
             throw MergeError(.nonIncreasingClientVersions, "client versions \(versions) of file \(upload.fileIdent) do not increase")
         }
+        let ownAfterBase = Dictionary(
+            history.lazy.filter { $0.changeset.fileIdent == upload.fileIdent }.map { ($0.changeset.version, $0.changeset.timestamp) },
+            uniquingKeysWith: { first, _ in first })
+        try checkSameHistory(upload, ownAfterBase: ownAfterBase, lastIntegratedClientVersion: lastIntegratedClientVersion)
         // Nothing new: a re-sent upload whose changesets are all integrated already.
         guard let newest = versions.last, newest > lastIntegratedClientVersion else { return [] }
-        let ownAfterBase = Set(history.lazy.filter { $0.changeset.fileIdent == upload.fileIdent }.map(\.changeset.version))
-        var remaining = upload.changesets.filter { $0.version > lastIntegratedClientVersion || ownAfterBase.contains($0.version) }
+        var remaining = upload.changesets.filter { $0.version > lastIntegratedClientVersion || ownAfterBase[$0.version] != nil }
         for entry in history {
             if entry.changeset.fileIdent == upload.fileIdent {
                 // The client's own changeset, integrated after the upload's base: the upload carries
@@ -67,6 +77,32 @@ public enum ServerIntegrator {
             }
         }
         return remaining
+    }
+
+    /// Throws ``MergeError/Code/clientHistoryDiverged`` when a changeset the upload carries at or
+    /// below the file's newest integrated client version is not the one the server integrated
+    /// under that version: a re-sent changeset keeps its commit time (rebasing changes only its
+    /// instructions), a new commit that reuses the version has another; a version above
+    /// ``UploadBatch/settledClientVersion`` that is not among the file's entries after the base
+    /// was never integrated at all. Either way the client's copy went back in time.
+    static func checkSameHistory(
+        _ upload: UploadBatch, ownAfterBase: [Int64: Int64], lastIntegratedClientVersion: Int64
+    ) throws(MergeError) {
+        for changeset in upload.changesets where changeset.version <= lastIntegratedClientVersion {
+            if let timestamp = ownAfterBase[changeset.version] {
+                guard timestamp != changeset.timestamp else { continue }
+                throw MergeError(.clientHistoryDiverged, """
+                    file \(upload.fileIdent) uploaded client version \(changeset.version) committed at \(changeset.timestamp); \
+                    the server integrated that version committed at \(timestamp): the client's copy went back in time
+                    """)
+            }
+            if let settled = upload.settledClientVersion, changeset.version > settled {
+                throw MergeError(.clientHistoryDiverged, """
+                    file \(upload.fileIdent) uploaded client version \(changeset.version), which the server never integrated \
+                    although it holds the file's versions up to \(lastIntegratedClientVersion): the client's copy went back in time
+                    """)
+            }
+        }
     }
 }
 

@@ -14,6 +14,15 @@ extension ClientSession {
             default: return []
             }
         }
+        // A reset the client decided on itself (a download showed that its copy went back in
+        // time) unbound the session: what the server sent before it read the unbind (the rest
+        // of the download, an upload's acknowledgement, its own reset required) is moot.
+        if case .waitingForReset = state {
+            switch message {
+            case .error: break
+            default: return []
+            }
+        }
         switch message {
         case .hello, .pong:
             return []
@@ -107,6 +116,11 @@ extension ClientSession {
         guard progress.serverVersion >= last, progress.latestServerVersion >= progress.serverVersion, !jumps else {
             return protocolViolation("download up to server version \(last) with progress at \(progress.serverVersion) of \(progress.latestServerVersion)")
         }
+        if let diverged = divergedOwnChangeset(in: download.changesets) {
+            // The server's session is still bound: unbound first, bound again once reset.
+            return [.send(.unbind(id))] + resetRequired(ResetRequest(
+                reason: .historyRestored, message: diverged, recoveryAllowed: true, serverEpoch: checkpoint.epoch))
+        }
         partialBatch += download.changesets
         downloadedBytes += UInt64(download.changesets.reduce(0) { $0 + $1.encodedSize })
         let report = Action.reportProgress(TransferProgress(direction: .download, transferredBytes: downloadedBytes,
@@ -124,6 +138,31 @@ extension ClientSession {
                                   completedQuerySetVersion: completedQuerySet)
         partialBatch = []
         return [.integrate(batch), report]
+    }
+
+    /// Why one of `changesets` shows that this file went back in time, or nil: an entry of the
+    /// file's own that is not the pending changeset of its client version (another commit time:
+    /// a new commit reused the version of one the file lost), or of a version the file never
+    /// handed over. The file was restored from a backup, or lost commits it had uploaded in a
+    /// power loss; taking the entry as the acknowledgement of a pending changeset would drop that
+    /// changeset unsynced, skipping it would leave the file without the lost commit. Only a
+    /// client reset brings the copy back to the server's history (recovering what it did not sync).
+    private func divergedOwnChangeset(in changesets: [DownloadChangeset]) -> String? {
+        let file = checkpoint.fileIdent.ident
+        guard checkpoint.fileIdent.isAssigned else { return nil }
+        for c in changesets where c.originFileIdent == file {
+            let version = c.changeset.version
+            if let pending = merger.pending.first(where: { $0.version == version }) {
+                guard pending.timestamp != c.originTimestamp else { continue }
+                return "the server holds client version \(version) of this file committed at \(c.originTimestamp), the file's own "
+                    + "was committed at \(pending.timestamp): the file went back in time (restored from a backup, or commits lost in a power loss)"
+            }
+            if version > queuedClientVersion {
+                return "the server holds client version \(version) of this file, which the file never committed (its newest is "
+                    + "\(queuedClientVersion)): the file went back in time (restored from a backup, or commits lost in a power loss)"
+            }
+        }
+        return nil
     }
 
     private mutating func receivedError(_ message: ErrorMessage) -> [Action] {

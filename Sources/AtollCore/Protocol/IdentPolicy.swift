@@ -7,9 +7,12 @@ public struct IdentFacts: Hashable, Sendable {
     public struct KnownFile: Hashable, Sendable {
         public var salt: Int64
         public var lastSeen: Date
-        public init(salt: Int64, lastSeen: Date) {
+        /// The newest server version the client said it had integrated (an ident, an upload's base).
+        public var integratedServerVersion: Int64
+        public init(salt: Int64, lastSeen: Date, integratedServerVersion: Int64 = 0) {
             self.salt = salt
             self.lastSeen = lastSeen
+            self.integratedServerVersion = integratedServerVersion
         }
     }
 
@@ -99,6 +102,15 @@ public enum IdentPolicy {
         if ident.lastServerVersion > facts.latestServerVersion {
             return reset(.historyRestored, """
                 the client integrated server version \(ident.lastServerVersion), the history ends at \(facts.latestServerVersion)
+                """)
+        }
+        // A client's integrated version never goes down: one that does lost what it had (a
+        // restore from a backup, commits lost in a power loss), perhaps commits it uploaded, and
+        // would reuse their client versions for new ones.
+        if ident.fileIdent.isAssigned, let known = facts.knownFile, ident.lastServerVersion < known.integratedServerVersion {
+            return reset(.historyRestored, """
+                the client's copy went back in time: it had integrated server version \(known.integratedServerVersion) \
+                and now says \(ident.lastServerVersion) (restored from a backup, or commits lost in a power loss)
                 """)
         }
         return .accept(assignFile: !ident.fileIdent.isAssigned)

@@ -85,7 +85,8 @@ public struct IdentAnswer: Hashable, Sendable {
 public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable {
     /// Sync was terminated and enabled again: the client's epoch is not the server's.
     case epochChanged = 1
-    /// History was restored from a backup older than what the client integrated.
+    /// History was restored from a backup older than what the client integrated, or the client's
+    /// copy went back in time (its file restored from a backup, commits lost in a power loss).
     case historyRestored = 2
     /// The client was offline longer than the server keeps history.
     case historyCompacted = 3

@@ -43,9 +43,12 @@ extension AuthService {
     // MARK: Confirmation
 
     /// A registration waiting for confirmation: by a delivered token, or by the confirmation function.
+    /// It expires after ``ServerConfiguration/EmailPassword/pendingLifetime``: then the name is free
+    /// again, and the tokens sent for it are forgotten when it is registered anew.
     func registerPending(app: ServerConfiguration.App, email: String, passwordHash: String) async throws {
         do {
-            try await store.insertPendingUser(StoredPendingUser(appID: app.id, email: email, passwordHash: passwordHash, createdAt: now()))
+            try await store.insertPendingUser(StoredPendingUser(appID: app.id, email: email, passwordHash: passwordHash, createdAt: now()),
+                                              expiredBefore: pendingRegistrationCutoff(appID: app.id))
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {
             throw ServerError(.accountNameInUse, "name already in use")
         }
@@ -65,16 +68,29 @@ extension AuthService {
         guard let taken = try await store.takeAccountToken(
             appID: appID, tokenID: tokenID, digest: Secrets.digest(token), purpose: .confirm, now: now())
         else { throw Self.badToken }
-        try await confirm(appID: appID, email: taken.email)
+        try await confirm(appID: appID, email: taken.email, tokenMadeAt: taken.createdAt)
+    }
+
+    /// Registrations of `appID` made before this are expired.
+    func pendingRegistrationCutoff(appID: String) -> Date {
+        now().addingTimeInterval(-configuration.settings(forApp: appID).emailPassword.pendingLifetime)
+    }
+
+    /// The registration of `email` waiting for confirmation, unless it expired.
+    func unexpiredPendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
+        guard let pending = try await store.pendingUser(appID: appID, email: email),
+              pending.createdAt >= pendingRegistrationCutoff(appID: appID)
+        else { return nil }
+        return pending
     }
 
     /// Sends a new confirmation token to a pending registration's delivery.
     /// - Throws: `ServerError`: `.userNotFound`, `.userAlreadyConfirmed`, `.badRequest` when the
     ///   app does not confirm by token, `.tooManyRequests`.
-    public func resendConfirmation(appID: String, email: String) async throws {
+    public func resendConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.confirmation == .token else {
             throw ServerError(.badRequest, "this app does not confirm users by token (confirmation is \(app.emailPassword.confirmation.rawValue))")
         }
@@ -84,10 +100,10 @@ extension AuthService {
 
     /// Runs the confirmation function again for a pending registration.
     /// - Throws: as ``resendConfirmation(appID:email:)``, and `.authError` when the function refuses.
-    public func retryCustomConfirmation(appID: String, email: String) async throws {
+    public func retryCustomConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.confirmation == .function else {
             throw ServerError(.badRequest, "this app has no confirmation function (confirmation is \(app.emailPassword.confirmation.rawValue))")
         }
@@ -96,13 +112,14 @@ extension AuthService {
     }
 
     private func runConfirmationFunction(app: ServerConfiguration.App, email: String) async throws {
+        let made = now()
         let (token, tokenID) = try await newToken(appID: app.id, email: email, purpose: .confirm)
         let status = try await callFunction(
             app: app, url: app.emailPassword.confirmationFunctionURL ?? "",
             WebhookBody(purpose: .confirm, appId: app.id, username: email, token: token, tokenId: tokenID), what: "confirmation")
         switch status {
         case .success:
-            try await confirm(appID: app.id, email: email)
+            try await confirm(appID: app.id, email: email, tokenMadeAt: made)
         case .pending:
             logger.info("confirmation pending", metadata: ["app": "\(app.id)"])
         case .fail:
@@ -111,12 +128,18 @@ extension AuthService {
         }
     }
 
-    private func confirm(appID: String, email: String) async throws {
+    /// Makes the user of the registration of `email` that a token made at `tokenMadeAt` was sent
+    /// for: the registration must be unexpired and older than the token (a token outliving its
+    /// registration never confirms a later one, whose password someone else chose).
+    private func confirm(appID: String, email: String, tokenMadeAt: Date) async throws {
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email, createdAt: now())
+        let cutoff = pendingRegistrationCutoff(appID: appID)
+        // The token is older than the oldest registration still pending: the one it was sent for expired.
+        guard cutoff <= tokenMadeAt else { throw Self.badToken }
         do {
-            guard try await store.confirmPendingUser(appID: appID, email: email, as: user) != nil else {
+            guard try await store.confirmPendingUser(appID: appID, email: email, as: user, registered: cutoff...tokenMadeAt) != nil else {
                 throw try await store.user(appID: appID, providerType: AuthProvider.emailPassword.rawValue, identityID: email) != nil
                     ? ServerError(.userAlreadyConfirmed, "already confirmed") : Self.badToken
             }
@@ -127,7 +150,7 @@ extension AuthService {
     }
 
     private func requirePending(appID: String, email: String) async throws {
-        guard try await store.pendingUser(appID: appID, email: email) == nil else { return }
+        guard try await unexpiredPendingUser(appID: appID, email: email) == nil else { return }
         if try await store.user(appID: appID, providerType: AuthProvider.emailPassword.rawValue, identityID: email) != nil {
             throw ServerError(.userAlreadyConfirmed, "already confirmed")
         }
@@ -139,10 +162,10 @@ extension AuthService {
     /// Sends a reset token to the delivery for the user named `email`.
     /// - Throws: `ServerError`: `.userNotFound`, `.badRequest` when the app has no delivery,
     ///   `.tooManyRequests`.
-    public func sendPasswordReset(appID: String, email: String) async throws {
+    public func sendPasswordReset(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.deliveryURL != nil || configuration.developmentMode else {
             throw ServerError(.badRequest, "this app has no delivery for reset tokens (emailPassword.deliveryURL)")
         }
@@ -150,9 +173,11 @@ extension AuthService {
         try await sendToken(app: app, email: email, purpose: .reset)
     }
 
-    /// Sets a new password with a reset token. Every refresh token of the user is revoked and its
-    /// sync sessions end, as after a password change anywhere: a stolen session dies with the old
-    /// password. API keys stay.
+    /// Sets a new password with a reset token, for that e-mail identity only. Every refresh token
+    /// of the user is revoked and its sync sessions end, as after a password change anywhere: a
+    /// stolen session dies with the old password, and so do the sessions opened with the user's
+    /// API keys. The keys themselves stay, as in App Services (a revoked refresh token cannot make
+    /// a new one; the user reviews them in `user.apiKeys`).
     /// - Throws: `ServerError`: `.invalidPassword`, `.badRequest` for a bad token, `.userNotFound`.
     public func resetPassword(appID: String, token: String, tokenID: String, password: String) async throws {
         _ = try await emailApp(appID)
@@ -169,10 +194,11 @@ extension AuthService {
     /// - Throws: `ServerError`: `.userNotFound`, `.invalidPassword`, `.authError` when the function
     ///   refuses, `.badRequest` when the app has no reset function, `.tooManyRequests`,
     ///   `.internalError` when the function does not answer.
-    public func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue]) async throws {
+    public func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue],
+                                  clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
-        try countRequest(app: app, email: email)
+        try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard let url = app.emailPassword.resetFunctionURL else {
             throw ServerError(.badRequest, "this app has no reset function (emailPassword.resetFunctionURL)")
         }
@@ -198,11 +224,11 @@ extension AuthService {
     private func setPassword(appID: String, email: String, password: String) async throws {
         let user = try await emailUser(appID: appID, email: email)
         let hash = try await hasher.hashOffLoop(password)
-        guard try await store.setPasswordHash(userID: user.id, hash) else { throw ServerError(.userNotFound, "user not found") }
+        guard try await store.setPasswordHash(appID: appID, email: email, hash) else { throw ServerError(.userNotFound, "user not found") }
         try await store.deleteAccountTokens(appID: appID, email: email, purpose: .reset)
         try await store.revokeRefreshTokens(userID: user.id)
         failedLoginsByAccount.reset("\(appID)/\(email)")
-        await endSyncSessions(user.id, nil, "the password of user \(user.id) was reset")
+        await revoked(userID: user.id, deviceID: nil, reason: "the password of user \(user.id) was reset")
         logger.info("password reset", metadata: ["app": "\(appID)", "user": "\(user.id)"])
     }
 
@@ -232,16 +258,24 @@ extension AuthService {
         return user
     }
 
-    /// Counts a request against its address's hourly limit, known address or not.
-    private func countRequest(app: ServerConfiguration.App, email: String) throws {
+    /// Counts a request against its e-mail address's hourly limit, known address or not, and
+    /// against the hourly limit of the client address it came from.
+    private func countRequest(app: ServerConfiguration.App, email: String, clientAddress: String) throws {
         guard !email.isEmpty, email.utf8.count <= 254 else { throw ServerError(.badRequest, "a user name has 1 to 254 bytes") }
         let limiter = emailAccounts.limiter(appID: app.id, limit: app.emailPassword.requestsPerAddressPerHour)
         let time = now()
+        if let wait = accountEmailsByAddress.retryAfter(clientAddress, now: time) {
+            metrics.countRefusal(limit: "accountEmailsPerAddressPerHour")
+            logger.notice("confirmation and reset requests throttled", metadata: ["app": "\(app.id)", "address": "\(clientAddress)"])
+            throw ServerError(.tooManyRequests, "too many confirmation or reset requests from this address; try again in \(wait) s",
+                              retryAfter: wait)
+        }
         if let wait = limiter.retryAfter(email, now: time) {
             metrics.countRefusal(limit: "requestsPerAddressPerHour")
             throw ServerError(.tooManyRequests, "too many confirmation or reset requests for this address; try again in \(wait) s",
                               retryAfter: wait)
         }
+        accountEmailsByAddress.record(clientAddress, now: time)
         limiter.record(email, now: time)
     }
 
@@ -263,8 +297,8 @@ extension AuthService {
     private func sendToken(app: ServerConfiguration.App, email: String, purpose: AccountTokenPurpose) async throws {
         let (token, tokenID) = try await newToken(appID: app.id, email: email, purpose: purpose)
         let body = WebhookBody(purpose: purpose, appId: app.id, username: email, token: token, tokenId: tokenID)
-        if configuration.developmentMode {
-            logger.notice("\(purpose.rawValue) token (development mode)", metadata: [
+        if configuration.logsAccountTokens {
+            logger.debug("\(purpose.rawValue) token (development mode)", metadata: [
                 "app": "\(app.id)", "username": "\(email)", "token": "\(token)", "tokenId": "\(tokenID)"])
         }
         guard let url = app.emailPassword.deliveryURL else { return }
@@ -293,7 +327,9 @@ extension AuthService {
             answer = try await emailAccounts.webhooks.post(url, json: json, secret: settings.webhookSecret, timeout: settings.webhookTimeout)
         } catch {
             logger.warning("\(what) function failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
-            throw ServerError(.internalError, "the \(what) function did not answer (\(error))")
+            // The log has the address; the client learns only what kind of failure it was.
+            let reason = (error as? WebhookClient.Failure)?.publicReason ?? "failed"
+            throw ServerError(.internalError, "the \(what) function did not answer (\(reason))")
         }
         struct Status: Decodable { var status: FunctionStatus }
         guard (200..<300).contains(answer.status), let status = try? JSONDecoder().decode(Status.self, from: Data(answer.body)) else {

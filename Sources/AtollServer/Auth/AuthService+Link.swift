@@ -10,16 +10,19 @@ extension AuthService {
 
     /// Adds the identity of `request`'s credentials (provider `providerName`) to the user of
     /// `accessToken`: the user keeps its id and data (an anonymous user upgraded to an e-mail
-    /// account). An e-mail identity registered but never used moves to the user; one already
-    /// used by another user is refused, as App Services does.
+    /// account). An e-mail identity registered but never used moves to the user with its own
+    /// password; one already used by another user is refused, as App Services does. Linking
+    /// never changes the password of an identity the user had.
+    ///
+    /// The access token's login must be live (``liveUser(forAccessToken:)``): a token kept after
+    /// its device logged out cannot add a way in.
     /// - Throws: `ServerError`: `.badRequest` for anonymous or API key credentials and for an
     ///   identity the user already has, `.accountNameInUse` for an identity of another user,
-    ///   `.invalidCredentials`, `.userDisabled`, `.invalidToken`, `.authProviderDisabled`,
-    ///   `.tooManyRequests` (failed e-mail links count as failed logins).
+    ///   `.invalidCredentials`, `.userDisabled`, `.invalidToken` (also for a revoked login),
+    ///   `.authProviderDisabled`, `.tooManyRequests` (failed e-mail links count as failed logins).
     public func link(accessToken: String, appID: String, providerName: String, request: LoginRequest,
                      clientAddress: String = "unknown") async throws -> LinkResult {
-        let claims = try await accessTokens.verify(accessToken, now: now())
-        let user = try await user(forAccessToken: accessToken)
+        let (user, deviceID) = try await liveUser(forAccessToken: accessToken)
         guard user.appID == appID else { throw ServerError(.invalidToken, "the access token is for another app") }
         let app = try await app(appID)
         guard let provider = AuthProvider(rawValue: providerName) else {
@@ -47,7 +50,7 @@ extension AuthService {
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
             identity = StoredIdentity(id: claims.sub.value, providerType: provider.rawValue)
         }
-        if user.identities.contains(identity) {
+        if user.identities.contains(where: { $0.isSame(as: identity) }) {
             throw ServerError(.badRequest, "this identity is already linked to this user")
         }
         let linked: StoredUser
@@ -57,7 +60,7 @@ extension AuthService {
             throw ServerError(.accountNameInUse, "a user already exists with the specified provider")
         }
         logger.info("linked identity", metadata: ["app": "\(appID)", "user": "\(user.id)", "provider": "\(provider.rawValue)"])
-        let token = try await accessTokens.issue(userID: user.id, appID: appID, deviceID: claims.dev, now: now())
+        let token = try await accessTokens.issue(userID: user.id, appID: appID, deviceID: deviceID, now: now())
         return LinkResult(accessToken: token, user: linked)
     }
 
@@ -75,7 +78,7 @@ extension AuthService {
             }
         }
         do {
-            return try await authenticate(appID: appID, provider: .emailPassword, request: request)
+            return try await authenticate(appID: appID, provider: .emailPassword, request: request).user
         } catch let error as ServerError where error.code == .invalidCredentials {
             failedLoginsByAddress.record(clientAddress, now: time)
             failedLoginsByAccount.record(account, now: time)
@@ -135,6 +138,6 @@ extension AuthService {
             throw Self.noSuchKey(id)
         }
         try await store.deleteUser(id: user.id)
-        await endSyncSessions(user.id, nil, "server API key \(id) was deleted")
+        await revoked(userID: user.id, deviceID: nil, reason: "server API key \(id) was deleted")
     }
 }

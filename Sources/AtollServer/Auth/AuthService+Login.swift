@@ -63,9 +63,9 @@ extension AuthService {
         failedLoginsByAddress.record(clientAddress, now: time)
         if let account { failedLoginsByAccount.record(account, now: time) }
         do {
-            let user = try await authenticate(appID: appID, provider: provider, request: request)
+            let (user, apiKeyID) = try await authenticate(appID: appID, provider: provider, request: request)
             guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
-            let session = try await openSession(for: user)
+            let session = try await openSession(for: user, apiKeyID: apiKeyID)
             metrics.countLogin(provider: provider, succeeded: true)
             failedLoginsByAddress.forget(clientAddress, at: time)
             if let account { failedLoginsByAccount.reset(account) }
@@ -80,7 +80,8 @@ extension AuthService {
         }
     }
 
-    func authenticate(appID: String, provider: AuthProvider, request: LoginRequest) async throws -> StoredUser {
+    /// The user `request`'s credentials name, with the API key they are (nil for other providers).
+    func authenticate(appID: String, provider: AuthProvider, request: LoginRequest) async throws -> (user: StoredUser, apiKeyID: String?) {
         switch provider {
         case .anonymous:
             let user = StoredUser(
@@ -88,7 +89,7 @@ extension AuthService {
                 identities: [StoredIdentity(id: ObjectId.generate().stringValue, providerType: provider.rawValue)],
                 createdAt: now())
             try await store.createUser(user)
-            return user
+            return (user, nil)
 
         case .emailPassword:
             guard let username = request.username, let password = request.password else {
@@ -96,32 +97,34 @@ extension AuthService {
             }
             let email = Self.normalizedEmail(username)
             let user = try await store.user(appID: appID, providerType: provider.rawValue, identityID: email)
+            // The password of this address's identity: a user's other e-mail identities have their own.
+            let passwordHash = user?.identity(provider.rawValue, id: email)?.passwordHash
             // A registration waiting for confirmation cannot log in yet (AuthService+Email).
             var pending: StoredPendingUser?
-            if user == nil { pending = try await store.pendingUser(appID: appID, email: email) }
+            if user == nil { pending = try await unexpiredPendingUser(appID: appID, email: email) }
             // An unknown account is checked against a decoy: it costs the same time as a known one.
-            let matches = try await hasher.verifyOffLoop(password, against: user?.passwordHash ?? pending?.passwordHash ?? decoyHash)
+            let matches = try await hasher.verifyOffLoop(password, against: passwordHash ?? pending?.passwordHash ?? decoyHash)
             if pending != nil, matches { throw ServerError(.authError, "confirmation required") }
-            guard let user, user.passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "invalid username/password") }
-            return user
+            guard let user, passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "invalid username/password") }
+            return (user, nil)
 
         case .apiKey:
             guard let key = request.key else { throw ServerError(.badRequest, "an api-key login needs \"key\"") }
             guard let stored = try await store.apiKey(appID: appID, digest: Secrets.digest(key)), !stored.disabled,
                 let user = try await store.user(id: stored.userID)
             else { throw ServerError(.invalidCredentials, "the API key is unknown or disabled") }
-            return user
+            return (user, stored.id)
 
         case .customToken:
             guard let token = request.token else {
                 throw ServerError(.badRequest, "a custom-token login needs \"token\"")
             }
             let claims = try await customTokens.verify(token, appID: appID)
-            return try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email)
+            return (try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email), nil)
 
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
-            return try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, provider: provider)
+            return (try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, provider: provider), nil)
         }
     }
 
@@ -176,13 +179,17 @@ extension AuthService {
             try await registerPending(app: app, email: email, passwordHash: passwordHash)
             return
         }
-        guard try await store.pendingUser(appID: appID, email: email) == nil else {
-            throw ServerError(.accountNameInUse, "name already in use")
+        if let pending = try await store.pendingUser(appID: appID, email: email) {
+            // Left from when the app confirmed accounts: the name is taken until it expires.
+            guard pending.createdAt < pendingRegistrationCutoff(appID: appID) else {
+                throw ServerError(.accountNameInUse, "name already in use")
+            }
+            try await store.deletePendingUser(appID: appID, email: email)
         }
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
-            identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue)], email: email,
-            passwordHash: passwordHash, createdAt: now())
+            identities: [StoredIdentity(id: email, providerType: AuthProvider.emailPassword.rawValue, passwordHash: passwordHash)],
+            email: email, createdAt: now())
         do {
             try await store.createUser(user)
         } catch let error as ServerStoreError where error.code == .duplicateIdentity {

@@ -22,6 +22,8 @@ public struct AuthService: Sendable {
     let newApps: RateLimiter
     /// Users created per address (registrations, anonymous logins), over an hour.
     let newUsersByAddress: RateLimiter
+    /// Confirmation and reset requests per client address, over an hour.
+    let accountEmailsByAddress: RateLimiter
     let metrics: ServerMetrics
     let logger: Logger
     let now: @Sendable () -> Date
@@ -31,14 +33,22 @@ public struct AuthService: Sendable {
     let emailAccounts = EmailAccountState()
     /// Reads a user's custom data object from the app's synced data (``CustomUserDataReader``).
     let readCustomUserData: CustomUserDataReader
+    /// Logins (devices) recently found live: an access token's login is checked on each bind,
+    /// link and user deletion (``liveUser(forAccessToken:)``).
+    let liveLogins: LiveLoginCache
+    /// Which address a request counts under for per-address limits (``ServerConfiguration/trustedProxies``).
+    let clientAddresses: ClientAddressResolver
 
     init(
         store: any ServerStore, configuration: ServerConfiguration, secret: String, metrics: ServerMetrics,
         logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
         endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in },
-        readCustomUserData: @escaping CustomUserDataReader = { _, _, _ in nil }
+        readCustomUserData: @escaping CustomUserDataReader = { _, _, _ in nil },
+        liveLogins: LiveLoginCache = LiveLoginCache()
     ) async throws {
         self.endSyncSessions = endSyncSessions
+        self.liveLogins = liveLogins
+        self.clientAddresses = configuration.clientAddresses
         self.readCustomUserData = readCustomUserData
         self.store = store
         self.configuration = configuration
@@ -53,6 +63,7 @@ public struct AuthService: Sendable {
         self.failedLoginsByAddress = RateLimiter(limit: configuration.limits.failedLoginsPerAddress, window: 60)
         self.newApps = RateLimiter(limit: configuration.limits.newAppsPerMinute, window: 60)
         self.newUsersByAddress = RateLimiter(limit: configuration.limits.newUsersPerAddressPerHour, window: 3600)
+        self.accountEmailsByAddress = RateLimiter(limit: configuration.limits.accountEmailsPerAddressPerHour, window: 3600)
         self.metrics = metrics
         self.logger = logger
         self.now = now
@@ -95,14 +106,15 @@ public struct AuthService: Sendable {
     }
 
     /// Starts a session for `user`: a new refresh token (stored hashed) and an access token.
-    func openSession(for user: StoredUser) async throws -> Session {
+    /// `apiKeyID` names the API key the user logged in with: deleting or disabling it revokes the session.
+    func openSession(for user: StoredUser, apiKeyID: String? = nil) async throws -> Session {
         let refreshToken = Secrets.token()
         let deviceID = ObjectId.generate().stringValue
         let issued = now()
         try await store.insertRefreshToken(
             StoredRefreshToken(
                 digest: Secrets.digest(refreshToken), userID: user.id, appID: user.appID, deviceID: deviceID,
-                createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime)))
+                createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime), apiKeyID: apiKeyID))
         let accessToken = try await issueAccessToken(for: user, deviceID: deviceID, now: issued)
         return Session(accessToken: accessToken, refreshToken: refreshToken, userID: user.id, deviceID: deviceID)
     }
@@ -119,18 +131,58 @@ public struct AuthService: Sendable {
             stored.expiresAt > now(), let user = try await store.user(id: stored.userID)
         else { throw ServerError(.invalidToken, "the refresh token is invalid, expired or revoked") }
         guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
+        if let keyID = stored.apiKeyID {
+            // A login with an API key lasts as long as the key.
+            guard let key = try await store.apiKey(id: keyID, userID: user.id), !key.disabled else {
+                throw ServerError(.invalidToken, "the refresh token is invalid, expired or revoked")
+            }
+        }
         return (user, stored)
     }
 
     /// The user an access token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for a forged or expired token or a removed user, `.userDisabled`.
     public func user(forAccessToken token: String) async throws -> StoredUser {
-        let claims = try await accessTokens.verify(token, now: now())
+        try await user(for: try await accessTokens.verify(token, now: now()))
+    }
+
+    private func user(for claims: AccessTokenClaims) async throws -> StoredUser {
         guard let user = try await store.user(id: claims.sub.value), user.appID == claims.app else {
             throw ServerError(.invalidToken, "the access token's user no longer exists")
         }
         guard !user.disabled else { throw ServerError(.userDisabled, "this user is disabled") }
         return user
+    }
+
+    /// The user an access token belongs to, when the login (device) the token was issued to is
+    /// still live: not logged out, not revoked. What may change an account or bind a sync session
+    /// asks this, not ``user(forAccessToken:)``: an access token outlives its logout by up to its
+    /// lifetime, and a stolen one must not outlive the session it was stolen from.
+    /// - Throws: as ``user(forAccessToken:)``, and `ServerError(.invalidToken)` for a token whose
+    ///   login was revoked or that names none.
+    func liveUser(forAccessToken token: String) async throws -> (user: StoredUser, deviceID: String) {
+        let claims = try await accessTokens.verify(token, now: now())
+        let user = try await user(for: claims)
+        guard let deviceID = claims.dev, try await isLive(deviceID: deviceID, userID: user.id) else {
+            throw ServerError(.invalidToken, "the access token's login was revoked (logged out); log in again")
+        }
+        return (user, deviceID)
+    }
+
+    /// Whether the login `deviceID` of `userID` is live (``LiveLoginCache``, then the store).
+    func isLive(deviceID: String, userID: String) async throws -> Bool {
+        let time = now()
+        if let live = liveLogins.isLive(deviceID: deviceID, now: time) { return live }
+        let live = try await store.liveDevices([deviceID]).contains(deviceID)
+        liveLogins.record(deviceID: deviceID, userID: userID, live: live, now: time)
+        return live
+    }
+
+    /// After logins of `userID` were revoked (of `deviceID`, or all): forgets them here and ends
+    /// their sync sessions on every node.
+    func revoked(userID: String, deviceID: String?, reason: String) async {
+        liveLogins.forget(userID: userID, deviceID: deviceID)
+        await endSyncSessions(userID, deviceID, reason)
     }
 
     /// A new access token for the holder of a refresh token.
@@ -145,14 +197,15 @@ public struct AuthService: Sendable {
         guard let stored = try await store.refreshToken(digest: digest), try await store.revokeRefreshToken(digest: digest) else {
             throw ServerError(.invalidToken, "the refresh token is invalid or already revoked")
         }
-        await endSyncSessions(stored.userID, stored.deviceID, "user \(stored.userID) logged out on this device")
+        await revoked(userID: stored.userID, deviceID: stored.deviceID, reason: "user \(stored.userID) logged out on this device")
     }
 
-    /// Deletes the user an access token belongs to, with its tokens and API keys.
+    /// Deletes the user an access token belongs to, with its tokens and API keys. The token's
+    /// login must be live (``liveUser(forAccessToken:)``).
     public func deleteUser(accessToken: String) async throws {
-        let user = try await user(forAccessToken: accessToken)
+        let (user, _) = try await liveUser(forAccessToken: accessToken)
         try await store.deleteUser(id: user.id)
-        await endSyncSessions(user.id, nil, "user \(user.id) was deleted")
+        await revoked(userID: user.id, deviceID: nil, reason: "user \(user.id) was deleted")
         logger.info("deleted user", metadata: ["app": "\(user.appID)", "user": "\(user.id)"])
     }
 
@@ -164,7 +217,9 @@ public struct AuthService: Sendable {
         }
         if disabled {
             try await store.revokeRefreshTokens(userID: userID)
-            await endSyncSessions(userID, nil, "user \(userID) was disabled by an operator")
+            await revoked(userID: userID, deviceID: nil, reason: "user \(userID) was disabled by an operator")
+        } else {
+            liveLogins.forget(userID: userID, deviceID: nil)
         }
     }
 }

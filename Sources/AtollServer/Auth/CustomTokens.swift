@@ -1,12 +1,15 @@
 import Foundation
 import JWTKit
 
-/// The claims read from a custom JWT: `sub` (the external user id), `exp` (required), `aud`, and the
-/// optional profile fields `name` and `email`.
+/// The claims read from a custom JWT: `sub` (the external user id), `exp` (required), `aud`, `iss`,
+/// `nbf`, `iat`, and the optional profile fields `name` and `email`.
 struct CustomTokenClaims: JWTPayload {
     var sub: SubjectClaim
     var exp: ExpirationClaim
     var aud: AudienceClaim?
+    var iss: IssuerClaim?
+    var nbf: NotBeforeClaim?
+    var iat: IssuedAtClaim?
     var name: String?
     var email: String?
 
@@ -22,7 +25,13 @@ struct CustomTokens: Sendable {
     struct Verifier: Sendable {
         let keys: JWTKeyCollection
         let audience: String?
+        let issuer: String?
+        let clockSkew: TimeInterval
     }
+
+    /// The longest `sub` accepted, in UTF-8 bytes: it is stored as the identity's id and shown in
+    /// profiles.
+    static let maxSubjectBytes = 255
 
     /// Builds a verifier for every app of `configuration` with a `customJWT` key.
     init(configuration: ServerConfiguration) async throws {
@@ -40,15 +49,16 @@ struct CustomTokens: Sendable {
             case .rs256:
                 await keys.add(rsa: try Insecure.RSA.PublicKey(pem: jwt.key), digestAlgorithm: .sha256)
             }
-            verifiers[app.id] = Verifier(keys: keys, audience: jwt.audience)
+            verifiers[app.id] = Verifier(keys: keys, audience: jwt.audience, issuer: jwt.issuer, clockSkew: jwt.clockSkew)
         }
         self.verifiers = verifiers
     }
 
-    /// The claims of `token` for `appID`.
+    /// The claims of `token` for `appID`, at `now`.
     /// - Throws: `ServerError(.authProviderDisabled)` when the app has no key, `.invalidCredentials` when the
-    ///   signature, expiry or audience is wrong or `sub` is empty.
-    func verify(_ token: String, appID: String) async throws -> CustomTokenClaims {
+    ///   signature, expiry, audience or issuer is wrong, the token is not valid yet (`nbf`, `iat`
+    ///   later than `now` plus the clock skew), or `sub` is empty or longer than ``maxSubjectBytes``.
+    func verify(_ token: String, appID: String, now: Date = Date()) async throws -> CustomTokenClaims {
         guard let verifier = verifiers[appID] else {
             throw ServerError(.authProviderDisabled, "custom JWT authentication is not configured for this app")
         }
@@ -61,8 +71,21 @@ struct CustomTokens: Sendable {
         if let audience = verifier.audience, !(claims.aud?.value.contains(audience) ?? false) {
             throw ServerError(.invalidCredentials, "the custom JWT is not meant for this app (aud)")
         }
+        if let issuer = verifier.issuer, claims.iss?.value != issuer {
+            throw ServerError(.invalidCredentials, "the custom JWT is not from the configured issuer (iss)")
+        }
+        let latest = now.addingTimeInterval(verifier.clockSkew)
+        if let notBefore = claims.nbf?.value, notBefore > latest {
+            throw ServerError(.invalidCredentials, "the custom JWT is not valid yet (nbf)")
+        }
+        if let issued = claims.iat?.value, issued > latest {
+            throw ServerError(.invalidCredentials, "the custom JWT was issued in the future (iat)")
+        }
         guard !claims.sub.value.isEmpty else {
             throw ServerError(.invalidCredentials, "the custom JWT has an empty sub")
+        }
+        guard claims.sub.value.utf8.count <= Self.maxSubjectBytes else {
+            throw ServerError(.invalidCredentials, "the custom JWT's sub is longer than \(Self.maxSubjectBytes) bytes")
         }
         return claims
     }

@@ -48,6 +48,18 @@ final class WebhookClient: Sendable {
         var code: Code
         var message: String
         var description: String { message }
+
+        /// What a client may be told: the kind of failure, never the webhook's host or port.
+        var publicReason: String {
+            switch code {
+            case .invalidURL: "not configured properly"
+            case .timeout: "timed out"
+            case .answerTooLarge: "answered too much"
+            case .busy: "too many calls in flight"
+            case .connection: "could not be reached"
+            case .badAnswer: "did not answer in HTTP/1.1"
+            }
+        }
     }
 
     /// The largest answer body read; a longer one fails the call.

@@ -39,6 +39,9 @@ extension ServerConfiguration {
         public var webhookSecret: String?
         /// How long a confirmation or reset token is valid, in seconds.
         public var tokenLifetime: TimeInterval
+        /// How long a registration waits for its confirmation, in seconds (nil: ``tokenLifetime``).
+        /// Past it the name is free again: no one holds an address they cannot confirm.
+        public var pendingRegistrationLifetime: TimeInterval?
         /// How long a webhook call may take in all (connect, send, answer), in seconds.
         public var webhookTimeout: TimeInterval
         /// Confirmation and reset requests (resend, retry, send reset, reset function) per e-mail
@@ -48,8 +51,9 @@ extension ServerConfiguration {
         public init(
             confirmation: Confirmation = .automatic, deliveryURL: String? = nil, confirmationFunctionURL: String? = nil,
             resetFunctionURL: String? = nil, webhookSecret: String? = nil, tokenLifetime: TimeInterval = 30 * 60,
-            webhookTimeout: TimeInterval = 10, requestsPerAddressPerHour: Int = 5
+            webhookTimeout: TimeInterval = 10, requestsPerAddressPerHour: Int = 5, pendingRegistrationLifetime: TimeInterval? = nil
         ) {
+            self.pendingRegistrationLifetime = pendingRegistrationLifetime
             self.confirmation = confirmation
             self.deliveryURL = deliveryURL
             self.confirmationFunctionURL = confirmationFunctionURL
@@ -62,8 +66,11 @@ extension ServerConfiguration {
 
         enum CodingKeys: String, CodingKey {
             case confirmation, deliveryURL, confirmationFunctionURL, resetFunctionURL, webhookSecret, tokenLifetime
-            case webhookTimeout, requestsPerAddressPerHour
+            case webhookTimeout, requestsPerAddressPerHour, pendingRegistrationLifetime
         }
+
+        /// How long a registration waits for its confirmation: ``pendingRegistrationLifetime``, or ``tokenLifetime``.
+        public var pendingLifetime: TimeInterval { pendingRegistrationLifetime ?? tokenLifetime }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -77,7 +84,8 @@ extension ServerConfiguration {
                 tokenLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .tokenLifetime) ?? defaults.tokenLifetime,
                 webhookTimeout: try container.decodeIfPresent(TimeInterval.self, forKey: .webhookTimeout) ?? defaults.webhookTimeout,
                 requestsPerAddressPerHour: try container.decodeIfPresent(Int.self, forKey: .requestsPerAddressPerHour)
-                    ?? defaults.requestsPerAddressPerHour)
+                    ?? defaults.requestsPerAddressPerHour,
+                pendingRegistrationLifetime: try container.decodeIfPresent(TimeInterval.self, forKey: .pendingRegistrationLifetime))
         }
 
         /// Checks URLs, the secret and the bounds; `field` is the settings' path in the file.
@@ -97,6 +105,9 @@ extension ServerConfiguration {
             }
             guard tokenLifetime >= 60, tokenLifetime <= 7 * 24 * 3600 else {
                 throw ConfigurationError(field: "\(field).tokenLifetime", "must be 60 s to 7 days")
+            }
+            if let pendingRegistrationLifetime, !(60...30 * 24 * 3600).contains(pendingRegistrationLifetime) {
+                throw ConfigurationError(field: "\(field).pendingRegistrationLifetime", "must be 60 s to 30 days")
             }
             guard webhookTimeout > 0, webhookTimeout <= 120 else {
                 throw ConfigurationError(field: "\(field).webhookTimeout", "must be more than 0 and at most 120 s")
@@ -173,6 +184,25 @@ extension ServerConfiguration.App {
             // Only development mode writes tokens to the log; elsewhere no one could confirm.
             throw ConfigurationError(field: "\(field).emailPassword.deliveryURL", "is required when confirmation is \"token\" outside development mode")
         }
-        try customUserData?.validate(field: "\(field).customUserData")
+        if let customUserData {
+            try customUserData.validate(field: "\(field).customUserData")
+            guard let rule = writeRule(of: customUserData), rule.trimmingCharacters(in: .whitespaces) != "true" else {
+                let example = customUserData.partition == nil
+                    ? #"{"type": "\#(customUserData.type)", "write": "\#(customUserData.userIdField) == %user.id"}"#
+                    : #"{"write": "partition == %user.id"}"#
+                throw ConfigurationError(
+                    field: "\(field).customUserData",
+                    "custom user data is signed into access tokens, so \(customUserData.type) needs a write rule: without one any user "
+                        + "could write another's. Add a permission rule such as \(example)")
+            }
+        }
+    }
+
+    /// The write rule uploads to the custom user data's objects are checked against: the type's
+    /// own rule, else the rule of every type (flexible sync); the rule of every type (a partition).
+    private func writeRule(of settings: ServerConfiguration.CustomUserData) -> String? {
+        let everyType = permissions.first { $0.type == nil }?.write
+        guard settings.partition == nil else { return everyType }
+        return permissions.first { $0.type == settings.type }?.write ?? everyType
     }
 }

@@ -18,15 +18,21 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 extension ServerConfiguration {
     /// Reads a JSON configuration file; missing fields take their defaults. See README, "Running the server".
     public static func load(from url: URL) throws -> ServerConfiguration {
+        let configuration = try read(from: url)
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Reads a JSON configuration file without checking it: for a caller that applies flags and
+    /// the environment first (`--allow-development-mode-on-network`, `ATOLL_SECRET_KEY`) and
+    /// checks the result.
+    public static func read(from url: URL) throws -> ServerConfiguration {
         let data = try Data(contentsOf: url)
-        let configuration: ServerConfiguration
         do {
-            configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data)
+            return try JSONDecoder().decode(ServerConfiguration.self, from: data)
         } catch let error as DecodingError {
             throw ConfigurationError(field: url.lastPathComponent, Self.describe(error))
         }
-        try configuration.validate()
-        return configuration
     }
 
     /// Checks what the types cannot: ports, key sizes, PEM keys, unique app ids.
@@ -41,10 +47,17 @@ extension ServerConfiguration {
         if let adminKey, adminKey.utf8.count < 32 {
             throw ConfigurationError(field: "adminKey", "must be at least 32 bytes")
         }
+        try validateExposure()
         guard passwordHashRounds >= PasswordHasher.minimumRounds else {
             throw ConfigurationError(field: "passwordHashRounds", "must be at least \(PasswordHasher.minimumRounds)")
         }
         try limits.validate()
+        for (index, proxy) in trustedProxies.enumerated() where IPNetwork(proxy) == nil {
+            throw ConfigurationError(field: "trustedProxies[\(index)]", "must be an IP address or a CIDR such as 10.0.0.0/8")
+        }
+        guard ClientAddressResolver.Header(rawValue: forwardedHeader) != nil else {
+            throw ConfigurationError(field: "forwardedHeader", "must be \"X-Forwarded-For\" or \"Forwarded\"")
+        }
         guard accessTokenLifetime > 0, refreshTokenLifetime > 0 else {
             throw ConfigurationError(field: "accessTokenLifetime", "token lifetimes must be positive")
         }
@@ -80,6 +93,12 @@ extension ServerConfiguration {
                         throw ConfigurationError(field: "\(field).customJWT.key", "not a PEM RSA public key")
                     }
                 }
+                guard (0...600).contains(jwt.clockSkew) else {
+                    throw ConfigurationError(field: "\(field).customJWT.clockSkew", "must be 0 to 600 seconds")
+                }
+                if let issuer = jwt.issuer, issuer.isEmpty {
+                    throw ConfigurationError(field: "\(field).customJWT.issuer", "must not be empty (leave it out to accept any)")
+                }
             }
         }
     }
@@ -104,7 +123,8 @@ extension ServerConfiguration {
 extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
-        case adminKey, passwordHashRounds, apps, tls, durability, limits, store
+        case adminKey, passwordHashRounds, apps, tls, durability, limits, store, trustedProxies, forwardedHeader
+        case allowDevelopmentModeOnNetwork, secretKey, metricsToken
     }
 
     public init(from decoder: any Decoder) throws {
@@ -129,6 +149,16 @@ extension ServerConfiguration {
         durability = try container.decodeIfPresent(Durability.self, forKey: .durability) ?? .full
         store = try container.decodeIfPresent(String.self, forKey: .store)
         limits = try container.decodeIfPresent(Limits.self, forKey: .limits) ?? Limits()
+        trustedProxies = try container.decodeIfPresent([String].self, forKey: .trustedProxies) ?? []
+        forwardedHeader = try container.decodeIfPresent(String.self, forKey: .forwardedHeader) ?? defaults.forwardedHeader
+        allowDevelopmentModeOnNetwork = try container.decodeIfPresent(Bool.self, forKey: .allowDevelopmentModeOnNetwork) ?? false
+        secretKey = try container.decodeIfPresent(String.self, forKey: .secretKey)
+        metricsToken = try container.decodeIfPresent(String.self, forKey: .metricsToken)
+    }
+
+    /// Reads the client addresses of requests as ``trustedProxies`` and ``forwardedHeader`` say.
+    var clientAddresses: ClientAddressResolver {
+        ClientAddressResolver(trustedProxies: trustedProxies, header: ClientAddressResolver.Header(rawValue: forwardedHeader) ?? .xForwardedFor)
     }
 }
 
@@ -188,5 +218,21 @@ extension ServerConfiguration.PermissionRule {
             type: try container.decodeIfPresent(String.self, forKey: .type),
             read: try container.decodeIfPresent(String.self, forKey: .read) ?? "true",
             write: try container.decodeIfPresent(String.self, forKey: .write) ?? "true")
+    }
+}
+
+extension ServerConfiguration.CustomJWT {
+    enum CodingKeys: String, CodingKey {
+        case algorithm, key, audience, issuer, clockSkew
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            algorithm: try container.decode(Algorithm.self, forKey: .algorithm),
+            key: try container.decode(String.self, forKey: .key),
+            audience: try container.decodeIfPresent(String.self, forKey: .audience),
+            issuer: try container.decodeIfPresent(String.self, forKey: .issuer),
+            clockSkew: try container.decodeIfPresent(TimeInterval.self, forKey: .clockSkew) ?? 60)
     }
 }

@@ -69,6 +69,10 @@ extension ServerConfiguration {
         /// logins (each makes a user). Past it they are refused (429) while that address's other
         /// users log in as usual; a flood of sign-ups cannot fill the store.
         public var newUsersPerAddressPerHour = 600
+        /// Confirmation and reset requests (resend, retry, send reset, reset function) one IP
+        /// address may make per hour, whatever e-mail addresses they name: one client cannot
+        /// have the app mail every address it knows. Past it they are refused (429).
+        public var accountEmailsPerAddressPerHour = 100
         /// Password hashes computed at once (logins, registrations); the rest wait their turn.
         public var concurrentPasswordHashes = max(2, ProcessInfo.processInfo.activeProcessorCount / 2)
         /// Realm states the sync coordinator keeps in memory; the least recently used are dropped
@@ -105,6 +109,7 @@ extension ServerConfiguration {
             try read(.failedLoginsPerAccount, \.failedLoginsPerAccount)
             try read(.failedLoginsPerAddress, \.failedLoginsPerAddress)
             try read(.newUsersPerAddressPerHour, \.newUsersPerAddressPerHour)
+            try read(.accountEmailsPerAddressPerHour, \.accountEmailsPerAddressPerHour)
             try read(.concurrentPasswordHashes, \.concurrentPasswordHashes)
             try read(.cachedRealms, \.cachedRealms)
             self = limits
@@ -127,6 +132,7 @@ extension ServerConfiguration {
                 ("failedLoginsPerAccount", failedLoginsPerAccount),
                 ("failedLoginsPerAddress", failedLoginsPerAddress), ("concurrentPasswordHashes", concurrentPasswordHashes),
                 ("newUsersPerAddressPerHour", newUsersPerAddressPerHour),
+                ("accountEmailsPerAddressPerHour", accountEmailsPerAddressPerHour),
                 ("cachedRealms", cachedRealms),
             ]
             for (name, value) in all where value < 1 {

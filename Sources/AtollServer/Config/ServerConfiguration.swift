@@ -40,6 +40,24 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var store: String?
     /// What one client may cost the server (connections, sessions, messages, logins, memory).
     public var limits = Limits()
+    /// The proxies (load balancers) in front of the server, as CIDRs (`"10.0.0.0/8"`,
+    /// `"2001:db8::/32"`, or one address). A request from one of them is counted, by per-address
+    /// limits, under the rightmost address of its ``forwardedHeader`` that is not one of them;
+    /// every other request under its own address. Empty (the default): headers are never read.
+    public var trustedProxies: [String] = []
+    /// The header the trusted proxies append the client's address to: `X-Forwarded-For` (the
+    /// default) or `Forwarded` (RFC 7239). Only that one is read.
+    public var forwardedHeader: String = "X-Forwarded-For"
+    /// Development mode (server-wide or of a declared app) on an address other than loopback is
+    /// refused unless this says it is meant (`--allow-development-mode-on-network`): anyone who
+    /// reaches the port could create apps and push schemas.
+    public var allowDevelopmentModeOnNetwork = false
+    /// The key (at least 32 bytes) that wraps the token secret and admin key a PostgreSQL store
+    /// shares between nodes (AES-GCM); the same on every node. Env `ATOLL_SECRET_KEY`.
+    public var secretKey: String?
+    /// When set, `GET /metrics` answers only requests with `Authorization: Bearer <metricsToken>`
+    /// (at least 16 bytes).
+    public var metricsToken: String?
 
     public init(
         host: String = "127.0.0.1",
@@ -192,11 +210,18 @@ extension ServerConfiguration {
         public var key: String
         /// When set, a token's `aud` must contain it.
         public var audience: String?
+        /// When set, a token's `iss` must be it.
+        public var issuer: String?
+        /// How far the issuer's clock may be ahead of the server's, in seconds: a token whose `nbf`
+        /// or `iat` is later than now plus this is refused (0…600, 60 by default).
+        public var clockSkew: TimeInterval
 
-        public init(algorithm: Algorithm, key: String, audience: String? = nil) {
+        public init(algorithm: Algorithm, key: String, audience: String? = nil, issuer: String? = nil, clockSkew: TimeInterval = 60) {
             self.algorithm = algorithm
             self.key = key
             self.audience = audience
+            self.issuer = issuer
+            self.clockSkew = clockSkew
         }
     }
 

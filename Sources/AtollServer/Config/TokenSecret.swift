@@ -19,14 +19,38 @@ enum StoredSecret {
     /// The configured secret, or the one the store shares between the nodes that use it (made by
     /// the first; nil from a store that shares none, whose node keeps its own in `file`). A shared
     /// secret is also written to `file`, where the `atoll` tool finds the admin key.
-    static func load(configured: String?, shared name: String, in store: any ServerStore, file: URL, what: String) async throws -> String {
+    ///
+    /// With `wrapping`, the store keeps the secret wrapped (``SecretWrapping``): one an older server
+    /// stored in plain text is wrapped in place. Without, a plain secret is accepted only in
+    /// development mode (``ServerConfiguration/validate()`` refuses the rest).
+    static func load(configured: String?, shared name: String, in store: any ServerStore, wrapping: SecretWrapping?,
+                     file: URL, what: String) async throws -> String {
         if let configured { return configured }
-        guard let secret = try await store.sharedSecret(named: name, making: generate) else { return try loadFile(file, what: what) }
+        let made = try wrapping.map { wrapping in try wrapping.wrap(Self.generate(), name: name) }
+        guard let stored = try await store.sharedSecret(named: name, making: { made ?? Self.generate() }) else {
+            return try loadFile(file, what: what)
+        }
+        let secret = try reveal(stored, name: name, wrapping: wrapping, what: what)
+        if let wrapping, !SecretWrapping.isWrapped(stored) {
+            // Stored by a server without a key: wrapped now (unless another node did meanwhile).
+            _ = try await store.replaceSharedSecret(named: name, stored: stored, with: try wrapping.wrap(secret, name: name))
+        }
         if (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) != secret {
             try? FileManager.default.removeItem(at: file)
             FileManager.default.createFile(atPath: file.path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600])
         }
         return secret
+    }
+
+    /// The secret a store keeps as `stored`.
+    private static func reveal(_ stored: String, name: String, wrapping: SecretWrapping?, what: String) throws -> String {
+        guard SecretWrapping.isWrapped(stored) else { return stored }
+        guard let wrapping else {
+            throw ConfigurationError(
+                field: "secretKey",
+                "the \(what) in the database is wrapped: set the secret key the other nodes use (secretKey or ATOLL_SECRET_KEY)")
+        }
+        return try wrapping.unwrap(stored, name: name, what: what)
     }
 
     private static func loadFile(_ file: URL, what: String) throws -> String {
@@ -50,7 +74,7 @@ enum TokenSecret {
 
     static func load(configuration: ServerConfiguration, dataDirectory: URL, store: any ServerStore) async throws -> String {
         try await StoredSecret.load(configured: configuration.tokenSecret, shared: "token-secret", in: store,
-                                    file: dataDirectory.appendingPathComponent(fileName), what: "token secret")
+                                    wrapping: configuration.secretWrapping, file: dataDirectory.appendingPathComponent(fileName), what: "token secret")
     }
 }
 
@@ -61,6 +85,6 @@ enum AdminKey {
 
     static func load(configuration: ServerConfiguration, dataDirectory: URL, store: any ServerStore) async throws -> String {
         try await StoredSecret.load(configured: configuration.adminKey, shared: "admin-key", in: store,
-                                    file: dataDirectory.appendingPathComponent(fileName), what: "admin key")
+                                    wrapping: configuration.secretWrapping, file: dataDirectory.appendingPathComponent(fileName), what: "admin key")
     }
 }

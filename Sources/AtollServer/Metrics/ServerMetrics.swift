@@ -74,6 +74,16 @@ public final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// Counts one change notification ignored because it is not authentic: `reason` is
+    /// `unreadable`, `forged`, `stale` or `replayed` (``AnnouncementSeal``).
+    public func countRejectedNotification(reason: String) {
+        registry.makeCounter(
+            descriptor: Self.name("store_notifications_rejected", unit: "total",
+                                  help: "Change notifications ignored as not from a node of this deployment, by reason."),
+            labels: [("reason", reason)]
+        ).increment()
+    }
+
     /// Counts one read of a realm's history for downloads: `for` is `session` (one session
     /// catching up) or `node` (what another node appended, read once for every session here).
     public func countHistoryRead(for reader: String) {

@@ -111,6 +111,15 @@ public struct AtollServer: Sendable {
 
     func makeParts(onServerRunning: @escaping @Sendable (any Channel) async -> Void) async throws -> Parts {
         try configuration.validate()
+        if configuration.usesDevelopmentMode {
+            // First, so an operator cannot miss it.
+            let what = configuration.developmentMode
+                ? "unknown app ids are created on first use and their schemas follow what clients declare"
+                : "the schemas of apps in development mode follow what clients declare"
+            logger.notice(
+                "development mode: \(what); not for a server others can reach",
+                metadata: ["host": "\(configuration.host)", "allowDevelopmentModeOnNetwork": "\(configuration.allowDevelopmentModeOnNetwork)"])
+        }
         // Read before anything is opened: a bad certificate or key stops the start, typed.
         let tlsConfiguration = try configuration.tls?.makeServerTLSConfiguration()
         let dataDirectory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
@@ -126,10 +135,16 @@ public struct AtollServer: Sendable {
         do {
             let secret = try await TokenSecret.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             let metrics = ServerMetrics()
-            (store as? PostgresServerStore)?.observeNotificationLag { metrics.notificationLag.record($0) }
+            if let shared = store as? PostgresServerStore {
+                shared.authenticateAnnouncements(tokenSecret: secret)
+                shared.observeNotificationLag { metrics.notificationLag.record($0) }
+                shared.observeRejectedNotifications { metrics.countRejectedNotification(reason: $0) }
+            }
+            let liveLogins = LiveLoginCache()
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
-                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock)
+                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock,
+                                              liveLogins: liveLogins)
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
                 endSyncSessions: { userID, deviceID, reason in
@@ -137,9 +152,11 @@ public struct AtollServer: Sendable {
                 },
                 readCustomUserData: { appID, settings, userID in
                     try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
-                })
+                },
+                liveLogins: liveLogins)
             let requestHeads = RequestHeadRecorder()
-            let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store)
+            let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store,
+                                         metricsToken: configuration.metricsToken, logger: logger)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
@@ -172,7 +189,8 @@ public struct AtollServer: Sendable {
     }
 
     static func makeRouter(auth: AuthService, metrics: ServerMetrics,
-                           requestHeads: RequestHeadRecorder = RequestHeadRecorder(), store: (any ServerStore)? = nil) -> Router<AtollRequestContext> {
+                           requestHeads: RequestHeadRecorder = RequestHeadRecorder(), store: (any ServerStore)? = nil,
+                           metricsToken: String? = nil, logger: Logger = Logger(label: "atoll-server")) -> Router<AtollRequestContext> {
         let router = Router(context: AtollRequestContext.self)
         router.add(middleware: RequestHeadMiddleware(recorder: requestHeads))
         router.add(middleware: APIMiddleware(metrics: metrics))
@@ -198,11 +216,20 @@ public struct AtollServer: Sendable {
                 }
                 return try JSONBody.response(["status": "ready", "store": "reachable"])
             } catch {
-                return try JSONBody.response(["status": "not ready", "store": "unreachable: \(error)"], status: .serviceUnavailable)
+                // The reason goes to the log: anyone may ask, and a store's error can name hosts,
+                // users and paths.
+                logger.warning("not ready: the store does not answer", metadata: ["error": "\(error)"])
+                return try JSONBody.response(["status": "not ready", "store": "unreachable"], status: .serviceUnavailable)
             }
         }
-        router.get("metrics") { _, _ in
-            Response(
+        router.get("metrics") { request, _ in
+            if let metricsToken {
+                let presented = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? $0.dropFirst(7) : nil }
+                guard let presented, Secrets.constantTimeEqual(Array(presented.utf8), Array(metricsToken.utf8)) else {
+                    return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer"])
+                }
+            }
+            return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))

@@ -13,17 +13,20 @@ extension AuthRoutes {
         }
         client.post("\(provider)/confirm/send") { request, context in
             let body = try await JSONBody.decode(EmailBody.self, from: request)
-            try await auth.resendConfirmation(appID: try context.parameters.require("app"), email: body.email)
+            try await auth.resendConfirmation(
+                appID: try context.parameters.require("app"), email: body.email, clientAddress: clientAddress(request, context))
             return JSONBody.empty(status: .ok)
         }
         client.post("\(provider)/confirm/call") { request, context in
             let body = try await JSONBody.decode(EmailBody.self, from: request)
-            try await auth.retryCustomConfirmation(appID: try context.parameters.require("app"), email: body.email)
+            try await auth.retryCustomConfirmation(
+                appID: try context.parameters.require("app"), email: body.email, clientAddress: clientAddress(request, context))
             return JSONBody.empty(status: .ok)
         }
         client.post("\(provider)/reset/send") { request, context in
             let body = try await JSONBody.decode(EmailBody.self, from: request)
-            try await auth.sendPasswordReset(appID: try context.parameters.require("app"), email: body.email)
+            try await auth.sendPasswordReset(
+                appID: try context.parameters.require("app"), email: body.email, clientAddress: clientAddress(request, context))
             return JSONBody.empty(status: .ok)
         }
         client.post("\(provider)/reset") { request, context in
@@ -39,7 +42,8 @@ extension AuthRoutes {
                 throw ServerError(.badRequest, "the reset function's arguments are more than 32 values or \(Self.maxArgumentBytes) bytes")
             }
             try await auth.callResetFunction(
-                appID: try context.parameters.require("app"), email: body.email, password: body.password, arguments: arguments)
+                appID: try context.parameters.require("app"), email: body.email, password: body.password, arguments: arguments,
+                clientAddress: clientAddress(request, context))
             return JSONBody.empty(status: .ok)
         }
     }

@@ -7,7 +7,7 @@ extension AuthRoutes {
               body: AuthService.LoginRequest) async throws -> Response {
         let result = try await auth.link(
             accessToken: try Self.bearer(request), appID: appID, providerName: provider, request: body,
-            clientAddress: context.clientAddress)
+            clientAddress: clientAddress(request, context))
         return try JSONBody.response(LinkAnswer(accessToken: result.accessToken, userID: result.user.id))
     }
 

@@ -75,7 +75,7 @@ struct AuthRoutes: Sendable {
         if request.uri.queryParameters.get("link") == "true" {
             return try await link(request, context, appID: appID, provider: provider, body: body)
         }
-        let session = try await auth.logIn(appID: appID, providerName: provider, request: body, clientAddress: context.clientAddress)
+        let session = try await auth.logIn(appID: appID, providerName: provider, request: body, clientAddress: clientAddress(request, context))
         return try JSONBody.response(
             LoginAnswer(
                 accessToken: session.accessToken, refreshToken: session.refreshToken, userID: session.userID,
@@ -85,8 +85,13 @@ struct AuthRoutes: Sendable {
     func register(_ request: Request, _ context: AtollRequestContext) async throws -> Response {
         let appID = try context.parameters.require("app")
         let body = try await JSONBody.decode(Registration.self, from: request)
-        try await auth.register(appID: appID, email: body.email, password: body.password, clientAddress: context.clientAddress)
+        try await auth.register(appID: appID, email: body.email, password: body.password, clientAddress: clientAddress(request, context))
         return try JSONBody.response([String: String](), status: .created)
+    }
+
+    /// The address per-address limits count `request` under (``ServerConfiguration/trustedProxies``).
+    func clientAddress(_ request: Request, _ context: AtollRequestContext) -> String {
+        auth.clientAddresses.key(request, peer: context.remoteAddress)
     }
 
     /// The token of an `Authorization: Bearer <token>` header.

@@ -5,8 +5,10 @@ import Synchronization
 /// logins of an account or an address, the apps created in development mode.
 ///
 /// Memory is bounded: keys whose events all left the window are dropped as others are counted,
-/// and at most ``maxKeys`` keys are kept (the oldest go first), so a flood of distinct keys
-/// cannot grow it without end.
+/// and at most ``maxKeys`` keys are kept, so a flood of distinct keys cannot grow it without end.
+/// Past that bound the least recently counted keys that are under their limit go first; keys at
+/// their limit (throttled now) are kept, so flooding other keys never lifts a throttle (only when
+/// every key is throttled do the throttles closest to their end go).
 ///
 /// ```swift
 /// let failures = RateLimiter(limit: 10, window: 60)
@@ -42,17 +44,29 @@ final class RateLimiter: Sendable {
             // Only the newest `limit` matter for the decision.
             if recent.count > limit { recent.removeFirst(recent.count - limit) }
             events[key] = recent
-            if events.count > maxKeys {
-                events = events.filter { !$0.value.isEmpty && now.timeIntervalSince($0.value.last!) < window }
-                // Still full (a flood of distinct keys): drop the oldest tenth at once, so the sort
-                // is paid once per maxKeys / 10 new keys, not on every one.
-                if events.count > maxKeys {
-                    let oldest = events.sorted { $0.value.last! < $1.value.last! }.prefix(events.count - maxKeys + maxKeys / 10)
-                    for (key, _) in oldest { events[key] = nil }
-                }
-            }
+            if events.count > maxKeys { evict(from: &events, now: now) }
         }
     }
+
+    /// Makes room: drops keys with no event in the window, then (still full: a flood of distinct
+    /// keys) a tenth of ``maxKeys`` at once, so the sort is paid once per `maxKeys / 10` new keys.
+    /// Keys under their limit go first, least recently counted first; throttled ones last, those
+    /// whose throttle ends soonest first.
+    private func evict(from events: inout [String: [Date]], now: Date) {
+        events = events.filter { !$0.value.isEmpty && now.timeIntervalSince($0.value.last!) < window }
+        let excess = events.count - maxKeys + maxKeys / 10
+        guard events.count > maxKeys, excess > 0 else { return }
+        let throttled = { (dates: [Date]) in dates.count >= self.limit && now.timeIntervalSince(dates.first!) < self.window }
+        let victims = events.sorted { a, b in
+            let (aThrottled, bThrottled) = (throttled(a.value), throttled(b.value))
+            if aThrottled != bThrottled { return !aThrottled }
+            return aThrottled ? a.value.first! < b.value.first! : a.value.last! < b.value.last!
+        }.prefix(excess)
+        for (key, _) in victims { events[key] = nil }
+    }
+
+    /// The number of keys kept (tests).
+    var keyCount: Int { events.withLock { $0.count } }
 
     /// Takes back one event of `key` counted at `time` (an attempt counted up front that did not
     /// fail after all).

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -13,8 +14,16 @@ public struct AtollRequestContext: RequestContext, RemoteAddressRequestContext {
         remoteAddress = source.channel.remoteAddress
     }
 
-    /// The client's IP address as text ("unknown" without one), the key of per-address limits.
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+    /// The client's IP address as text ("unknown" without one): the peer's, whatever a header says.
+    var peerAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+}
+
+extension ClientAddressResolver {
+    /// The key of per-address limits for `request`, from `peer` (``key(peer:forwardedFor:)``).
+    func key(_ request: Request, peer: SocketAddress?) -> String {
+        let name = HTTPField.Name(header.rawValue)!
+        return key(peer: peer?.ipAddress, forwardedFor: request.headers[values: name])
+    }
 }
 
 /// The request context of the WebSocket sync endpoint, with the client's address (connections
@@ -34,5 +43,5 @@ public struct SyncRequestContext: RequestContext, WebSocketRequestContext, Remot
         channel = source.channel
     }
 
-    var clientAddress: String { remoteAddress?.ipAddress ?? "unknown" }
+    var peerAddress: String { remoteAddress?.ipAddress ?? "unknown" }
 }

@@ -158,8 +158,21 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX backups_app ON backups(app_id, created_at, id)",
         ]),
+        Migration(version: 4, name: "passwords per e-mail identity, the API key of a login, logins by device", statements: [
+            // A user's password belonged to the user; it now belongs to its e-mail identity.
+            "ALTER TABLE identities ADD COLUMN password_hash TEXT",
+            """
+            UPDATE identities SET password_hash = users.password_hash FROM users
+            WHERE users.id = identities.user_id AND identities.provider_type = 'local-userpass'
+            """,
+            "UPDATE users SET password_hash = NULL",
+            "ALTER TABLE refresh_tokens ADD COLUMN api_key_id TEXT",
+            "CREATE INDEX refresh_tokens_api_key ON refresh_tokens(api_key_id) WHERE api_key_id IS NOT NULL",
+            "CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id)",
+            "CREATE INDEX pending_users_created ON pending_users(app_id, created_at)",
+        ]),
         // Realms made before are no one's: they count against no user's limit.
-        Migration(version: 4, name: "the user who created each realm", statements: [
+        Migration(version: 5, name: "the user who created each realm", statements: [
             "ALTER TABLE realms ADD COLUMN created_by TEXT",
             "CREATE INDEX realms_by_creator ON realms(app_id, created_by)",
         ]),
@@ -170,7 +183,7 @@ enum PostgresMigrations {
 
     /// Applies the migrations the database lacks, in one transaction.
     /// - Throws: ``PostgresStoreError`` when the database has migrations this binary does not know.
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+    static func migrate(_ client: PostgresClient, upTo target: Int = latestVersion, logger: Logger) async throws {
         try await PostgresServerStore.unwrappingTransactionErrors { try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
@@ -188,7 +201,7 @@ enum PostgresMigrations {
                     "the database's schema is at migration \(applied), newer than this atoll-server knows (\(latestVersion)): "
                         + "run a newer atoll-server against it")
             }
-            for migration in all where migration.version > applied {
+            for migration in all where migration.version > applied && migration.version <= target {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
@@ -203,8 +216,10 @@ enum PostgresMigrations {
 /// A `postgres://` URL read into a postgres-nio configuration:
 /// `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
 ///
-/// `sslmode` defaults to `prefer` (TLS when the server offers it), as libpq does; `require` refuses
-/// a server without TLS. The password may also come from `PGPASSWORD`.
+/// `sslmode` defaults to `require` (a server without TLS is refused: the password and every
+/// changeset cross the network) unless the host is a loopback address, where it defaults to
+/// `prefer` (TLS when the server offers it), as libpq does. The password may also come from
+/// `PGPASSWORD`.
 public struct PostgresURL: Sendable, Hashable {
     public var host: String
     public var port: Int
@@ -226,7 +241,8 @@ public struct PostgresURL: Sendable, Hashable {
         password = components.password.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         database = path.isEmpty ? username : path
-        sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        sslMode = components.queryItems?.first { $0.name == "sslmode" }?.value
+            ?? (ServerConfiguration.isLoopback(host) ? "prefer" : "require")
         guard ["disable", "prefer", "require"].contains(sslMode) else {
             throw PostgresStoreError("sslmode must be disable, prefer or require (got \(sslMode))")
         }
@@ -250,6 +266,20 @@ public struct PostgresURL: Sendable, Hashable {
 }
 
 extension PostgresServerStore {
+    /// Tests only: makes the database at `url` as a server of migration `version` left it, with
+    /// `rows` (SQL statements) written by that server, so a test can open it with this one.
+    static func prepareForTesting(url: String, upTo version: Int, rows: [String], logger: Logger) async throws {
+        let older = PostgresServerStore(configuration: try PostgresURL(url).clientConfiguration(), logger: logger)
+        do {
+            try await PostgresMigrations.migrate(older.client, upTo: version, logger: logger)
+            for statement in rows { try await older.client.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        } catch {
+            await older.shutdown()
+            throw error
+        }
+        await older.shutdown()
+    }
+
     /// Tests only: records a migration as applied (as a newer binary would have).
     func recordMigrationForTesting(version: Int, name: String) async throws {
         try await client.query("INSERT INTO atoll_migrations (version, name) VALUES (\(version), \(name))", logger: logger)
@@ -270,5 +300,10 @@ extension PostgresServerStore {
         let rows = try await client.query("SELECT value FROM shared_secrets WHERE name = \(name)", logger: logger).collect()
         guard let value = try rows.first?.decode(String.self) else { throw PostgresStoreError("the shared secret \(name) went away") }
         return value
+    }
+
+    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool {
+        try await count(client.query(
+            "UPDATE shared_secrets SET value = \(replacement) WHERE name = \(name) AND value = \(stored) RETURNING 1", logger: logger)) == 1
     }
 }

@@ -154,11 +154,19 @@ extension PostgresServerStore {
 
     // MARK: Pending registrations
 
-    public func insertPendingUser(_ user: StoredPendingUser) async throws {
+    public func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
         try await transaction { connection in
             guard try await Self.appExists(connection, user.appID, logger: logger) else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
             }
+            let cutoff = expiredBefore.timeIntervalSince1970
+            try await connection.query(
+                """
+                DELETE FROM account_tokens WHERE app_id = \(user.appID) AND purpose = \(AccountTokenPurpose.confirm.rawValue) AND email IN (
+                    SELECT email FROM pending_users WHERE app_id = \(user.appID) AND created_at < \(cutoff))
+                """, logger: logger)
+            try await connection.query(
+                "DELETE FROM pending_users WHERE app_id = \(user.appID) AND created_at < \(cutoff)", logger: logger)
             let taken = try await connection.query(
                 """
                 SELECT 1 FROM identities
@@ -200,16 +208,21 @@ extension PostgresServerStore {
         }
     }
 
-    public func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser? {
+    public func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
+        -> StoredUser?
+    {
         try await transaction { connection in
             var hash: String?
             for found in try await connection.query(
-                "DELETE FROM pending_users WHERE app_id = \(appID) AND email = \(email) RETURNING password_hash", logger: logger
+                """
+                DELETE FROM pending_users
+                WHERE app_id = \(appID) AND email = \(email)
+                    AND created_at BETWEEN \(registered.lowerBound.timeIntervalSince1970) AND \(registered.upperBound.timeIntervalSince1970)
+                RETURNING password_hash
+                """, logger: logger
             ).collect().map({ try $0.decode(String.self) }) { hash = found }
             guard let hash else { return nil }
-            var user = user
-            user.appID = appID
-            user.passwordHash = hash
+            let user = user.withPendingPassword(hash, of: email, appID: appID)
             try await connection.query(
                 """
                 DELETE FROM account_tokens
@@ -267,7 +280,12 @@ extension PostgresServerStore {
             "DELETE FROM account_tokens WHERE app_id = \(appID) AND email = \(email) AND purpose = \(purpose.rawValue)", logger: logger)
     }
 
-    public func setPasswordHash(userID: String, _ hash: String) async throws -> Bool {
-        try await count(client.query("UPDATE users SET password_hash = \(hash) WHERE id = \(userID) RETURNING 1", logger: logger)) > 0
+    public func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
+        try await count(client.query(
+            """
+            UPDATE identities SET password_hash = \(hash)
+            WHERE app_id = \(appID) AND provider_type = \(AuthProvider.emailPassword.rawValue) AND identity_id = \(email)
+            RETURNING 1
+            """, logger: logger)) > 0
     }
 }

@@ -26,6 +26,12 @@ public final class PostgresServerStore: ServerStore {
     /// What this node last knew of the realms it integrated into, for the one-statement append
     /// (``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)``).
     let uploadFences = Mutex(PostgresUploadFences())
+    /// Seals and opens the nodes' announcements (set once the token secret is known).
+    let announcementSeal = Mutex<AnnouncementSeal?>(nil)
+    /// Told the reason of each notification ignored as not authentic.
+    let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// When a rejected notification was last logged (ms since 1970): at most one warning a minute.
+    let rejectionWarned = Mutex<Int64>(0)
     /// Sends this node's history announcements after their commits.
     let announcer: PostgresAnnouncer
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.
@@ -153,8 +159,8 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Users
 
-    static let userColumns = "id, app_id, email, name, password_hash, disabled, created_at"
-    typealias UserRow = (String, String, String?, String?, String?, Bool, Double)
+    static let userColumns = "id, app_id, email, name, disabled, created_at"
+    typealias UserRow = (String, String, String?, String?, Bool, Double)
 
     static func fetchUser(_ connection: PostgresConnection, id: String, logger: Logger) async throws -> StoredUser? {
         var found: UserRow?
@@ -163,13 +169,13 @@ public final class PostgresServerStore: ServerStore {
         ).collect().map({ try $0.decode(UserRow.self) }) { found = row }
         guard let row = found else { return nil }
         var identities: [StoredIdentity] = []
-        for (provider, identity) in try await connection.query(
-            "SELECT provider_type, identity_id FROM identities WHERE user_id = \(id) ORDER BY position", logger: logger
-        ).collect().map({ try $0.decode((String, String).self) }) {
-            identities.append(StoredIdentity(id: identity, providerType: provider))
+        for (provider, identity, hash) in try await connection.query(
+            "SELECT provider_type, identity_id, password_hash FROM identities WHERE user_id = \(id) ORDER BY position", logger: logger
+        ).collect().map({ try $0.decode((String, String, String?).self) }) {
+            identities.append(StoredIdentity(id: identity, providerType: provider, passwordHash: hash))
         }
-        return StoredUser(id: row.0, appID: row.1, identities: identities, email: row.2, name: row.3, passwordHash: row.4,
-                          disabled: row.5, createdAt: Date(timeIntervalSince1970: row.6))
+        return StoredUser(id: row.0, appID: row.1, identities: identities, email: row.2, name: row.3,
+                          disabled: row.4, createdAt: Date(timeIntervalSince1970: row.5))
     }
 
     public func user(id: String) async throws -> StoredUser? {
@@ -203,16 +209,15 @@ public final class PostgresServerStore: ServerStore {
     static func insertUser(_ connection: PostgresConnection, _ user: StoredUser, logger: Logger) async throws {
         try await connection.query(
             """
-            INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
-            VALUES (\(user.id), \(user.appID), \(user.email), \(user.name), \(user.passwordHash), \(user.disabled),
-                    \(user.createdAt.timeIntervalSince1970))
+            INSERT INTO users (id, app_id, email, name, disabled, created_at)
+            VALUES (\(user.id), \(user.appID), \(user.email), \(user.name), \(user.disabled), \(user.createdAt.timeIntervalSince1970))
             """, logger: logger)
         for (position, identity) in user.identities.enumerated() {
             do {
                 try await connection.query(
                     """
-                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
-                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(user.id), \(position))
+                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position, password_hash)
+                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(user.id), \(position), \(identity.passwordHash))
                     """, logger: logger)
             } catch where isUniqueViolation(error) {
                 throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
@@ -270,18 +275,15 @@ public final class PostgresServerStore: ServerStore {
                     UPDATE identities SET user_id = \(userID), position = \(position)
                     WHERE app_id = \(user.appID) AND provider_type = \(identity.providerType) AND identity_id = \(identity.id)
                     """, logger: logger)
+                // The identity moves with its own password; the user's other identities keep theirs.
                 try await connection.query(
-                    """
-                    UPDATE users SET password_hash = COALESCE(\(absorbed.passwordHash), password_hash),
-                                     email = COALESCE(email, \(absorbed.email))
-                    WHERE id = \(userID)
-                    """, logger: logger)
+                    "UPDATE users SET email = COALESCE(email, \(absorbed.email)) WHERE id = \(userID)", logger: logger)
                 try await connection.query("DELETE FROM users WHERE id = \(owner)", logger: logger)
             } else {
                 try await connection.query(
                     """
-                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
-                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(userID), \(position))
+                    INSERT INTO identities (app_id, provider_type, identity_id, user_id, position, password_hash)
+                    VALUES (\(user.appID), \(identity.providerType), \(identity.id), \(userID), \(position), \(identity.passwordHash))
                     """, logger: logger)
             }
             guard let linked = try await Self.fetchUser(connection, id: userID, logger: logger) else {
@@ -309,20 +311,23 @@ public final class PostgresServerStore: ServerStore {
     public func insertRefreshToken(_ token: StoredRefreshToken) async throws {
         try await client.query(
             """
-            INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked)
+            INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id)
             VALUES (\(token.digest), \(token.userID), \(token.appID), \(token.deviceID), \(token.createdAt.timeIntervalSince1970),
-                    \(token.expiresAt.timeIntervalSince1970), \(token.revoked))
+                    \(token.expiresAt.timeIntervalSince1970), \(token.revoked), \(token.apiKeyID))
             """, logger: logger)
     }
 
     public func refreshToken(digest: String) async throws -> StoredRefreshToken? {
         let rows = try await client.query(
-            "SELECT digest, user_id, app_id, device_id, created_at, expires_at, revoked FROM refresh_tokens WHERE digest = \(digest)",
+            """
+            SELECT digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id FROM refresh_tokens
+            WHERE digest = \(digest)
+            """,
             logger: logger)
-        for try await row in rows.decode((String, String, String, String, Double, Double, Bool).self) {
+        for try await row in rows.decode((String, String, String, String, Double, Double, Bool, String?).self) {
             return StoredRefreshToken(
                 digest: row.0, userID: row.1, appID: row.2, deviceID: row.3, createdAt: Date(timeIntervalSince1970: row.4),
-                expiresAt: Date(timeIntervalSince1970: row.5), revoked: row.6)
+                expiresAt: Date(timeIntervalSince1970: row.5), revoked: row.6, apiKeyID: row.7)
         }
         return nil
     }
@@ -334,6 +339,28 @@ public final class PostgresServerStore: ServerStore {
 
     public func revokeRefreshTokens(userID: String) async throws {
         try await client.query("UPDATE refresh_tokens SET revoked = TRUE WHERE user_id = \(userID)", logger: logger)
+    }
+
+    public func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
+        try await client.query(
+            "UPDATE refresh_tokens SET revoked = TRUE WHERE api_key_id = \(apiKeyID) AND NOT revoked RETURNING device_id", logger: logger
+        ).collect().map { try $0.decode(String.self) }
+    }
+
+    public func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
+        var live = Set<String>()
+        for start in stride(from: 0, to: deviceIDs.count, by: 1_000) {
+            let chunk = Array(deviceIDs[start..<min(start + 1_000, deviceIDs.count)])
+            for device in try await client.query(
+                """
+                SELECT t.device_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id
+                LEFT JOIN api_keys k ON k.id = t.api_key_id
+                WHERE t.device_id = ANY(\(chunk)) AND NOT t.revoked AND NOT u.disabled
+                    AND (t.api_key_id IS NULL OR NOT k.disabled)
+                """, logger: logger
+            ).collect().map({ try $0.decode(String.self) }) { live.insert(device) }
+        }
+        return live
     }
 
     // MARK: API keys

@@ -30,11 +30,19 @@ extension SQLiteServerStore {
 
     // MARK: Pending registrations
 
-    public func insertPendingUser(_ user: StoredPendingUser) async throws {
+    public func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
         try await pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
             }
+            try db.execute(
+                sql: """
+                    DELETE FROM account_tokens WHERE app_id = ?1 AND purpose = ?2 AND email IN (
+                        SELECT email FROM pending_users WHERE app_id = ?1 AND created_at < ?3)
+                    """,
+                arguments: [user.appID, AccountTokenPurpose.confirm.rawValue, expiredBefore.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM pending_users WHERE app_id = ? AND created_at < ?",
+                           arguments: [user.appID, expiredBefore.timeIntervalSince1970])
             let taken = try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM identities WHERE app_id = ? AND provider_type = ? AND identity_id = ?",
                 arguments: [user.appID, AuthProvider.emailPassword.rawValue, user.email]) == true
@@ -68,31 +76,22 @@ extension SQLiteServerStore {
         }
     }
 
-    public func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser? {
+    public func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
+        -> StoredUser?
+    {
         try await pool.write { db in
             guard let hash = try String.fetchOne(
-                db, sql: "SELECT password_hash FROM pending_users WHERE app_id = ? AND email = ?", arguments: [appID, email])
+                db, sql: "SELECT password_hash FROM pending_users WHERE app_id = ? AND email = ? AND created_at BETWEEN ? AND ?",
+                arguments: [appID, email, registered.lowerBound.timeIntervalSince1970, registered.upperBound.timeIntervalSince1970])
             else { return nil }
-            var user = user
-            user.passwordHash = hash
+            let user = user.withPendingPassword(hash, of: email, appID: appID)
             try db.execute(sql: "DELETE FROM pending_users WHERE app_id = ? AND email = ?", arguments: [appID, email])
             try db.execute(sql: "DELETE FROM account_tokens WHERE app_id = ? AND email = ? AND purpose = ?",
                            arguments: [appID, email, AccountTokenPurpose.confirm.rawValue])
             try db.execute(
-                sql: """
-                    INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [user.id, appID, user.email, user.name, hash, user.disabled, user.createdAt.timeIntervalSince1970])
-            for (position, identity) in user.identities.enumerated() {
-                do {
-                    try db.execute(
-                        sql: "INSERT INTO identities (app_id, provider_type, identity_id, user_id, position) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [appID, identity.providerType, identity.id, user.id, position])
-                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-                    throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
-                }
-            }
+                sql: "INSERT INTO users (id, app_id, email, name, disabled, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [user.id, appID, user.email, user.name, user.disabled, user.createdAt.timeIntervalSince1970])
+            try Self.insertIdentities(db, of: user)
             return user
         }
     }
@@ -144,9 +143,11 @@ extension SQLiteServerStore {
         }
     }
 
-    public func setPasswordHash(userID: String, _ hash: String) async throws -> Bool {
+    public func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [hash, userID])
+            try db.execute(
+                sql: "UPDATE identities SET password_hash = ? WHERE app_id = ? AND provider_type = ? AND identity_id = ?",
+                arguments: [hash, appID, AuthProvider.emailPassword.rawValue, email])
             return db.changesCount > 0
         }
     }

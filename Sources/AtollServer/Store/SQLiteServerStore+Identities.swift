@@ -19,14 +19,16 @@ extension SQLiteServerStore {
                 try db.execute(
                     sql: "UPDATE identities SET user_id = ?, position = ? WHERE app_id = ? AND provider_type = ? AND identity_id = ?",
                     arguments: [userID, position, user.appID, identity.providerType, identity.id])
-                try db.execute(
-                    sql: "UPDATE users SET password_hash = COALESCE(?, password_hash), email = COALESCE(email, ?) WHERE id = ?",
-                    arguments: [absorbed.passwordHash, absorbed.email, userID])
+                // The identity moves with its own password; the user's other identities keep theirs.
+                try db.execute(sql: "UPDATE users SET email = COALESCE(email, ?) WHERE id = ?", arguments: [absorbed.email, userID])
                 try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [owner])
             } else {
                 try db.execute(
-                    sql: "INSERT INTO identities (app_id, provider_type, identity_id, user_id, position) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [user.appID, identity.providerType, identity.id, userID, position])
+                    sql: """
+                        INSERT INTO identities (app_id, provider_type, identity_id, user_id, position, password_hash)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [user.appID, identity.providerType, identity.id, userID, position, identity.passwordHash])
             }
             guard let linked = try Self.fetchUser(db, id: userID) else { throw ServerStoreError(.notFound, "no user \(userID)") }
             return linked

@@ -108,7 +108,22 @@ extension SQLiteServerStore {
                     """)
         }
         registerEmailAccountMigration(&migrator)
-        migrator.registerMigration("v7: the user who created each realm") { db in
+        migrator.registerMigration("v7: passwords per e-mail identity, the API key of a login, logins by device") { db in
+            // A user's password belonged to the user; it now belongs to its e-mail identity. (A user
+            // that linked a second address before this kept one password for both: both keep it.)
+            try db.execute(
+                sql: """
+                    ALTER TABLE identities ADD COLUMN password_hash TEXT;
+                    UPDATE identities SET password_hash = (SELECT password_hash FROM users WHERE users.id = identities.user_id)
+                        WHERE provider_type = 'local-userpass';
+                    UPDATE users SET password_hash = NULL;
+                    ALTER TABLE refresh_tokens ADD COLUMN api_key_id TEXT;
+                    CREATE INDEX refresh_tokens_api_key ON refresh_tokens(api_key_id) WHERE api_key_id IS NOT NULL;
+                    CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id);
+                    CREATE INDEX pending_users_created ON pending_users(app_id, created_at);
+                    """)
+        }
+        migrator.registerMigration("v8: the user who created each realm") { db in
             // Realms made before are no one's: they count against no user's limit.
             try db.execute(sql: """
                     ALTER TABLE realms ADD COLUMN created_by TEXT;
@@ -116,5 +131,16 @@ extension SQLiteServerStore {
                     """)
         }
         return migrator
+    }
+}
+
+extension SQLiteServerStore {
+    /// Tests only: makes the database at `path` as a server of migration `migration` left it,
+    /// with `rows` (SQL) written by that server, so a test can open it with this one.
+    static func prepareForTesting(path: String, upTo migration: String, rows: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        try migrator.migrate(queue, upTo: migration)
+        try queue.write { try $0.execute(sql: rows) }
+        try queue.close()
     }
 }

@@ -8,12 +8,12 @@ extension SQLiteServerStore {
         try await pool.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     token.digest, token.userID, token.appID, token.deviceID, token.createdAt.timeIntervalSince1970,
-                    token.expiresAt.timeIntervalSince1970, token.revoked,
+                    token.expiresAt.timeIntervalSince1970, token.revoked, token.apiKeyID,
                 ])
         }
     }
@@ -24,7 +24,7 @@ extension SQLiteServerStore {
                 StoredRefreshToken(
                     digest: $0["digest"], userID: $0["user_id"], appID: $0["app_id"], deviceID: $0["device_id"],
                     createdAt: Date(timeIntervalSince1970: $0["created_at"]),
-                    expiresAt: Date(timeIntervalSince1970: $0["expires_at"]), revoked: $0["revoked"])
+                    expiresAt: Date(timeIntervalSince1970: $0["expires_at"]), revoked: $0["revoked"], apiKeyID: $0["api_key_id"])
             }
         }
     }
@@ -40,6 +40,36 @@ extension SQLiteServerStore {
     public func revokeRefreshTokens(userID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE user_id = ?", arguments: [userID])
+        }
+    }
+
+    public func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
+        try await pool.write { db in
+            let devices = try String.fetchAll(
+                db, sql: "SELECT device_id FROM refresh_tokens WHERE api_key_id = ? AND revoked = 0", arguments: [apiKeyID])
+            try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE api_key_id = ?", arguments: [apiKeyID])
+            return devices
+        }
+    }
+
+    public func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
+        try await pool.read { db in
+            var live = Set<String>()
+            // Bounded statements: SQLite takes at most 32,766 parameters.
+            for start in stride(from: 0, to: deviceIDs.count, by: 500) {
+                let chunk = Array(deviceIDs[start..<min(start + 500, deviceIDs.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                live.formUnion(try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT t.device_id FROM refresh_tokens t JOIN users u ON u.id = t.user_id
+                        LEFT JOIN api_keys k ON k.id = t.api_key_id
+                        WHERE t.device_id IN (\(marks)) AND t.revoked = 0 AND u.disabled = 0
+                            AND (t.api_key_id IS NULL OR k.disabled = 0)
+                        """,
+                    arguments: StatementArguments(chunk)))
+            }
+            return live
         }
     }
 

@@ -19,14 +19,24 @@ public final class SQLiteServerStore: ServerStore {
         var configuration = Configuration()
         configuration.label = "atoll-server"
         configuration.busyMode = .timeout(10)
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
+        configuration.prepareDatabase { db in try Self.setDurability(durability, db) }
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB sets its WAL writer to NORMAL after `prepareDatabase`: set it on the writer itself.
-        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        try pool.writeWithoutTransaction { try Self.setDurability(durability, $0) }
         try Self.migrator.migrate(pool)
+    }
+
+    /// `.full`: `synchronous = FULL` syncs the log at every commit; on Apple platforms
+    /// `fullfsync` makes those syncs (and the checkpoints') reach the medium, not only the drive's
+    /// cache (plain `fsync` there survives a crash of the system, not a power loss).
+    static func setDurability(_ durability: ServerConfiguration.Durability, _ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        #if canImport(Darwin)
+        if durability == .full {
+            try db.execute(sql: "PRAGMA fullfsync = ON")
+            try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
+        }
+        #endif
     }
 
     /// Closes the database. The store must not be used afterwards.
@@ -141,24 +151,26 @@ public final class SQLiteServerStore: ServerStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO users (id, app_id, email, name, password_hash, disabled, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO users (id, app_id, email, name, disabled, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [
-                    user.id, user.appID, user.email, user.name, user.passwordHash, user.disabled,
-                    user.createdAt.timeIntervalSince1970,
-                ])
-            for (position, identity) in user.identities.enumerated() {
-                do {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO identities (app_id, provider_type, identity_id, user_id, position)
-                            VALUES (?, ?, ?, ?, ?)
-                            """,
-                        arguments: [user.appID, identity.providerType, identity.id, user.id, position])
-                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
-                    throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
-                }
+                arguments: [user.id, user.appID, user.email, user.name, user.disabled, user.createdAt.timeIntervalSince1970])
+            try Self.insertIdentities(db, of: user)
+        }
+    }
+
+    /// Inserts a new user's identities in order; a taken one is `.duplicateIdentity`.
+    static func insertIdentities(_ db: Database, of user: StoredUser) throws {
+        for (position, identity) in user.identities.enumerated() {
+            do {
+                try db.execute(
+                    sql: """
+                        INSERT INTO identities (app_id, provider_type, identity_id, user_id, position, password_hash)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [user.appID, identity.providerType, identity.id, user.id, position, identity.passwordHash])
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+                throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
             }
         }
     }
@@ -192,12 +204,12 @@ public final class SQLiteServerStore: ServerStore {
         }
         let identities = try Row.fetchAll(
             db,
-            sql: "SELECT provider_type, identity_id FROM identities WHERE user_id = ? ORDER BY position",
+            sql: "SELECT provider_type, identity_id, password_hash FROM identities WHERE user_id = ? ORDER BY position",
             arguments: [id]
-        ).map { StoredIdentity(id: $0["identity_id"], providerType: $0["provider_type"]) }
+        ).map { StoredIdentity(id: $0["identity_id"], providerType: $0["provider_type"], passwordHash: $0["password_hash"]) }
         return StoredUser(
             id: row["id"], appID: row["app_id"], identities: identities, email: row["email"], name: row["name"],
-            passwordHash: row["password_hash"], disabled: row["disabled"],
+            disabled: row["disabled"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]))
     }
 }

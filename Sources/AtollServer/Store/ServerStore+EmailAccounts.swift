@@ -5,20 +5,25 @@ import Foundation
 ///
 /// Tokens are kept as SHA-256 digests; a token is taken (deleted) by the one request that uses it.
 public protocol EmailAccountStore: Sendable {
-    /// Records a registration waiting for confirmation.
+    /// Records a registration waiting for confirmation. First, in the same transaction, the app's
+    /// registrations made before `expiredBefore` are forgotten with their confirmation tokens:
+    /// an expired registration frees its name, and no token made for it confirms the new one.
     /// - Throws: `ServerStoreError.duplicateIdentity` when the name is registered already (a user
-    ///   or another pending registration), `.missingOwner` when there is no such app.
-    func insertPendingUser(_ user: StoredPendingUser) async throws
+    ///   or another unexpired pending registration), `.missingOwner` when there is no such app.
+    func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws
     /// The pending registration of `email` in `appID`, or nil.
     func pendingUser(appID: String, email: String) async throws -> StoredPendingUser?
     /// Forgets a pending registration and its tokens. False when there was none.
     @discardableResult
     func deletePendingUser(appID: String, email: String) async throws -> Bool
-    /// Turns the pending registration of `email` into `user` (whose e-mail identity is `email`),
-    /// in one transaction, and forgets its confirmation tokens. Nil when there is no pending
-    /// registration (confirmed meanwhile, or never made).
+    /// Turns the pending registration of `email` into `user` (whose e-mail identity is `email`
+    /// and gets the registration's password hash), in one transaction, and forgets its
+    /// confirmation tokens. Only a registration made within `registered` is confirmed (not an
+    /// expired one, nor one made after the confirming token: that token was made for a registration
+    /// since replaced). Nil when there is none (confirmed meanwhile, expired, replaced, or never made).
     /// - Throws: `ServerStoreError.duplicateIdentity` when a user has the name.
-    func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser?
+    func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
+        -> StoredUser?
 
     /// Records a token, then keeps only the newest `keepingAtMost` unexpired tokens of its
     /// (app, e-mail, purpose).
@@ -30,9 +35,37 @@ public protocol EmailAccountStore: Sendable {
     /// Forgets the tokens of one (app, e-mail, purpose).
     func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws
 
-    /// Replaces a user's password hash. False when there is no such user.
+    /// Replaces the password hash of the e-mail identity `email` of `appID` (no other identity's,
+    /// even of the same user). False when there is no such identity.
     @discardableResult
-    func setPasswordHash(userID: String, _ hash: String) async throws -> Bool
+    func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool
+}
+
+extension EmailAccountStore {
+    /// Records a registration, forgetting none.
+    public func insertPendingUser(_ user: StoredPendingUser) async throws {
+        try await insertPendingUser(user, expiredBefore: .distantPast)
+    }
+
+    /// Confirms the registration of `email`, whenever it was made.
+    public func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser? {
+        try await confirmPendingUser(appID: appID, email: email, as: user, registered: Date.distantPast...Date.distantFuture)
+    }
+}
+
+extension StoredUser {
+    /// The user a confirmed registration makes: of `appID`, its e-mail identity `email` with the
+    /// registration's password hash.
+    func withPendingPassword(_ hash: String, of email: String, appID: String) -> StoredUser {
+        var user = self
+        user.appID = appID
+        user.identities = identities.map { identity in
+            var identity = identity
+            if identity.providerType == AuthProvider.emailPassword.rawValue, identity.id == email { identity.passwordHash = hash }
+            return identity
+        }
+        return user
+    }
 }
 
 /// An e-mail/password registration waiting for confirmation.

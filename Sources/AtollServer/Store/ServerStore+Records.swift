@@ -23,15 +23,26 @@ public struct StoredApp: Sendable, Hashable {
 }
 
 /// One way a user logs in: a provider and the user's id within it (an email, a JWT `sub`, a random id).
+///
+/// An e-mail identity keeps its own password: a user with two e-mail identities (one linked to the
+/// other) logs in with each address's own password, and linking never changes another identity's.
 public struct StoredIdentity: Sendable, Hashable {
     /// The id within the provider: the email for `local-userpass`, `sub` for `custom-token`.
     public var id: String
     /// The provider's name as in the HTTP API: `anon-user`, `local-userpass`, `api-key`, `custom-token`.
     public var providerType: String
+    /// The PBKDF2 hash of this identity's password (see ``PasswordHasher``), for `local-userpass`.
+    public var passwordHash: String?
 
-    public init(id: String, providerType: String) {
+    public init(id: String, providerType: String, passwordHash: String? = nil) {
         self.id = id
         self.providerType = providerType
+        self.passwordHash = passwordHash
+    }
+
+    /// Whether `other` names the same identity (provider and id), whatever its password.
+    public func isSame(as other: StoredIdentity) -> Bool {
+        id == other.id && providerType == other.providerType
     }
 }
 
@@ -42,23 +53,25 @@ public struct StoredUser: Sendable, Hashable {
     public var identities: [StoredIdentity]
     public var email: String?
     public var name: String?
-    /// The PBKDF2 hash of the user's password (see ``PasswordHasher``), for email/password users.
-    public var passwordHash: String?
     public var disabled: Bool
     public var createdAt: Date
 
     public init(
         id: String, appID: String, identities: [StoredIdentity], email: String? = nil, name: String? = nil,
-        passwordHash: String? = nil, disabled: Bool = false, createdAt: Date
+        disabled: Bool = false, createdAt: Date
     ) {
         self.id = id
         self.appID = appID
         self.identities = identities
         self.email = email
         self.name = name
-        self.passwordHash = passwordHash
         self.disabled = disabled
         self.createdAt = createdAt
+    }
+
+    /// The identity of `providerType` named `id`, or nil.
+    public func identity(_ providerType: String, id: String) -> StoredIdentity? {
+        identities.first { $0.providerType == providerType && $0.id == id }
     }
 }
 
@@ -72,10 +85,13 @@ public struct StoredRefreshToken: Sendable, Hashable {
     public var createdAt: Date
     public var expiresAt: Date
     public var revoked: Bool
+    /// The API key whose login issued the token (nil for every other login): deleting or disabling
+    /// the key revokes it.
+    public var apiKeyID: String?
 
     public init(
         digest: String, userID: String, appID: String, deviceID: String, createdAt: Date, expiresAt: Date,
-        revoked: Bool = false
+        revoked: Bool = false, apiKeyID: String? = nil
     ) {
         self.digest = digest
         self.userID = userID
@@ -84,6 +100,7 @@ public struct StoredRefreshToken: Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.revoked = revoked
+        self.apiKeyID = apiKeyID
     }
 }
 

@@ -88,8 +88,9 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     /// Adds `identity` to the user `userID`, in one transaction (linking, see
     /// SQLiteServerStore+Identities.swift). When the identity belongs to the user `absorbing` and
     /// that user never logged in and has no other identity (a registered e-mail account not used
-    /// yet), the identity moves to `userID` with that user's password hash (and e-mail when
-    /// `userID` has none) and `absorbing` is deleted. Returns the user as it is now.
+    /// yet), the identity moves to `userID` with its own password hash (and the e-mail when
+    /// `userID` has none) and `absorbing` is deleted. No other identity's password changes.
+    /// Returns the user as it is now.
     /// - Throws: `ServerStoreError.duplicateIdentity` when the identity belongs to a user (another
     ///   one, or `userID` itself); `.notFound` when there is no user `userID`.
     func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser
@@ -105,6 +106,13 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     func revokeRefreshToken(digest: String) async throws -> Bool
     /// Marks every refresh token of a user revoked.
     func revokeRefreshTokens(userID: String) async throws
+    /// Marks revoked every refresh token that logins with the API key `apiKeyID` issued; returns
+    /// the devices of those it revoked now (their sync sessions must end).
+    func revokeRefreshTokens(apiKeyID: String) async throws -> [String]
+    /// Of `deviceIDs`, those whose login is live: a refresh token not revoked, of a user that
+    /// exists and is enabled, issued by no API key or by one that exists and is enabled. Expiry
+    /// does not count (an access token outlives its refresh token by at most its own lifetime).
+    func liveDevices(_ deviceIDs: [String]) async throws -> Set<String>
 
     // MARK: API keys
 
@@ -171,6 +179,8 @@ public protocol ServerStore: EmailAccountStore, Sendable {
 
     /// See ``ServerStore/sharedSecret(named:making:)`` (implemented by stores that nodes share).
     func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String?
+    /// See ``ServerStore/replaceSharedSecret(named:stored:with:)``.
+    func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool
     /// Closes the store (its database, its connections). It must not be used afterwards.
     func shutdown() async
     /// Throws when the store cannot answer a trivial query now (`/health/ready`).
@@ -189,6 +199,9 @@ extension ServerStore {
     /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
     /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
     public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+    /// Stores `replacement` under `name` if the value stored is still `stored` (a secret wrapped
+    /// in place); whether it did. False from a store that shares no secrets.
+    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool { false }
 
     public var integratesOutsideTheLock: Bool { false }
 

@@ -28,8 +28,8 @@ public enum StoreChange: Sendable, Hashable {
     /// The feed was interrupted: changes may have been lost.
     case missed
 
-    /// The most bytes of a payload line: a NOTIFY payload is at most 8,000 bytes, and the node's
-    /// id and the time go first.
+    /// The most bytes of a payload line: a NOTIFY payload is at most 8,000 bytes, and the MAC
+    /// (43), the node's id (36) and the time (13) go first.
     static let maxPayloadBytes = 7_800
 
     /// The change as one line: reasons are cut short, appended entries left out when they do not

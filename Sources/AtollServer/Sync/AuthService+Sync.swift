@@ -18,7 +18,8 @@ extension AuthService {
     ///   ``ServerErrorCode/invalidAccessToken``, both with the action "refresh token".
     /// - A token of another app is ``ServerErrorCode/invalidAccessToken`` with the action "protocol
     ///   violation": refreshing would only give another token of that app.
-    /// - A removed or disabled user is ``ServerErrorCode/userLoggedOut`` (action "log out").
+    /// - A removed or disabled user is ``ServerErrorCode/userLoggedOut`` (action "log out"), and so
+    ///   is a token whose login (device) logged out or was revoked, or that names none.
     func syncUser(accessToken token: String, appID: String, session: SessionID) async -> SyncUserCheck {
         func refusal(_ code: ServerErrorCode, _ message: String, action: ErrorAction? = nil) -> SyncUserCheck {
             .refused(ErrorMessage(code: code, message: message, action: action, session: session))
@@ -41,6 +42,14 @@ extension AuthService {
         }
         guard let user, user.appID == appID else { return refusal(.userLoggedOut, "the user no longer exists") }
         guard !user.disabled else { return refusal(.userLoggedOut, "the user is disabled") }
-        return .user(user, deviceID: claims.dev, expiresAt: claims.exp.value)
+        guard let deviceID = claims.dev else { return refusal(.userLoggedOut, "the access token names no login; log in again") }
+        do {
+            guard try await isLive(deviceID: deviceID, userID: user.id) else {
+                return refusal(.userLoggedOut, "the access token's login was revoked (logged out); log in again")
+            }
+        } catch {
+            return refusal(.tryAgainLater, "the server could not read the login", action: .retryLater)
+        }
+        return .user(user, deviceID: deviceID, expiresAt: claims.exp.value)
     }
 }

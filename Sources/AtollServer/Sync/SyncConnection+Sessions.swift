@@ -146,6 +146,7 @@ extension SyncConnection {
                 }
                 session.lastOwnClientVersion = try await coordinator.lastClientVersion(
                     realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
+                session.settledClientVersion = session.lastOwnClientVersion
             } catch let error as ServerStoreError where error.code == .limitExceeded {
                 metrics.countRefusal(limit: "clientFilesPerUser")
                 logger.notice("client file refused", metadata: ["user": "\(session.userID)", "error": "\(error.message)"])
@@ -226,8 +227,18 @@ extension SyncConnection {
         let result: IntegrationResult
         do {
             result = try await coordinator.integrate(
-                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets), into: session.realm,
-                check: writeRule(for: session))
+                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets,
+                            settledClientVersion: session.settledClientVersion),
+                into: session.realm, check: writeRule(for: session))
+        } catch let error as MergeError where error.code == .clientHistoryDiverged {
+            // Taken as a duplicate, the upload's new commits would be dropped: the client resets,
+            // recovering (or archiving) what the server does not have.
+            logger.notice("client copy went back in time", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
+            let recovery: Bool
+            do { recovery = try await coordinator.clientRecoveryAllowed(appID: appID) } catch { try await storeFailed(error) }
+            try await endSession(upload.session, answer: .resetRequired(ResetRequired(
+                session: upload.session, epoch: epoch, reason: .historyRestored, recoveryAllowed: recovery, message: error.message)))
+            return
         } catch let error as MergeError {
             logger.notice("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
             try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
@@ -255,7 +266,7 @@ extension SyncConnection {
         case .missingOwnChangeset:
             // The client must download its own changeset first; binding again does that.
             ErrorMessage(code: .badChangeset, message: error.message, action: .retryLater, session: session, epoch: epoch)
-        case .schemaViolation, .invalidInstruction:
+        case .schemaViolation, .invalidInstruction, .clientHistoryDiverged:
             // Sending it again cannot help: the session stops (the SDK reports clientSessionError).
             ErrorMessage(code: .badChangeset, message: error.message, session: session, epoch: epoch)
         }

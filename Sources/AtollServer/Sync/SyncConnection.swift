@@ -42,6 +42,9 @@ final class SyncConnection {
         var cursor: Int64 = 0
         /// The newest of the client's own client versions at or before ``cursor``.
         var lastOwnClientVersion: Int64 = 0
+        /// The newest of the client's own client versions at or before the server version its
+        /// ident named: uploads at or below it are re-sent duplicates (``UploadBatch/settledClientVersion``).
+        var settledClientVersion: Int64 = 0
         /// Flexible sync: what the client holds and subscribes to; nil for partition sync.
         var flexible: FlexibleView?
         /// When the client file was last recorded as seen (downloads record it at most once a minute).

@@ -9,7 +9,7 @@ extension SyncCoordinator {
     ///
     /// The realm's state is the one flexible sync keeps in memory (built once, then kept up to date
     /// by every upload); a field that is the primary key is looked up directly, another is found
-    /// by a scan of the type's objects.
+    /// by a scan of the type's objects, and when several objects hold the user's id, none counts.
     public func customUserData(appID: String, settings: ServerConfiguration.CustomUserData, userID: String) async throws
         -> [String: Value]?
     {
@@ -25,6 +25,14 @@ extension SyncCoordinator {
         if state.schema[settings.type]?.primaryKey == settings.userIdField {
             return wanted.lazy.compactMap { objects[$0] }.first
         }
-        return objects.values.first { fields in fields[settings.userIdField].map(wanted.contains) ?? false }
+        // Not a key: two objects may name the user, and which one counts must not depend on who
+        // wrote last (a forged duplicate could shadow the real one). Neither does, said in the log.
+        let matches = Array(objects.values.lazy.filter { fields in fields[settings.userIdField].map(wanted.contains) ?? false }.prefix(2))
+        guard matches.count < 2 else {
+            logger.warning("custom user data left out: several objects hold the user's id",
+                           metadata: ["app": "\(appID)", "type": "\(settings.type)", "field": "\(settings.userIdField)", "user": "\(userID)"])
+            return nil
+        }
+        return matches.first
     }
 }

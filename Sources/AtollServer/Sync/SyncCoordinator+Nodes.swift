@@ -128,8 +128,30 @@ extension SyncCoordinator {
                 if let epoch = epochs[key.path], epoch != cached.epoch { await otherNodeReplacedHistory(realmID: cached.id) }
             }
         }
+        await endSessionsOfRevokedLogins()
         guard let versions = try? await store.latestServerVersions(realmIDs: Array(subscribers.keys)) else { return }
         for (realmID, latest) in versions { otherNodeAppended(realmID: realmID, latest: latest) }
+    }
+
+    /// Ends the sessions bound here whose login is no longer live (logged out, revoked, its user
+    /// disabled or deleted on another node): a lost "sessions ended" announcement only delays
+    /// their end until this check. One store read for every bound login.
+    func endSessionsOfRevokedLogins() async {
+        let devices = Set(bound.values.compactMap(\.deviceID))
+        guard !devices.isEmpty else { return }
+        let live: Set<String>
+        do {
+            live = try await store.liveDevices(Array(devices))
+        } catch {
+            logger.warning("could not check the logins of the sessions bound here", metadata: ["error": "\(error)"])
+            return
+        }
+        let revoked = devices.subtracting(live)
+        guard !revoked.isEmpty else { return }
+        for device in revoked { liveLogins?.forget(deviceID: device) }
+        end(sessionsWhere: { session in session.deviceID.map { revoked.contains($0) } ?? false }) { info in
+            ErrorMessage(code: .userLoggedOut, message: "the login of user \(info.userID) was revoked", session: info.session, epoch: info.epoch)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ extension SyncCoordinator {
         let realm = try await realm(appID: appID, path: path)
         var known: IdentFacts.KnownFile?
         if ident.fileIdent.isAssigned, let file = try await store.clientFile(realmID: realm.id, ident: ident.fileIdent.ident) {
-            known = IdentFacts.KnownFile(salt: file.ident.salt, lastSeen: file.lastSeen)
+            known = IdentFacts.KnownFile(salt: file.ident.salt, lastSeen: file.lastSeen, integratedServerVersion: file.lastServerVersion)
         }
         let facts = IdentFacts(
             appID: appID, syncEnabled: enabled, epoch: realm.epoch, epochReason: realm.epochReason,

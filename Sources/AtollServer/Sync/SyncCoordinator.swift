@@ -109,10 +109,19 @@ public actor SyncCoordinator {
     var tick: UInt64 = 0
     /// How many realms' states and schemas stay cached (``ServerConfiguration/Limits/cachedRealms``).
     let cachedRealms: Int
+    /// The auth service's cache of live logins: what another node revoked is forgotten here.
+    let liveLogins: LiveLoginCache?
 
     public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
                 appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) },
                 clock: WallClock = .system) {
+        self.init(store: store, metrics: metrics, logger: logger, cachedRealms: cachedRealms, appSettings: appSettings, clock: clock,
+                  liveLogins: nil)
+    }
+
+    init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int,
+         appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?) {
+        self.liveLogins = liveLogins
         self.store = store
         self.clock = clock
         self.metrics = metrics
@@ -255,6 +264,7 @@ public actor SyncCoordinator {
 
     /// Ends the user's sessions bound to this node.
     func endSessionsHere(userID: String, deviceID: String?, reason: String) {
+        liveLogins?.forget(userID: userID, deviceID: deviceID)
         end(sessionsWhere: { $0.info.userID == userID && (deviceID == nil || $0.deviceID == deviceID) }) { info in
             ErrorMessage(code: .userLoggedOut, message: reason, session: info.session, epoch: info.epoch)
         }

@@ -38,7 +38,7 @@ struct SyncRoutes: Sendable {
                 _ = try await auth.app(appID)
                 // So is an address at its limit: HTTP 429, no WebSocket. (Connections racing past
                 // this check are refused in-band by `serve`.)
-                let address = context.clientAddress
+                let address = auth.clientAddresses.key(request, peer: context.remoteAddress)
                 guard admission.connections(from: address) < admission.limits.connectionsPerAddress else {
                     metrics.countRefusal(limit: "connectionsPerAddress")
                     logger.notice("sync connection refused: too many from its address", metadata: ["address": "\(address)"])
@@ -50,7 +50,7 @@ struct SyncRoutes: Sendable {
             },
             onUpgrade: { inbound, outbound, context in
                 guard let appID = context.requestContext.parameters.get("app") else { return }
-                try await serve(appID: appID, address: context.requestContext.clientAddress, channel: context.requestContext.channel,
+                try await serve(appID: appID, address: auth.clientAddresses.key(context.request, peer: context.requestContext.remoteAddress), channel: context.requestContext.channel,
                                 inbound: inbound, outbound: outbound)
             })
     }

@@ -18,8 +18,12 @@
 
 /* Bytes of the file header each encrypted file starts with (magic, version, salt, key check). */
 #define ATOLL_CIPHER_HEADER_SIZE 64
-/* Bytes a sealed unit takes beyond its plaintext: 12-byte nonce and 16-byte tag. */
-#define ATOLL_CIPHER_OVERHEAD 28
+/* Bytes a sealed unit takes beyond its plaintext, by the file header's format version:
+ * version 1, a 12-byte random nonce and a 16-byte tag; version 2, a 24-byte random salt (half
+ * derives the write's own key, half is its nonce) and a 16-byte tag. */
+#define ATOLL_CIPHER_OVERHEAD_V1 28
+#define ATOLL_CIPHER_OVERHEAD_V2 40
+#define ATOLL_CIPHER_MAX_OVERHEAD ATOLL_CIPHER_OVERHEAD_V2
 /* Plaintext bytes of a database page unit. */
 #define ATOLL_CIPHER_PAGE_SIZE 4096
 
@@ -49,8 +53,8 @@ typedef struct atoll_cipher_attach_args {
 } atoll_cipher_attach_args;
 
 typedef struct atoll_cipher_callbacks {
-    /* Seals `length` bytes of `plaintext` into `sealed` (length + overhead bytes: nonce,
-     * ciphertext, tag), binding the unit's kind and index. Returns 0 on success. */
+    /* Seals `length` bytes of `plaintext` into `sealed` (length + the file's overhead bytes:
+     * nonce or salt, ciphertext, tag), binding the unit's kind and index. Returns 0 on success. */
     int (*seal)(void *cipher, uint8_t kind, uint64_t unit, const void *plaintext, int32_t length, void *sealed);
     /* Opens what `seal` made; returns 0 on success, non-zero when the unit does not authenticate. */
     int (*open)(void *cipher, uint8_t kind, uint64_t unit, const void *sealed, int32_t length, void *plaintext);

@@ -12,8 +12,8 @@ let postgresInstalled = ConditionTrait.enabled(
     if: PostgresCluster.isAvailable, "PostgreSQL is not installed (apt-get install postgresql): the PostgreSQL store tests are skipped")
 
 /// A PostgreSQL store on a new database of the process's test cluster.
-func withPostgresStore(_ body: (PostgresServerStore) async throws -> Void) async throws {
-    let url = try await PostgresCluster.shared().createDatabase()
+func withPostgresStore(url: String? = nil, _ body: (PostgresServerStore) async throws -> Void) async throws {
+    let url = if let url { url } else { try await PostgresCluster.shared().createDatabase() }
     let store = try await PostgresServerStore.open(url: url, maximumConnections: 8, logger: quietLogger)
     do {
         try await body(store)
@@ -37,6 +37,9 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
 /// What only the PostgreSQL store has: its URL, its migrations, and several stores (nodes) on one
 /// database.
 @Suite(postgresInstalled) struct PostgresStoreTests {
+    /// The token secret the nodes of these tests share: their announcements are sealed under it.
+    static let nodesTokenSecret = "token-secret-of-these-nodes-0123456789"
+
     /// Two stores on one database integrate into one realm at once: one history with consecutive
     /// versions, every upload exactly once, as one store would make it.
     @Test func twoNodesIntegratingIntoOneRealmMakeOneHistory() async throws {
@@ -175,6 +178,7 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let url = try await PostgresCluster.shared().createDatabase()
         let one = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
         let two = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        for store in [one, two] { store.authenticateAnnouncements(tokenSecret: Self.nodesTokenSecret) }
         let heard = try #require(two.changesFromOtherNodes())
         var iterator = heard.makeAsyncIterator()
         #expect(await iterator.next() == .missed, "a feed starts by saying it may have missed changes")
@@ -211,6 +215,7 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let url = try await PostgresCluster.shared().createDatabase()
         let one = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
         let two = try await PostgresServerStore.open(url: url, maximumConnections: 4, logger: quietLogger)
+        for store in [one, two] { store.authenticateAnnouncements(tokenSecret: Self.nodesTokenSecret) }
         let heard = try #require(two.changesFromOtherNodes())
         var iterator = heard.makeAsyncIterator()
         #expect(await iterator.next() == .missed)
@@ -233,6 +238,10 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         #expect(first == "secret-of-node-one-0123456789abcdef")
         #expect(second == first)
         #expect(try await two.sharedSecret(named: "admin-key") { "key-of-node-two" } == "key-of-node-two")
+        // Wrapping in place replaces only the value the node read (another node may have wrapped it).
+        #expect(try await one.replaceSharedSecret(named: "admin-key", stored: "not what is stored", with: "wrapped") == false)
+        #expect(try await one.replaceSharedSecret(named: "admin-key", stored: "key-of-node-two", with: "wrapped") == true)
+        #expect(try await two.sharedSecret(named: "admin-key") { "another" } == "wrapped")
         await one.shutdown()
         await two.shutdown()
     }
@@ -249,7 +258,12 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let short = try PostgresURL("postgresql://atoll@127.0.0.1")
         #expect(short.port == 5432)
         #expect(short.database == "atoll")
-        #expect(short.sslMode == "prefer")
+        #expect(short.sslMode == "prefer", "on loopback, TLS when the server offers it")
+        #expect(try PostgresURL("postgres://atoll@localhost/atoll").sslMode == "prefer")
+        // Across a network the password and every changeset travel: TLS unless said otherwise.
+        #expect(try PostgresURL("postgres://atoll@db.internal/atoll").sslMode == "require")
+        #expect(try PostgresURL("postgres://atoll@10.0.0.7/atoll").sslMode == "require")
+        #expect(try PostgresURL("postgres://atoll@db.internal/atoll?sslmode=disable").sslMode == "disable")
 
         #expect(throws: PostgresStoreError.self) { try PostgresURL("mysql://x@host/db") }
         #expect(throws: PostgresStoreError.self) { try PostgresURL("postgres:///db") }

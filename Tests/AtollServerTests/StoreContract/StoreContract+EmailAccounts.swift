@@ -84,7 +84,7 @@ extension StoreContract {
         var ann = storedUser("ann", [email("ann@example.com")], at: 5)
         ann.email = "ann@example.com"
         var expected = ann
-        expected.passwordHash = "hash-ann@example.com"
+        expected.identities = [email("ann@example.com", password: "hash-ann@example.com")]
         #expect(try await store.confirmPendingUser(appID: appID, email: "ann@example.com", as: ann) == expected)
         #expect(try await store.user(id: "ann") == expected)
         #expect(try await store.user(appID: appID, providerType: "local-userpass", identityID: "ann@example.com") == expected)
@@ -174,20 +174,52 @@ extension StoreContract {
 
     static func passwordHashesAreReplaced(_ store: any ServerStore) async throws {
         try await makeApp(store)
-        var ann = storedUser("ann", [email("ann@example.com")])
+        var ann = storedUser("ann", [email("ann@example.com", password: "hash-old"), email("ann@work.example", password: "hash-work")])
         ann.email = "ann@example.com"
-        ann.passwordHash = "hash-old"
         let anon = storedUser("anon", [anonymous("a-1")], at: 1)
         try await store.createUser(ann)
         try await store.createUser(anon)
 
-        #expect(try await store.setPasswordHash(userID: "ann", "hash-new"))
-        ann.passwordHash = "hash-new"
+        // One identity's password: the user's other e-mail identity keeps its own.
+        #expect(try await store.setPasswordHash(appID: appID, email: "ann@example.com", "hash-new"))
+        ann.identities[0].passwordHash = "hash-new"
         #expect(try await store.user(id: "ann") == ann)
         #expect(try await store.user(id: "anon") == anon)
-        #expect(try await store.setPasswordHash(userID: "anon", "hash-first"))
-        #expect(try await store.user(id: "anon")?.passwordHash == "hash-first")
-        #expect(try await store.setPasswordHash(userID: "nobody", "hash") == false)
-        #expect(try await store.user(id: "nobody") == nil)
+        #expect(try await store.setPasswordHash(appID: appID, email: "a-1", "hash") == false, "not an e-mail identity")
+        #expect(try await store.setPasswordHash(appID: "other", email: "ann@example.com", "hash") == false, "another app")
+        #expect(try await store.setPasswordHash(appID: appID, email: "nobody@example.com", "hash") == false)
+        #expect(try await store.user(id: "ann") == ann)
+        #expect(try await store.user(id: "anon") == anon)
+    }
+
+    static func expiredRegistrationsFreeTheirName(_ store: any ServerStore) async throws {
+        try await makeApp(store)
+        try await store.insertPendingUser(pending("ann@example.com", at: 10))
+        try await store.insertPendingUser(pending("bob@example.com", at: 50))
+        let annToken = accountToken("c-ann", created: 10, expires: 10_000)
+        try await store.insertAccountToken(annToken, keepingAtMost: 5, now: at(10))
+
+        // At 60, registrations made before 30 have expired: Ann's name is free, Bob's is not.
+        await expectError(.duplicateIdentity, "unexpired") {
+            try await store.insertPendingUser(pending("bob@example.com", at: 60), expiredBefore: at(30))
+        }
+        var again = pending("ann@example.com", at: 60)
+        again.passwordHash = "hash-again"
+        try await store.insertPendingUser(again, expiredBefore: at(30))
+        #expect(try await store.pendingUser(appID: appID, email: "ann@example.com") == again)
+        #expect(try await take(store, annToken) == nil, "the expired registration's tokens went with it")
+        #expect(try await store.pendingUser(appID: appID, email: "bob@example.com") == pending("bob@example.com", at: 50))
+
+        // A confirmation confirms only a registration made within its window: not one made after
+        // the token (Ann's new one, at 60, by a token of 40), nor an expired one.
+        let ann = storedUser("ann", [email("ann@example.com")], at: 70)
+        #expect(try await store.confirmPendingUser(appID: appID, email: "ann@example.com", as: ann, registered: at(30)...at(40)) == nil)
+        let bob = storedUser("bob", [email("bob@example.com")], at: 70)
+        #expect(try await store.confirmPendingUser(appID: appID, email: "bob@example.com", as: bob, registered: at(55)...at(70)) == nil)
+        #expect(try await store.users(appID: appID) == [])
+        var confirmed = ann
+        confirmed.identities = [email("ann@example.com", password: "hash-again")]
+        #expect(try await store.confirmPendingUser(appID: appID, email: "ann@example.com", as: ann, registered: at(30)...at(60)) == confirmed)
+        #expect(try await store.user(appID: appID, providerType: "local-userpass", identityID: "ann@example.com") == confirmed)
     }
 }

@@ -26,36 +26,32 @@ extension StoreContract {
         try await makeApp(store)
         // An anonymous user links the e-mail account it registered but never logged in with.
         let anon = storedUser("anon", [anonymous("a-1")], at: 1)
-        var registered = storedUser("registered", [email("ann@example.com")], at: 2)
+        var registered = storedUser("registered", [email("ann@example.com", password: "hash-ann")], at: 2)
         registered.email = "ann@example.com"
-        registered.passwordHash = "hash-ann"
         try await store.createUser(anon)
         try await store.createUser(registered)
 
         var expected = anon
-        expected.identities = [anonymous("a-1"), email("ann@example.com")]
+        expected.identities = [anonymous("a-1"), email("ann@example.com", password: "hash-ann")]
         expected.email = "ann@example.com"
-        expected.passwordHash = "hash-ann"
         #expect(try await store.addIdentity(email("ann@example.com"), toUser: "anon", absorbing: "registered") == expected)
         #expect(try await store.user(id: "anon") == expected)
         #expect(try await store.user(id: "registered") == nil)
         #expect(try await store.user(appID: appID, providerType: "local-userpass", identityID: "ann@example.com") == expected)
         #expect(try await store.users(appID: appID) == [expected])
 
-        // A user with an e-mail keeps it; the password comes with the identity.
-        var named = storedUser("named", [custom("sub-1")], at: 3)
+        // A user with an e-mail keeps it, and its own e-mail identity keeps its own password: the
+        // absorbed identity brings its password along and changes no other.
+        var named = storedUser("named", [custom("sub-1"), email("bob@work.example", password: "hash-old")], at: 3)
         named.email = "bob@work.example"
         named.name = "Bob"
-        named.passwordHash = "hash-old"
-        var bob = storedUser("bob", [email("bob@example.com")], at: 4)
+        var bob = storedUser("bob", [email("bob@example.com", password: "hash-bob")], at: 4)
         bob.email = "bob@example.com"
-        bob.passwordHash = "hash-bob"
         try await store.createUser(named)
         try await store.createUser(bob)
 
         var linked = named
-        linked.identities = [custom("sub-1"), email("bob@example.com")]
-        linked.passwordHash = "hash-bob"
+        linked.identities = [custom("sub-1"), email("bob@work.example", password: "hash-old"), email("bob@example.com", password: "hash-bob")]
         #expect(try await store.addIdentity(email("bob@example.com"), toUser: "named", absorbing: "bob") == linked)
         #expect(try await store.user(id: "named") == linked)
         #expect(try await store.user(id: "bob") == nil)
@@ -69,8 +65,7 @@ extension StoreContract {
         /// A registered account `id` (its only identity the e-mail `id@example.com`), then `use` of it.
         func registered(_ id: String, also extra: [StoredIdentity] = [], disabled: Bool = false,
                         _ use: () async throws -> Void = {}) async throws -> StoredUser {
-            var user = storedUser(id, [email("\(id)@example.com")] + extra, at: 1)
-            user.passwordHash = "hash-\(id)"
+            var user = storedUser(id, [email("\(id)@example.com", password: "hash-\(id)")] + extra, at: 1)
             user.disabled = disabled
             try await store.createUser(user)
             try await use()
@@ -116,8 +111,7 @@ extension StoreContract {
 
         // The same account, named, is absorbed.
         var expected = me
-        expected.identities = [anonymous("a-me"), email("unused@example.com")]
-        expected.passwordHash = "hash-unused"
+        expected.identities = [anonymous("a-me"), email("unused@example.com", password: "hash-unused")]
         #expect(try await store.addIdentity(email("unused@example.com"), toUser: "me", absorbing: "unused") == expected)
     }
 

@@ -28,7 +28,9 @@ extension StoreContract {
     // MARK: Users
 
     static func anonymous(_ id: String) -> StoredIdentity { StoredIdentity(id: id, providerType: "anon-user") }
-    static func email(_ address: String) -> StoredIdentity { StoredIdentity(id: address, providerType: "local-userpass") }
+    static func email(_ address: String, password hash: String? = nil) -> StoredIdentity {
+        StoredIdentity(id: address, providerType: "local-userpass", passwordHash: hash)
+    }
     static func custom(_ sub: String) -> StoredIdentity { StoredIdentity(id: sub, providerType: "custom-token") }
 
     static func storedUser(_ id: String, _ identities: [StoredIdentity], app: String = appID, at seconds: Int = 0) -> StoredUser {

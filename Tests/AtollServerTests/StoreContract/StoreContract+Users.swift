@@ -6,10 +6,9 @@ extension StoreContract {
     static func usersAreRecordedWithTheirIdentities(_ store: any ServerStore) async throws {
         try await makeApp(store)
         try await makeApp(store, "other")
-        var late = storedUser("u-late", [custom("sub-9"), email("ann@example.com"), anonymous("a-1")], at: 20)
+        var late = storedUser("u-late", [custom("sub-9"), email("ann@example.com", password: "pbkdf2-ann"), anonymous("a-1")], at: 20)
         late.email = "ann@example.com"
         late.name = "Ann"
-        late.passwordHash = "pbkdf2-ann"
         let early = storedUser("u-early", [anonymous("a-2")], at: 10)
         let tieB = storedUser("u-b", [anonymous("a-3")], at: 30)
         var tieA = storedUser("u-a", [anonymous("a-4")], at: 30)

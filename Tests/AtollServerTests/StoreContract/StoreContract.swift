@@ -38,6 +38,8 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     // Refresh tokens and API keys (StoreContract+Tokens.swift)
     case refreshTokensAreRevokedOnce
     case apiKeysAreListedFoundDisabledAndDeleted
+    case apiKeyLoginsAreRevokedWithTheirKey
+    case liveDevicesAreUnrevokedLoginsOfEnabledUsersAndKeys
 
     // E-mail accounts (StoreContract+EmailAccounts.swift)
     case pendingRegistrationsAreRecordedOncePerName
@@ -47,6 +49,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     case accountTokensAreTakenOnceWhenEverythingMatches
     case accountTokensAreDeletedPerPurpose
     case passwordHashesAreReplaced
+    case expiredRegistrationsFreeTheirName
 
     // Realms and client files (StoreContract+Realms.swift)
     case realmsAreCreatedOnce
@@ -102,6 +105,8 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
         case .refreshTokensAreRevokedOnce: try await Self.refreshTokensAreRevokedOnce(store)
         case .apiKeysAreListedFoundDisabledAndDeleted: try await Self.apiKeysAreListedFoundDisabledAndDeleted(store)
+        case .apiKeyLoginsAreRevokedWithTheirKey: try await Self.apiKeyLoginsAreRevokedWithTheirKey(store)
+        case .liveDevicesAreUnrevokedLoginsOfEnabledUsersAndKeys: try await Self.liveDevicesAreUnrevokedLoginsOfEnabledUsersAndKeys(store)
 
         case .pendingRegistrationsAreRecordedOncePerName: try await Self.pendingRegistrationsAreRecordedOncePerName(store)
         case .deletingARegistrationForgetsItsConfirmationTokens: try await Self.deletingARegistrationForgetsItsConfirmationTokens(store)
@@ -110,6 +115,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .accountTokensAreTakenOnceWhenEverythingMatches: try await Self.accountTokensAreTakenOnceWhenEverythingMatches(store)
         case .accountTokensAreDeletedPerPurpose: try await Self.accountTokensAreDeletedPerPurpose(store)
         case .passwordHashesAreReplaced: try await Self.passwordHashesAreReplaced(store)
+        case .expiredRegistrationsFreeTheirName: try await Self.expiredRegistrationsFreeTheirName(store)
 
         case .realmsAreCreatedOnce: try await Self.realmsAreCreatedOnce(store)
         case .concurrentRealmCreationMakesOneRealm: try await Self.concurrentRealmCreationMakesOneRealm(store)
@@ -156,12 +162,14 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .deletingAUserRemovesItsIdentitiesTokensAndKeys: "deleteUser removes identities, refresh tokens and API keys"
 
         case .addIdentityAppendsAfterTheUsersIdentities: "addIdentity appends an identity after the user's others"
-        case .addIdentityAbsorbsAnAccountNeverUsed: "addIdentity absorbs a one-identity account never used, with its password and e-mail"
+        case .addIdentityAbsorbsAnAccountNeverUsed: "addIdentity absorbs an account never used; each e-mail identity keeps its own password"
         case .addIdentityRefusesToAbsorbAnAccountInUse: "addIdentity refuses to absorb an account that was used, and changes nothing"
         case .addIdentityRefusesOwnedIdentitiesAndUnknownUsers: "addIdentity refuses the user's own identity and unknown users"
 
         case .refreshTokensAreRevokedOnce: "refresh tokens are found by digest and revoked once, one or all of a user"
         case .apiKeysAreListedFoundDisabledAndDeleted: "API keys are listed oldest first, found, disabled, enabled and deleted"
+        case .apiKeyLoginsAreRevokedWithTheirKey: "revokeRefreshTokens(apiKeyID:) revokes that key's live logins and names their devices"
+        case .liveDevicesAreUnrevokedLoginsOfEnabledUsersAndKeys: "liveDevices: unrevoked logins of enabled users, of no key or an enabled one"
 
         case .pendingRegistrationsAreRecordedOncePerName: "a pending registration is refused for a taken name or an unknown app"
         case .deletingARegistrationForgetsItsConfirmationTokens: "deletePendingUser forgets the registration and its confirmation tokens"
@@ -169,7 +177,8 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .accountTokensKeepOnlyTheNewestUnexpired: "insertAccountToken keeps only the newest unexpired tokens of its owner and purpose"
         case .accountTokensAreTakenOnceWhenEverythingMatches: "takeAccountToken takes a token once, only with its digest and purpose before it expires"
         case .accountTokensAreDeletedPerPurpose: "deleteAccountTokens forgets one e-mail's tokens of one purpose"
-        case .passwordHashesAreReplaced: "setPasswordHash replaces the hash; false for an unknown user"
+        case .passwordHashesAreReplaced: "setPasswordHash replaces one e-mail identity's hash, no other; false for an unknown identity"
+        case .expiredRegistrationsFreeTheirName: "an expired registration frees its name with its tokens; confirming needs the registration window"
 
         case .realmsAreCreatedOnce: "realm(appID:path:) creates a realm once per app and path; unknown app throws missingOwner"
         case .concurrentRealmCreationMakesOneRealm: "20 concurrent realm(appID:path:) calls make one realm"

@@ -37,9 +37,12 @@ struct HTTP: Sendable {
         return URLSession(configuration: configuration)
     }()
 
-    func send(_ method: String, _ path: String, bearer: String? = nil, body: String? = nil) async throws -> Answer {
+    func send(_ method: String, _ path: String, bearer: String? = nil, body: String? = nil, headers: [String: String] = [:]) async throws
+        -> Answer
+    {
         var request = URLRequest(url: URL(string: path, relativeTo: baseURL)!)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.httpBody = Data(body.utf8)
