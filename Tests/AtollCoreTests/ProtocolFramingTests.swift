@@ -12,6 +12,29 @@ import Testing
         return w.bytes + payload
     }
 
+    /// What a message announces is not what it costs: its buffer grows with the chunks that
+    /// arrived (issue 21 §2), so a header announcing 64 MiB holds one chunk's worth.
+    @Test func aMessageTakesMemoryAsItsChunksArrive() throws {
+        var reassembler = MessageReassembler(maxMessageBytes: 64 << 20)
+        let chunk = Self.message(16 * 1024)
+        #expect(try reassembler.receive(frame(FrameHeader(messageID: 0, index: 0, count: 4096, totalBytes: 64 << 20), chunk)) == nil)
+        #expect(reassembler.bufferedBytes >= chunk.count)
+        #expect(reassembler.bufferedBytes < 2 * chunk.count, "\(reassembler.bufferedBytes) bytes held for one chunk")
+        for index in 1..<8 {
+            _ = try reassembler.receive(frame(FrameHeader(messageID: 0, index: UInt32(index), count: 4096, totalBytes: 64 << 20), chunk))
+        }
+        #expect(reassembler.bufferedBytes < 2 * 8 * chunk.count, "doubling at most")
+        // A message of announced size ends with its last chunk, never more held than announced.
+        var small = MessageReassembler()
+        let whole = Self.message(3 * 1000)
+        for index in 0..<3 {
+            let done = try small.receive(frame(FrameHeader(messageID: 0, index: UInt32(index), count: 3, totalBytes: 3000),
+                                               Array(whole[(index * 1000)..<((index + 1) * 1000)])))
+            #expect((done == whole) == (index == 2))
+        }
+        #expect(small.bufferedBytes == 0)
+    }
+
     @Test func fiveMegabyteMessageTravelsIn16KiBFrames() throws {
         let original = Self.message(5 * 1024 * 1024)
         var framer = MessageFramer(maxFrameBytes: 16 * 1024)

@@ -74,7 +74,7 @@ public struct MessageFramer: Sendable {
 /// Rebuilds messages from the frames of a ``MessageFramer``, in arrival order.
 ///
 /// Memory is bounded by ``maxMessageBytes``: a header announcing more is refused before anything
-/// is buffered. Frames must arrive in order, one message after another (a WebSocket keeps order);
+/// is buffered, and a message takes memory as its chunks arrive, not as its header announces. Frames must arrive in order, one message after another (a WebSocket keeps order);
 /// a duplicate, missing, reordered or inconsistent chunk throws ``ProtocolError`` with
 /// ``ServerErrorCode/badFrame``, after which the connection must be closed.
 ///
@@ -95,6 +95,9 @@ public struct MessageReassembler: Sendable {
 
     /// Whether a message is partly received.
     public var isMidMessage: Bool { header != nil }
+
+    /// Bytes of the partly received message held so far (0 between messages).
+    public var bufferedBytes: Int { header == nil ? 0 : buffer.capacity }
 
     /// Takes one frame; returns the message it completes, if any.
     public mutating func receive(_ frame: some Collection<UInt8>) throws(ProtocolError) -> [UInt8]? {
@@ -130,13 +133,17 @@ public struct MessageReassembler: Sendable {
             }
             guard h.index == 0 else { throw ProtocolError.inTransit("\(what) arrived without chunk 0") }
             header = h
+            // Nothing is reserved for what is only announced: the buffer grows as chunks arrive.
             buffer = []
-            buffer.reserveCapacity(Int(h.totalBytes))
             received = 0
         }
         guard !payload.isEmpty || h.totalBytes == 0 else { throw ProtocolError(.badFrame, "\(what) is empty") }
         guard UInt64(buffer.count + payload.count) <= h.totalBytes else {
             throw ProtocolError(.badFrame, "\(what) overruns the announced \(h.totalBytes) bytes")
+        }
+        if buffer.capacity < buffer.count + payload.count {
+            // Doubling, but never past the announced size.
+            buffer.reserveCapacity(min(Int(h.totalBytes), max(buffer.count * 2, buffer.count + payload.count)))
         }
         buffer.append(contentsOf: payload)
         received += 1

@@ -86,6 +86,14 @@ public enum FlexibleSync {
             return try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: objectType, schema: schema)
         }
 
+        /// The rules as far as they decide what a user sees: without the user when no read rule
+        /// names `%user.id`, so the sessions of every user with the same queries share one
+        /// evaluation of them.
+        public var visibility: Rules {
+            guard !readRules.contains(where: { $0.query.contains("%user.id") }) else { return self }
+            return Rules(queryableFields: queryableFields, readRules: readRules, userID: "")
+        }
+
         /// Whether a query on `type` may use `field`.
         func allows(_ field: String, of type: String) -> Bool {
             queryableFields.isEmpty || queryableFields.contains(field) || queryableFields.contains("\(type).\(field)")
@@ -378,6 +386,23 @@ extension FlexibleSync {
         held: Set<ObjectID>, unconfirmed: Set<ObjectID>, entries: [HistoryEntry], ownFile: Int64,
         state: ReplicaState, querySet: FlexibleQuerySet?, mayRead: (ObjectID) -> Bool
     ) -> CatchUp {
+        catchUp(held: held, unconfirmed: unconfirmed, entries: entries, ownFile: ownFile, state: state,
+                matching: querySet?.matches(in: state), mayRead: mayRead)
+    }
+
+    /// ``catchUp(held:unconfirmed:entries:ownFile:state:querySet:mayRead:)`` with the query set's
+    /// matches in `state` already evaluated (sessions with the same queries and rules share one
+    /// evaluation per server version): `matching` nil keeps what the session holds.
+    ///
+    /// With `keepingAbsent` false, claimed objects still absent at *S* are forgotten rather than
+    /// kept unconfirmed: a claim is believed for a while (the client's own creations reach the
+    /// server soon after it connects), not for good. A forgotten object the client does hold is
+    /// then like one it created online: its own upload comes back whole, and the view change
+    /// sends it if the subscriptions match it.
+    public static func catchUp(
+        held: Set<ObjectID>, unconfirmed: Set<ObjectID>, entries: [HistoryEntry], ownFile: Int64,
+        state: ReplicaState, matching: Set<ObjectID>?, keepingAbsent: Bool = true, mayRead: (ObjectID) -> Bool
+    ) -> CatchUp {
         // First instruction on each unconfirmed object in the history after c: another's creation?
         var createdByOthers: [ObjectID: Bool] = [:]
         if !unconfirmed.isEmpty {
@@ -424,7 +449,8 @@ extension FlexibleSync {
             }
             if !filtered.changeset.instructions.isEmpty { sent.append(filtered) }
         }
-        let matching = querySet?.matches(in: state) ?? trusted
+        let matching = matching ?? trusted
+        if !keepingAbsent { absent = [] }
         var change: [Instruction] = trusted.subtracting(matching).union(erased).sorted(by: ObjectID.canonicalOrder).map { .eraseObject($0) }
         for id in matching.subtracting(trusted).sorted(by: ObjectID.canonicalOrder) {
             change.append(contentsOf: instructions(creating: id, in: state))

@@ -21,6 +21,20 @@ extension ServerConfiguration {
         public var connectionsPerUser = 64
         /// Sessions bound at once on one connection.
         public var sessionsPerConnection = 64
+        /// Sessions of one user bound at once across all of its connections (at most
+        /// ``connectionsPerUser`` × ``sessionsPerConnection`` without it).
+        public var sessionsPerUser = 256
+        /// Realms (partitions) one user may create by binding paths no one used before; binding an
+        /// existing realm is not limited by it.
+        public var realmsPerUser = 1_000
+        /// Objects one flexible-sync session may claim to hold (`heldObjects`).
+        public var heldObjectsPerSession = 250_000
+        /// Objects the flexible-sync sessions of one user may claim to hold together.
+        public var heldObjectsPerUser = 500_000
+        /// Queries in one flexible-sync subscription set.
+        public var queriesPerSubscriptionSet = 1_000
+        /// Bytes of query text (type names and queries) in one flexible-sync subscription set.
+        public var querySetBytes = 1 << 20
         /// Sync client files (one per device and realm) one user may register.
         public var clientFilesPerUser = 10_000
         /// Apps created in development mode per minute (unknown app ids in URLs).
@@ -30,6 +44,12 @@ extension ServerConfiguration {
         /// Instructions and values one sync message may decode to: what a message costs in memory
         /// once decoded (about 100 bytes each at most), whatever its size on the wire.
         public var maxDecodedElements = 2_000_000
+        /// Bytes of partly received sync messages of one user across its connections (a message
+        /// is held as its chunks arrive): past it the connection is refused.
+        public var messageBytesInFlightPerUser = 128 << 20
+        /// Seconds between two chunks of one sync message: a message whose next chunk does not
+        /// arrive in time is refused and its connection closed.
+        public var messageChunkTimeoutSeconds = 30
         /// The largest sync message before the connection has bound a session (hello, bind).
         public var unauthenticatedMessageBytes = 64 << 10
         /// Bytes of frames received but not handled yet per connection: past it the server stops
@@ -70,6 +90,14 @@ extension ServerConfiguration {
             try read(.connectionsPerAddress, \.connectionsPerAddress)
             try read(.connectionsPerUser, \.connectionsPerUser)
             try read(.sessionsPerConnection, \.sessionsPerConnection)
+            try read(.sessionsPerUser, \.sessionsPerUser)
+            try read(.realmsPerUser, \.realmsPerUser)
+            try read(.heldObjectsPerSession, \.heldObjectsPerSession)
+            try read(.heldObjectsPerUser, \.heldObjectsPerUser)
+            try read(.queriesPerSubscriptionSet, \.queriesPerSubscriptionSet)
+            try read(.querySetBytes, \.querySetBytes)
+            try read(.messageBytesInFlightPerUser, \.messageBytesInFlightPerUser)
+            try read(.messageChunkTimeoutSeconds, \.messageChunkTimeoutSeconds)
             try read(.clientFilesPerUser, \.clientFilesPerUser)
             try read(.newAppsPerMinute, \.newAppsPerMinute)
             try read(.maxMessageBytes, \.maxMessageBytes)
@@ -92,6 +120,11 @@ extension ServerConfiguration {
             let all: [(String, Int)] = [
                 ("connectionsPerAddress", connectionsPerAddress), ("connectionsPerUser", connectionsPerUser),
                 ("sessionsPerConnection", sessionsPerConnection), ("clientFilesPerUser", clientFilesPerUser),
+                ("sessionsPerUser", sessionsPerUser), ("realmsPerUser", realmsPerUser),
+                ("heldObjectsPerSession", heldObjectsPerSession), ("heldObjectsPerUser", heldObjectsPerUser),
+                ("queriesPerSubscriptionSet", queriesPerSubscriptionSet), ("querySetBytes", querySetBytes),
+                ("messageBytesInFlightPerUser", messageBytesInFlightPerUser),
+                ("messageChunkTimeoutSeconds", messageChunkTimeoutSeconds),
                 ("newAppsPerMinute", newAppsPerMinute), ("maxMessageBytes", maxMessageBytes),
                 ("unauthenticatedMessageBytes", unauthenticatedMessageBytes), ("inboundBufferBytes", inboundBufferBytes),
                 ("maxDecodedElements", maxDecodedElements),

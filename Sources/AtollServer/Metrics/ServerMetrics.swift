@@ -26,6 +26,9 @@ public final class ServerMetrics: Sendable {
     public let storeLatency: Prometheus.DurationHistogram
     /// With several nodes: from another node's commit to this node hearing of it.
     public let notificationLag: Prometheus.DurationHistogram
+    /// Evaluations of a flexible-sync query set over a realm's state (one per distinct set and
+    /// server version, shared by the sessions that have it).
+    public let queryEvaluations: Prometheus.Counter
 
     static let latencyBuckets: [Duration] = [
         .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -46,6 +49,9 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name("sync_uploads", unit: "total", help: "Changesets received from clients."))
         downloads = registry.makeCounter(
             descriptor: Self.name("sync_downloads", unit: "total", help: "Changesets sent to clients."))
+        queryEvaluations = registry.makeCounter(
+            descriptor: Self.name("sync_query_evaluations", unit: "total",
+                                  help: "Evaluations of a flexible-sync query set, one per distinct set and server version."))
         integrationLatency = registry.makeDurationHistogram(
             descriptor: Self.name(
                 "sync_integration_duration", unit: "seconds", help: "Time to integrate one uploaded changeset."),

@@ -171,6 +171,11 @@ enum PostgresMigrations {
             "CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id)",
             "CREATE INDEX pending_users_created ON pending_users(app_id, created_at)",
         ]),
+        // Realms made before are no one's: they count against no user's limit.
+        Migration(version: 5, name: "the user who created each realm", statements: [
+            "ALTER TABLE realms ADD COLUMN created_by TEXT",
+            "CREATE INDEX realms_by_creator ON realms(app_id, created_by)",
+        ]),
     ]
 
     /// The newest migration this binary knows.

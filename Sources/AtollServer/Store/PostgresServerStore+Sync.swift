@@ -23,15 +23,31 @@ extension PostgresServerStore {
         return nil
     }
 
-    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
-        try await client.withConnection { connection in
-            if let existing = try await Self.fetchRealm(connection, appID: appID, path: path, logger: logger) { return existing }
+    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
+        async throws -> StoredRealm
+    {
+        if let existing = try await client.withConnection({ connection in
+            try await Self.fetchRealm(connection, appID: appID, path: path, logger: logger)
+        }) { return existing }
+        return try await transaction { connection in
+            if let creator, let maxPerCreator {
+                // One creation of a user at a time, on every node, so the limit holds exactly.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.userLockClass), hashtext(\(creator)))", logger: logger)
+                if let existing = try await Self.fetchRealm(connection, appID: appID, path: path, logger: logger) { return existing }
+                var count = 0
+                for n in try await connection.query(
+                    "SELECT COUNT(*) FROM realms WHERE app_id = \(appID) AND created_by = \(creator)", logger: logger
+                ).collect().map({ try $0.decode(Int.self) }) { count = n }
+                guard count < maxPerCreator else {
+                    throw ServerStoreError(.limitExceeded, "user \(creator) made \(count) realms of app \(appID), the most allowed (\(maxPerCreator))")
+                }
+            }
             do {
                 // Two nodes racing: one insert wins, the other does nothing and reads the winner's row.
                 try await connection.query(
                     """
-                    INSERT INTO realms (app_id, path, epoch, created_at)
-                    VALUES (\(appID), \(path), \(Int64(bitPattern: epoch.rawValue)), \(now.timeIntervalSince1970))
+                    INSERT INTO realms (app_id, path, epoch, created_at, created_by)
+                    VALUES (\(appID), \(path), \(Int64(bitPattern: epoch.rawValue)), \(now.timeIntervalSince1970), \(creator))
                     ON CONFLICT (app_id, path) DO NOTHING
                     """, logger: logger)
             } catch where Self.isForeignKeyViolation(error) {

@@ -123,6 +123,13 @@ extension SQLiteServerStore {
                     CREATE INDEX pending_users_created ON pending_users(app_id, created_at);
                     """)
         }
+        migrator.registerMigration("v8: the user who created each realm") { db in
+            // Realms made before are no one's: they count against no user's limit.
+            try db.execute(sql: """
+                    ALTER TABLE realms ADD COLUMN created_by TEXT;
+                    CREATE INDEX realms_by_creator ON realms(app_id, created_by);
+                    """)
+        }
         return migrator
     }
 }

@@ -5,15 +5,25 @@ import GRDB
 extension SQLiteServerStore {
     // MARK: Realms
 
-    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
-        try await pool.write { db in
+    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
+        async throws -> StoredRealm
+    {
+        if let existing = try await pool.read({ db in try Self.fetchRealm(db, appID: appID, path: path) }) { return existing }
+        return try await pool.write { db in
             if let existing = try Self.fetchRealm(db, appID: appID, path: path) { return existing }
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(appID)")
             }
+            if let creator, let maxPerCreator {
+                let count = try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM realms WHERE app_id = ? AND created_by = ?", arguments: [appID, creator]) ?? 0
+                guard count < maxPerCreator else {
+                    throw ServerStoreError(.limitExceeded, "user \(creator) made \(count) realms of app \(appID), the most allowed (\(maxPerCreator))")
+                }
+            }
             try db.execute(
-                sql: "INSERT INTO realms (app_id, path, epoch, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [appID, path, Int64(bitPattern: epoch.rawValue), now.timeIntervalSince1970])
+                sql: "INSERT INTO realms (app_id, path, epoch, created_at, created_by) VALUES (?, ?, ?, ?, ?)",
+                arguments: [appID, path, Int64(bitPattern: epoch.rawValue), now.timeIntervalSince1970, creator])
             return StoredRealm(id: db.lastInsertedRowID, appID: appID, path: path, epoch: epoch, createdAt: now)
         }
     }

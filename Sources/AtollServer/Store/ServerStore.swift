@@ -134,8 +134,12 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     // MARK: Sync history (see ServerStore+Sync.swift)
 
     /// The realm of `appID` at `path` (a partition's `PartitionValue.path`), created with `epoch` when it
-    /// does not exist yet. Creating is atomic: two callers racing get the same realm.
-    func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm
+    /// does not exist yet, recorded as made by `creator`. Creating is atomic: two callers racing get
+    /// the same realm. With `maxPerCreator`, creating one refuses (`ServerStoreError.limitExceeded`)
+    /// when `creator` already made that many realms of the app; an existing realm is returned
+    /// whoever made it.
+    func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?) async throws
+        -> StoredRealm
     /// The newest server version of a realm's history (0 while it is empty).
     func latestServerVersion(realmID: Int64) async throws -> Int64
     /// The newest server versions of several realms at once (a node's periodic check against the
@@ -212,6 +216,11 @@ extension ServerStore {
             }
         }
         return versions
+    }
+
+    /// A realm made by no one in particular (no limit applies).
+    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
+        try await realm(appID: appID, path: path, creatingWith: epoch, now: now, creator: nil, maxPerCreator: nil)
     }
 
     /// A client file registered for no one in particular.

@@ -1,19 +1,43 @@
+import AtollCore
 import Synchronization
 
-/// Who may open sync connections and bind sessions: the connection limits of
-/// ``ServerConfiguration/Limits``, counted across every connection of the server.
+/// Who may open sync connections and bind sessions, and what their users may hold: the
+/// connection and per-user limits of ``ServerConfiguration/Limits``, counted across every
+/// connection of the server.
 ///
 /// ```swift
 /// guard admission.open(connection: id, address: "10.0.0.7") else { /* refuse */ }
 /// defer { admission.close(connection: id, address: "10.0.0.7") }
-/// guard admission.bind(user: userID, connection: id) else { /* refuse the session */ }
+/// if let limit = admission.admitSession(1, user: userID, connection: id) { /* refuse the session */ }
 /// ```
 final class SyncAdmission: Sendable {
     let limits: ServerConfiguration.Limits
+    /// What one user holds across its connections.
+    private struct UserLoad {
+        var sessions = 0
+        var heldObjects = 0
+        var bytesInFlight = 0
+        var isEmpty: Bool { sessions == 0 && heldObjects == 0 && bytesInFlight == 0 }
+    }
+    private struct SessionKey: Hashable {
+        var connection: UInt64
+        var session: SessionID
+    }
     private struct State {
         var connectionsByAddress: [String: Int] = [:]
         var connectionsByUser: [String: Set<UInt64>] = [:]
         var usersByConnection: [UInt64: Set<String>] = [:]
+        var users: [String: UserLoad] = [:]
+        /// Bound sessions: their user and the objects they claim to hold.
+        var sessions: [SessionKey: (user: String, heldObjects: Int)] = [:]
+        /// Partly received messages: whose, and how many bytes.
+        var inFlight: [UInt64: (user: String, bytes: Int)] = [:]
+
+        mutating func change(_ user: String, _ update: (inout UserLoad) -> Void) {
+            var load = users[user] ?? UserLoad()
+            update(&load)
+            users[user] = load.isEmpty ? nil : load
+        }
     }
     private let state = Mutex(State())
 
@@ -28,7 +52,8 @@ final class SyncAdmission: Sendable {
         }
     }
 
-    /// Forgets a connection opened with ``open(connection:address:)`` and the users it bound.
+    /// Forgets a connection opened with ``open(connection:address:)``: the users it bound, its
+    /// sessions and what they held.
     func close(connection: UInt64, address: String) {
         state.withLock { state in
             state.connectionsByAddress[address, default: 1] -= 1
@@ -37,23 +62,83 @@ final class SyncAdmission: Sendable {
                 state.connectionsByUser[user]?.remove(connection)
                 if state.connectionsByUser[user]?.isEmpty == true { state.connectionsByUser[user] = nil }
             }
+            for key in state.sessions.keys where key.connection == connection { Self.release(key, in: &state) }
+            if let held = state.inFlight.removeValue(forKey: connection) { state.change(held.user) { $0.bytesInFlight -= held.bytes } }
         }
     }
 
-    /// Counts `connection` among those of `user` (once, however many sessions it binds); false
-    /// when the user already has the most connections allowed.
-    func bind(user: String, connection: UInt64) -> Bool {
+    /// Counts session `session` of `user` on `connection`; returns the name of the limit that
+    /// refuses it (nothing counted then): ``ServerConfiguration/Limits/connectionsPerUser`` or
+    /// ``ServerConfiguration/Limits/sessionsPerUser``.
+    func admitSession(_ session: SessionID, user: String, connection: UInt64) -> String? {
         state.withLock { state in
             var connections = state.connectionsByUser[user, default: []]
-            guard !connections.contains(connection) else { return true }
-            guard connections.count < limits.connectionsPerUser else { return false }
-            connections.insert(connection)
-            state.connectionsByUser[user] = connections
-            state.usersByConnection[connection, default: []].insert(user)
+            let isNewConnection = !connections.contains(connection)
+            if isNewConnection, connections.count >= limits.connectionsPerUser { return "connectionsPerUser" }
+            guard state.users[user, default: UserLoad()].sessions < limits.sessionsPerUser else { return "sessionsPerUser" }
+            if isNewConnection {
+                connections.insert(connection)
+                state.connectionsByUser[user] = connections
+                state.usersByConnection[connection, default: []].insert(user)
+            }
+            let key = SessionKey(connection: connection, session: session)
+            if state.sessions[key] != nil { Self.release(key, in: &state) }
+            state.sessions[key] = (user, 0)
+            state.change(user) { $0.sessions += 1 }
+            return nil
+        }
+    }
+
+    /// Forgets a session counted by ``admitSession(_:user:connection:)`` and what it held.
+    func releaseSession(_ session: SessionID, connection: UInt64) {
+        state.withLock { Self.release(SessionKey(connection: connection, session: session), in: &$0) }
+    }
+
+    private static func release(_ key: SessionKey, in state: inout State) {
+        guard let session = state.sessions.removeValue(forKey: key) else { return }
+        state.change(session.user) {
+            $0.sessions -= 1
+            $0.heldObjects -= session.heldObjects
+        }
+    }
+
+    /// Records that a session claims to hold `count` objects (instead of what it claimed before);
+    /// false (nothing recorded) when its user's sessions would claim more than
+    /// ``ServerConfiguration/Limits/heldObjectsPerUser`` together.
+    func claimHeldObjects(_ count: Int, session: SessionID, connection: UInt64) -> Bool {
+        state.withLock { state in
+            let key = SessionKey(connection: connection, session: session)
+            guard let session = state.sessions[key] else { return false }
+            let (user, before) = (session.user, session.heldObjects)
+            guard count <= before || state.users[user, default: UserLoad()].heldObjects - before + count <= limits.heldObjectsPerUser else {
+                return false
+            }
+            state.sessions[key] = (user, count)
+            state.change(user) { $0.heldObjects += count - before }
+            return true
+        }
+    }
+
+    /// Records that `connection` holds `bytes` of a partly received message of `user` (0: none);
+    /// false (the previous amount kept) when the user's connections would hold more than
+    /// ``ServerConfiguration/Limits/messageBytesInFlightPerUser`` together.
+    func holdInFlight(_ bytes: Int, user: String, connection: UInt64) -> Bool {
+        state.withLock { state in
+            let before = state.inFlight[connection]
+            let userBefore = before?.user == user ? before!.bytes : 0
+            if bytes > userBefore, state.users[user, default: UserLoad()].bytesInFlight - userBefore + bytes > limits.messageBytesInFlightPerUser {
+                return false
+            }
+            if let before { state.change(before.user) { $0.bytesInFlight -= before.bytes } }
+            state.inFlight[connection] = bytes == 0 ? nil : (user, bytes)
+            if bytes > 0 { state.change(user) { $0.bytesInFlight += bytes } }
             return true
         }
     }
 
     /// Open connections from `address` (for tests and metrics).
     func connections(from address: String) -> Int { state.withLock { $0.connectionsByAddress[address] ?? 0 } }
+
+    /// Bytes of partly received messages of `user` (for tests).
+    func bytesInFlight(of user: String) -> Int { state.withLock { $0.users[user]?.bytesInFlight ?? 0 } }
 }

@@ -91,21 +91,27 @@ final class OutboundBacklog: Sendable {
     var hasOverflowed: Bool { state.withLock { $0.overflowed } }
 }
 
-/// When the frame being written to a client started, nil while none is. A client that stopped
-/// reading (its socket full) leaves a write waiting for good; ``stalled(clock:timeout:)`` is the
-/// connection's watchdog for it.
-final class PendingWrite: Sendable {
+/// When something a connection waits for started waiting, nil while nothing waits: the frame being
+/// written to a client (a client that stopped reading leaves the write waiting for good), or the
+/// next chunk of a partly received message (a client may stop sending mid-message).
+/// ``stalled(clock:timeout:)`` is the connection's watchdog for it.
+final class StallWatch: Sendable {
     private let started = Mutex<Date?>(nil)
 
     func begin(at date: Date) { started.withLock { $0 = date } }
     func end() { started.withLock { $0 = nil } }
 
-    /// Returns true once a write has waited `timeout` on `clock` (checked every quarter of it),
+    /// Whether something has waited `timeout` by `now`.
+    func hasWaited(_ timeout: TimeInterval, now: Date) -> Bool {
+        started.withLock { $0 }.map { now.timeIntervalSince($0) >= timeout } ?? false
+    }
+
+    /// Returns true once something has waited `timeout` on `clock` (checked every quarter of it),
     /// false when the task is cancelled first.
     func stalled(clock: WallClock, timeout: TimeInterval) async -> Bool {
         while !Task.isCancelled {
             do { try await clock.sleep(for: timeout / 4) } catch { return false }
-            if let since = started.withLock({ $0 }), clock.now().timeIntervalSince(since) >= timeout { return true }
+            if hasWaited(timeout, now: clock.now()) { return true }
         }
         return false
     }

@@ -7,7 +7,13 @@ extension SyncConnection {
     /// read from the store when something is missing in between.
     func historyAdvanced(_ id: SessionID, _ advance: HistoryAdvance) async throws {
         guard let session = sessions[id], isIdentified(id), session.realm.id == advance.realmID else { return }
-        if session.flexible != nil { return try await flexibleCatchUp(id) }
+        if let view = session.flexible {
+            // Kept for the catch-up, which then need not read them back from the store.
+            if view.isEstablished, view.fannedOut.count + advance.entries.count <= FlexibleView.fannedOutLimit {
+                sessions[id]?.flexible?.fannedOut += advance.entries.filter { $0.serverVersion > session.cursor }
+            }
+            return try await flexibleCatchUp(id)
+        }
         if advance.entries.isEmpty {
             // Another node appended: what the session lacks is read from the store.
             guard advance.latestServerVersion > session.cursor else { return }

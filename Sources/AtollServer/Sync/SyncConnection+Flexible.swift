@@ -13,6 +13,12 @@ struct FlexibleView {
     var queries: [TypeQuery] = []
     /// Whether a query change arrived in this session (catching up waits for it).
     var hasQueryChange = false
+    /// When the `heldObjects` claim arrived: claimed objects the server does not have are
+    /// believed for ``FlexibleView/absentClaimLifetime`` after it.
+    var claimedAt = Date.distantPast
+    /// History fanned out to the session after its cursor and not sent yet: a catch-up that has
+    /// every entry up to the newest version reads nothing from the store.
+    var fannedOut: [HistoryEntry] = []
     /// The query set version downloads are tagged with (what the client's data reflects).
     var querySetVersion: Int64 = 0
     /// A query set version accepted but not yet tagged on a download: the next catch-up sends
@@ -20,6 +26,24 @@ struct FlexibleView {
     var unannouncedVersion: Int64?
 
     var isEstablished: Bool { held != nil && hasQueryChange }
+
+    /// How long objects a client claims to hold, which the server does not have, are believed:
+    /// long enough for the client's own creations to be uploaded once it connected.
+    static let absentClaimLifetime: TimeInterval = 600
+    /// At most this many fanned-out entries wait for a catch-up (past it the store is read).
+    static let fannedOutLimit = 1_024
+
+    /// The entries of ``fannedOut`` that follow `cursor` without a gap, up to `version`.
+    func fannedOutRun(after cursor: Int64, through version: Int64) -> [HistoryEntry] {
+        var run: [HistoryEntry] = []
+        var next = cursor + 1
+        for entry in fannedOut where entry.serverVersion >= next && entry.serverVersion <= version {
+            guard entry.serverVersion == next else { break }
+            run.append(entry)
+            next += 1
+        }
+        return run
+    }
 }
 
 /// Flexible sync: held objects, query changes, and catching a session up to the app's history
@@ -28,12 +52,52 @@ extension SyncConnection {
     /// How many instructions one view-change changeset carries at most.
     static let viewChangeChunk = 20_000
 
+    /// The flexible-sync limits a `heldObjects` or `queryChange` message is checked against
+    /// before it is decoded.
+    var flexibleClaimLimits: FlexibleClaimLimits {
+        FlexibleClaimLimits(heldObjects: admission.limits.heldObjectsPerSession, queries: admission.limits.queriesPerSubscriptionSet,
+                            queryBytes: admission.limits.querySetBytes)
+    }
+
     func heldObjects(_ message: HeldObjects) async throws {
         guard var session = sessions[message.session], session.flexible != nil else { return }
+        guard admission.claimHeldObjects(message.objects.count, session: message.session, connection: id) else {
+            metrics.countRefusal(limit: "heldObjectsPerUser")
+            logger.notice("held objects refused", metadata: ["limit": "heldObjectsPerUser", "user": "\(session.userID)"])
+            try await endSession(ErrorMessage(
+                code: .tryAgainLater, message: """
+                    the sessions of user \(session.userID) claim to hold more than \(admission.limits.heldObjectsPerUser) objects \
+                    together (limits.heldObjectsPerUser)
+                    """,
+                action: .retryLater, tryAgainAfterMilliseconds: 60_000, session: message.session, epoch: session.realm.epoch))
+            return
+        }
         // The client's word only: `FlexibleSync.catchUp` checks it against what its user may read.
         session.flexible!.held = Set(message.objects)
         session.flexible!.unconfirmed = session.flexible!.held!
+        session.flexible!.claimedAt = coordinator.now()
         sessions[message.session] = session
+    }
+
+    /// Refuses a `heldObjects` or `queryChange` message past a limit, found before decoding it:
+    /// held objects end the session (try again later); a subscription set is refused like an
+    /// invalid one (the session keeps what it has).
+    func refuseClaim(_ refusal: FlexibleClaimLimits.Refusal) async throws {
+        let id = refusal.session
+        metrics.countRefusal(limit: refusal.excess.limitName)
+        logger.notice("flexible sync message refused", metadata: ["limit": "\(refusal.excess.limitName)", "session": "\(id.rawValue)"])
+        let epoch = sessions[id]?.realm.epoch ?? .none
+        if let version = refusal.querySetVersion, var session = sessions[id], session.flexible?.held != nil, isIdentified(id) {
+            session.flexible!.hasQueryChange = true
+            sessions[id] = session
+            try await send(.queryError(QuerySetError(
+                session: id, epoch: epoch, querySetVersion: version, message: "\(refusal.excess) (limits.\(refusal.excess.limitName))")))
+            try await flexibleCatchUp(id)
+            return
+        }
+        try await endSession(ErrorMessage(
+            code: .tryAgainLater, message: "\(refusal.excess) (limits.\(refusal.excess.limitName))", action: .retryLater,
+            tryAgainAfterMilliseconds: 60_000, session: id, epoch: epoch))
     }
 
     func queryChange(_ change: QueryChange) async throws {
@@ -75,6 +139,9 @@ extension SyncConnection {
     /// cursor that touch what it holds (its own whole), then the view change that makes it hold
     /// exactly what its subscriptions match, all in one download batch. Sends nothing when
     /// nothing changed and no new query set waits to be announced.
+    ///
+    /// What was fanned out to the session is used as it is; the store is read only for what is
+    /// missing (another node's writes, a session that was not established yet).
     func flexibleCatchUp(_ id: SessionID) async throws {
         guard let start = sessions[id], let view = start.flexible, view.isEstablished, let held = view.held else { return }
         let snapshot: (version: Int64, state: ReplicaState)
@@ -82,27 +149,31 @@ extension SyncConnection {
         do {
             snapshot = try await coordinator.snapshot(of: start.realm)
             guard snapshot.version >= start.cursor else { return }
-            var ownAfterCursor = false
-            if start.file.isAssigned, snapshot.version > start.cursor {
-                ownAfterCursor = try await coordinator.lastClientVersion(
-                    realmID: start.realm.id, fileIdent: start.file.ident, atOrBefore: snapshot.version) > start.lastOwnClientVersion
-            }
-            // Entries matter only for objects the client holds, and for its own acknowledgements.
-            if !held.isEmpty || ownAfterCursor {
-                var cursor = start.cursor
-                while cursor < snapshot.version {
+            var history = view.fannedOutRun(after: start.cursor, through: snapshot.version)
+            var cursor = history.last?.serverVersion ?? start.cursor
+            if cursor < snapshot.version {
+                // Entries matter only for objects the client holds, and for its own acknowledgements.
+                var mustRead = !held.isEmpty
+                if !mustRead, start.file.isAssigned {
+                    let ownKnown = history.filter { $0.changeset.fileIdent == start.file.ident }.map(\.changeset.version).max() ?? 0
+                    mustRead = try await coordinator.lastClientVersion(
+                        realmID: start.realm.id, fileIdent: start.file.ident, atOrBefore: snapshot.version)
+                        > max(start.lastOwnClientVersion, ownKnown)
+                }
+                while mustRead, cursor < snapshot.version {
                     let chunk = try await coordinator.history(realmID: start.realm.id, after: cursor, maxBytes: Self.downloadMessageBytes)
                     guard let last = chunk.last else { break }
-                    for entry in chunk where entry.serverVersion <= snapshot.version {
-                        if entry.changeset.fileIdent == start.file.ident {
-                            entries.append(entry)
-                        } else {
-                            var filtered = entry
-                            filtered.changeset = FlexibleSync.filter(entry.changeset, to: held)
-                            if !filtered.changeset.instructions.isEmpty { entries.append(filtered) }
-                        }
-                    }
+                    history += chunk.filter { $0.serverVersion <= snapshot.version }
                     cursor = last.serverVersion
+                }
+            }
+            for entry in history {
+                if entry.changeset.fileIdent == start.file.ident {
+                    entries.append(entry)
+                } else {
+                    var filtered = entry
+                    filtered.changeset = FlexibleSync.filter(entry.changeset, to: held)
+                    if !filtered.changeset.instructions.isEmpty { entries.append(filtered) }
                 }
             }
         } catch let close as Close {
@@ -119,14 +190,29 @@ extension SyncConnection {
             flexible.querySet = try? FlexibleQuerySet(version: set.version, queries: flexible.queries, schema: snapshot.state.schema,
                                                       rules: rules(for: session.userID), allowingUnknownTypes: true)
         }
+        // One evaluation of the query set per server version, shared by every session that has it.
+        let userRules = rules(for: session.userID)
+        var matching: Set<ObjectID>?
+        if let set = flexible.querySet {
+            let state = snapshot.state
+            let key = FlexibleEvaluations.Key(queries: flexible.queries, rules: userRules.visibility, unknownTypes: set.unknownTypes)
+            matching = await coordinator.evaluations.matches(of: key, version: snapshot.version, realm: start.realm) {
+                set.matches(in: state)
+            }
+        }
         // What the client says it holds is checked against what its user may read (docs/protocol.md §2.6).
         let plan = FlexibleSync.catchUp(
-            held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: start.file.ident,
-            state: snapshot.state, querySet: flexible.querySet, mayRead: rules(for: session.userID).readAccess(in: snapshot.state))
+            held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: start.file.ident, state: snapshot.state,
+            matching: matching,
+            keepingAbsent: coordinator.now().timeIntervalSince(flexible.claimedAt) < FlexibleView.absentClaimLifetime,
+            mayRead: userRules.readAccess(in: snapshot.state))
         entries = plan.entries
         let change = plan.viewChange
         flexible.held = plan.held
         flexible.unconfirmed = plan.unconfirmed
+        flexible.fannedOut.removeAll { $0.serverVersion <= snapshot.version }
+        // What is left of the claim is the client's word only: it counts against its user.
+        _ = admission.claimHeldObjects(plan.unconfirmed.count, session: id, connection: self.id)
         let announce = flexible.unannouncedVersion
         if let announce { flexible.querySetVersion = announce }
         flexible.unannouncedVersion = nil

@@ -55,12 +55,21 @@ extension SyncConnection {
         }
         let realm: StoredRealm
         do {
-            realm = try await coordinator.realm(appID: appID, path: path)
+            realm = try await coordinator.realm(appID: appID, path: path, createdBy: user.id, maxPerUser: admission.limits.realmsPerUser)
+        } catch let error as ServerStoreError where error.code == .limitExceeded {
+            admission.releaseSession(bind.session, connection: id)
+            metrics.countRefusal(limit: "realmsPerUser")
+            logger.notice("sync session refused", metadata: ["limit": "realmsPerUser", "user": "\(user.id)"])
+            try await endSession(ErrorMessage(
+                code: .tryAgainLater, message: "\(error.message) (limits.realmsPerUser)", action: .retryLater,
+                tryAgainAfterMilliseconds: 3_600_000, session: bind.session))
+            return
         } catch {
             try await storeFailed(error)
         }
         if !isAuthenticated {
             isAuthenticated = true
+            messageOwner = user.id
             reassembler.maxMessageBytes = admission.limits.maxMessageBytes
         }
         var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires)
@@ -76,8 +85,11 @@ extension SyncConnection {
         let message: String
         if sessions.count >= admission.limits.sessionsPerConnection {
             (limit, message) = ("sessionsPerConnection", "too many sessions on one connection (limit \(admission.limits.sessionsPerConnection))")
-        } else if !admission.bind(user: user, connection: id) {
-            (limit, message) = ("connectionsPerUser", "too many sync connections of user \(user) (limit \(admission.limits.connectionsPerUser))")
+        } else if let refused = admission.admitSession(session, user: user, connection: id) {
+            limit = refused
+            message = refused == "sessionsPerUser"
+                ? "too many sync sessions of user \(user) across its connections (limit \(admission.limits.sessionsPerUser))"
+                : "too many sync connections of user \(user) (limit \(admission.limits.connectionsPerUser))"
         } else {
             return nil
         }

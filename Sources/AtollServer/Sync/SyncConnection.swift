@@ -22,6 +22,8 @@ final class SyncConnection {
         case reset(ResetRequired)
         /// The access token a session was bound (or last refreshed) with may have expired.
         case tokenExpiry(SessionID)
+        /// The next chunk of a partly received message may be late (``partialMessage``).
+        case chunkOverdue
     }
 
     /// What the server keeps about one bound session.
@@ -73,6 +75,11 @@ final class SyncConnection {
     let gate: InboundGate
     /// History notifications queued for this connection.
     let backlog: OutboundBacklog
+    /// Since when the next chunk of a partly received message is awaited.
+    let partialMessage: StallWatch
+    /// The user whose budget of message bytes in flight this connection's partly received
+    /// messages count against: the first one bound on it.
+    var messageOwner: String?
     /// Whether a session was ever bound here: until then only hello, bind and the like are decoded.
     var isAuthenticated = false
 
@@ -82,15 +89,18 @@ final class SyncConnection {
     var sessions: [SessionID: Session] = [:]
     /// Sessions the server ended (an error, a reset): their messages are dropped until the client
     /// binds the id again or unbinds it; the epoch answers that unbind.
-    var ended: [SessionID: SyncEpoch] = [:]
+    var ended: EndedSessions
 
     init(
         id: UInt64, appID: String, app: ServerConfiguration.App, coordinator: SyncCoordinator, auth: AuthService,
         metrics: ServerMetrics, logger: Logger, limits: SyncLimits, admission: SyncAdmission, gate: InboundGate,
+        partialMessage: StallWatch = StallWatch(),
         events: AsyncStream<Event>.Continuation, writeFrame: @escaping @Sendable ([UInt8]) async throws -> Void
     ) {
         self.admission = admission
         self.gate = gate
+        self.partialMessage = partialMessage
+        ended = EndedSessions(capacity: admission.limits.sessionsPerConnection)
         backlog = OutboundBacklog(limit: admission.limits.outboundBacklog)
         self.id = id
         self.appID = appID
@@ -122,6 +132,7 @@ final class SyncConnection {
     @discardableResult
     func removeSession(_ id: SessionID) async -> Session? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
+        admission.releaseSession(id, connection: self.id)
         session.expiryTimer?.cancel()
         metrics.activeSessions.decrement()
         await coordinator.leave(realmID: session.realm.id, connection: self.id, session: id, fileIdent: session.file)
@@ -157,7 +168,12 @@ final class SyncConnection {
             defer { gate.leave(frame.count) }
             let bytes: [UInt8]?
             do { bytes = try reassembler.receive(frame) } catch { try await closeConnection(error) }
+            try await holdPartialMessage()
             guard let bytes else { return }
+            if isAuthenticated, let refusal = flexibleClaimLimits.excess(in: bytes) {
+                try await refuseClaim(refusal)
+                return
+            }
             guard isAuthenticated || ClientMessage.isAllowedBeforeBind(bytes) else {
                 try await closeConnection(ProtocolError(.messageOutOfOrder, "no session is bound: only hello, bind, ident, mark and ping are read before one is"))
             }
@@ -179,6 +195,14 @@ final class SyncConnection {
         case .end(let error):
             guard let id = error.session, sessions[id] != nil else { return }
             try await endSession(error)
+        case .chunkOverdue:
+            let timeout = TimeInterval(admission.limits.messageChunkTimeoutSeconds)
+            guard reassembler.isMidMessage, partialMessage.hasWaited(timeout, now: coordinator.now()) else { return }
+            metrics.countRefusal(limit: "messageChunkTimeoutSeconds")
+            try await closeConnection(ProtocolError(.tryAgainLater, """
+                message \(reassembler.expectedMessageID) stalled: no chunk of it for \(Int(timeout)) s \
+                (limits.messageChunkTimeoutSeconds)
+                """))
         case .tokenExpiry(let id):
             guard sessions[id] != nil else { return }
             if try await endSessionIfTokenExpired(id) { return }
@@ -202,11 +226,11 @@ final class SyncConnection {
     }
 
     func handle(_ message: ClientMessage) async throws {
-        if let id = message.session, let epoch = ended[id] {
+        if let id = message.session, let epoch = ended.epoch(of: id) {
             switch message {
-            case .bind: ended[id] = nil
+            case .bind: ended.forget(id)
             case .unbind:
-                ended[id] = nil
+                ended.forget(id)
                 try await send(.unbound(Unbound(session: id, epoch: epoch)))
                 return
             default: return  // the rest of what the client sent before it saw the error
@@ -262,6 +286,21 @@ final class SyncConnection {
         throw Close()
     }
 
+    /// Counts what a partly received message holds against its owner's budget (and restarts the
+    /// wait for its next chunk); closes the connection when the budget is spent.
+    func holdPartialMessage() async throws {
+        if reassembler.isMidMessage { partialMessage.begin(at: coordinator.now()) } else { partialMessage.end() }
+        guard let owner = messageOwner else { return }
+        guard admission.holdInFlight(reassembler.bufferedBytes, user: owner, connection: id) else {
+            metrics.countRefusal(limit: "messageBytesInFlightPerUser")
+            logger.notice("sync message refused: too many bytes in flight", metadata: ["user": "\(owner)"])
+            try await closeConnection(ProtocolError(.tryAgainLater, """
+                too many bytes of partly received messages of user \(owner) across its connections \
+                (limit \(admission.limits.messageBytesInFlightPerUser))
+                """))
+        }
+    }
+
     /// Sends a session error (or a reset) and ends the session on the server.
     func endSession(_ error: ErrorMessage) async throws {
         guard let id = error.session else {
@@ -275,8 +314,36 @@ final class SyncConnection {
         logic.endSession(id)
         let epoch = await removeSession(id)?.realm.epoch ?? .none
         // Only ids the client bound: an error about an unknown id leaves nothing behind.
-        if wasBound { ended[id] = epoch }
+        if wasBound { ended.record(id, epoch: epoch) }
         try await send(answer)
+    }
+}
+
+/// The sessions a connection ended, with the epoch their unbind is answered with: at most
+/// `capacity` (the sessions a connection may bind), the oldest forgotten first, so a flood of
+/// refused binds cannot grow it. A forgotten id's late messages get `unknownSession`.
+struct EndedSessions {
+    let capacity: Int
+    private var epochs: [SessionID: SyncEpoch] = [:]
+    /// The ids of ``epochs``, oldest first (a few dozen: linear work is fine).
+    private var order: [SessionID] = []
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    var count: Int { epochs.count }
+
+    func epoch(of id: SessionID) -> SyncEpoch? { epochs[id] }
+
+    mutating func record(_ id: SessionID, epoch: SyncEpoch) {
+        forget(id)
+        epochs[id] = epoch
+        order.append(id)
+        if order.count > capacity { epochs[order.removeFirst()] = nil }
+    }
+
+    mutating func forget(_ id: SessionID) {
+        guard epochs.removeValue(forKey: id) != nil else { return }
+        order.removeAll { $0 == id }
     }
 }
 

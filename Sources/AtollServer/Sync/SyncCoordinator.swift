@@ -58,6 +58,8 @@ public actor SyncCoordinator {
     let appSettings: @Sendable (String) -> ServerConfiguration.App
     /// The server's wall clock (tests pass one they move): last-seen times, compaction, backups.
     public nonisolated let clock: WallClock
+    /// Flexible-sync query sets evaluated once per distinct set and version, for every session.
+    nonisolated let evaluations: FlexibleEvaluations
 
     struct RealmKey: Hashable {
         var appID: String
@@ -126,6 +128,7 @@ public actor SyncCoordinator {
         self.logger = logger
         self.cachedRealms = max(1, cachedRealms)
         self.appSettings = appSettings
+        evaluations = FlexibleEvaluations(counter: { metrics.queryEvaluations.increment() })
     }
 
     /// The time now, by ``clock``.
@@ -137,14 +140,16 @@ public actor SyncCoordinator {
         return nextConnectionID
     }
 
-    /// The realm of `appID` at `path`, created with a random epoch on first use.
-    public func realm(appID: String, path: String) async throws -> StoredRealm {
+    /// The realm of `appID` at `path`, created with a random epoch on first use, by `user` (who may
+    /// create at most `maxPerUser` realms of the app: `ServerStoreError.limitExceeded` past it).
+    public func realm(appID: String, path: String, createdBy user: String? = nil, maxPerUser: Int? = nil) async throws -> StoredRealm {
         let key = RealmKey(appID: appID, path: path)
         if let known = realms[key] {
             touch(known.id)
             return known
         }
-        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: now())
+        let realm = try await store.realm(appID: appID, path: path, creatingWith: Self.randomEpoch(), now: now(),
+                                          creator: user, maxPerCreator: maxPerUser)
         // While an app's history is being restarted the store may still hand out the old epoch:
         // nothing is cached until it is done.
         guard terminating[appID, default: 0] == 0 else { return realm }

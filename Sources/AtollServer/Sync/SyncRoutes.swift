@@ -61,7 +61,7 @@ struct SyncRoutes: Sendable {
         let app = try await auth.app(appID)
         let id = await coordinator.newConnectionID()
         let clock = coordinator.clock
-        let pending = PendingWrite()
+        let pending = StallWatch()
         let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in
             pending.begin(at: clock.now())
             defer { pending.end() }
@@ -80,10 +80,12 @@ struct SyncRoutes: Sendable {
         defer { admission.close(connection: id, address: address) }
         let (events, continuation) = AsyncStream<SyncConnection.Event>.makeStream()
         let gate = InboundGate(budget: admission.limits.inboundBufferBytes)
+        let partialMessage = StallWatch()
         let connection = SyncConnection(
             id: id, appID: appID, app: app, coordinator: coordinator, auth: auth,
-            metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, events: continuation,
-            writeFrame: writeFrame)
+            metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, partialMessage: partialMessage,
+            events: continuation, writeFrame: writeFrame)
+        let chunkTimeout = TimeInterval(admission.limits.messageChunkTimeoutSeconds)
         let maxMessage = limits.maxIncomingFrameBytes
         let writeTimeout = TimeInterval(admission.limits.writeTimeoutSeconds)
         await withTaskGroup(of: Void.self) { group in
@@ -109,6 +111,10 @@ struct SyncRoutes: Sendable {
                 logger.notice(
                     "sync connection closed: the client took no data for \(Int(writeTimeout)) s", metadata: ["connection": "\(id)"])
                 channel.close(mode: .all, promise: nil)
+            }
+            // A message whose next chunk is late: the connection refuses it (it checks again in turn).
+            group.addTask {
+                while await partialMessage.stalled(clock: clock, timeout: chunkTimeout) { continuation.yield(.chunkOverdue) }
             }
             await connection.run(events)
             continuation.finish()

@@ -32,6 +32,45 @@ extension StoreContract {
         #expect(try await store.realms(appID: "none") == [])
     }
 
+    static func realmsPerCreatorAreLimited(_ store: any ServerStore) async throws {
+        try await makeApp(store)
+        try await makeApp(store, "other")
+        func make(_ path: String, by user: String?, app: String = appID) async throws -> StoredRealm {
+            try await store.realm(appID: app, path: path, creatingWith: 1, now: at(1), creator: user, maxPerCreator: 2)
+        }
+        let a = try await make("s:a", by: "ann")
+        _ = try await make("s:b", by: "ann")
+        await expectError(.limitExceeded) { _ = try await make("s:c", by: "ann") }
+        #expect(try await store.realms(appID: appID).map(\.path) == ["s:a", "s:b"], "nothing made past the limit")
+        // An existing realm is found whoever made it; others and other apps count apart.
+        #expect(try await make("s:a", by: "ann") == a)
+        #expect(try await make("s:a", by: "bob") == a)
+        _ = try await make("s:c", by: "bob")
+        _ = try await make("s:c", by: "ann", app: "other")
+        // Realms made by no one (before the limit existed, or by the server) count against no one.
+        _ = try await store.realm(appID: appID, path: "s:d", creatingWith: 1, now: at(1))
+        _ = try await make("s:e", by: "bob")
+        await expectError(.limitExceeded) { _ = try await make("s:f", by: "bob") }
+
+        // Twenty concurrent creations of different realms by one user make exactly two more.
+        let made = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await store.realm(appID: "other", path: "s:r\(i)", creatingWith: 1, now: at(1), creator: "cy", maxPerCreator: 2)
+                        return true
+                    } catch let error as ServerStoreError where error.code == .limitExceeded {
+                        return false
+                    }
+                }
+            }
+            var made = 0
+            for try await ok in group where ok { made += 1 }
+            return made
+        }
+        #expect(made == 2)
+    }
+
     static func concurrentRealmCreationMakesOneRealm(_ store: any ServerStore) async throws {
         try await makeApp(store)
         let realms = try await withThrowingTaskGroup(of: StoredRealm.self) { group in

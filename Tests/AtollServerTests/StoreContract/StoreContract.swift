@@ -54,6 +54,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     // Realms and client files (StoreContract+Realms.swift)
     case realmsAreCreatedOnce
     case concurrentRealmCreationMakesOneRealm
+    case realmsPerCreatorAreLimited
     case clientFilesGetConsecutiveIdents
     case clientFilesPerUserAreLimited
     case concurrentClientFilesGetDistinctIdents
@@ -118,6 +119,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
         case .realmsAreCreatedOnce: try await Self.realmsAreCreatedOnce(store)
         case .concurrentRealmCreationMakesOneRealm: try await Self.concurrentRealmCreationMakesOneRealm(store)
+        case .realmsPerCreatorAreLimited: try await Self.realmsPerCreatorAreLimited(store)
         case .clientFilesGetConsecutiveIdents: try await Self.clientFilesGetConsecutiveIdents(store)
         case .clientFilesPerUserAreLimited: try await Self.clientFilesPerUserAreLimited(store)
         case .concurrentClientFilesGetDistinctIdents: try await Self.concurrentClientFilesGetDistinctIdents(store)
@@ -180,6 +182,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
         case .realmsAreCreatedOnce: "realm(appID:path:) creates a realm once per app and path; unknown app throws missingOwner"
         case .concurrentRealmCreationMakesOneRealm: "20 concurrent realm(appID:path:) calls make one realm"
+        case .realmsPerCreatorAreLimited: "a user creates at most maxPerCreator realms of an app; existing realms are found"
         case .clientFilesGetConsecutiveIdents: "client files get idents 1, 2, 3 per realm with their salt"
         case .clientFilesPerUserAreLimited: "newClientFile refuses a user at maxPerUser files with limitExceeded"
         case .concurrentClientFilesGetDistinctIdents: "20 concurrent newClientFile calls get idents 1...20"

@@ -123,6 +123,24 @@ final class SyncTestClient: Sendable {
         for frame in framer.frames(for: bytes) { outgoing.yield(.frame(frame)) }
     }
 
+    /// Sends the first `chunks` chunks (of `chunkBytes` each) of a message announcing
+    /// `totalBytes`, and never the rest, as a client that stalls mid-message does.
+    func sendPartialMessage(totalBytes: Int, chunkBytes: Int, chunks: Int) {
+        let frames = Self.partialMessageFrames(messageID: framer.takeMessageID(), totalBytes: totalBytes, chunkBytes: chunkBytes, chunks: chunks)
+        for frame in frames { outgoing.yield(.frame(frame)) }
+    }
+
+    /// The first `chunks` frames of message `messageID` announcing `totalBytes`, `chunkBytes` each.
+    static func partialMessageFrames(messageID: UInt64, totalBytes: Int, chunkBytes: Int, chunks: Int) -> [[UInt8]] {
+        let count = (totalBytes + chunkBytes - 1) / chunkBytes
+        let payload = [UInt8](repeating: 0x2A, count: chunkBytes)
+        return (0..<min(chunks, count)).map { index in
+            var w = BinaryWriter()
+            w.varint(messageID); w.varint(UInt64(index)); w.varint(UInt64(count)); w.varint(UInt64(totalBytes))
+            return w.bytes + payload
+        }
+    }
+
     /// Stops reading the socket (after at most one more message), as a client that hangs does:
     /// what the server sends piles up in the socket buffers.
     func stopReading() async { await mailbox.pause() }
@@ -221,6 +239,15 @@ final class SyncTestClient: Sendable {
         private var framer: MessageFramer
 
         init(frameBytes: Int) { framer = MessageFramer(maxFrameBytes: frameBytes) }
+
+        /// The id of the next message, which the caller frames itself.
+        func takeMessageID() -> UInt64 {
+            lock.lock()
+            defer { lock.unlock() }
+            let id = framer.nextMessageID
+            _ = framer.frames(for: [0])
+            return id
+        }
 
         func frames(for message: [UInt8]) -> [[UInt8]] {
             lock.lock()

@@ -1,0 +1,413 @@
+import AtollCore
+@testable import AtollServer
+import AtollTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Nothing one user sends multiplies into server-wide load (issue 21 §2): each bound refused
+/// early with a typed error and counted in `/metrics`, raw frames against a real server.
+@Suite struct SyncAmplificationTests {
+    typealias Device = FlexibleAuthorizationTests.Device
+
+    static func configuration(_ configure: (inout ServerConfiguration.Limits) -> Void = { _ in }) -> ServerConfiguration {
+        var configuration = FlexibleAuthorizationTests.configuration()
+        configure(&configuration.limits)
+        return configuration
+    }
+
+    static func fakeIDs(_ count: Int) -> [ObjectID] {
+        (0..<count).map { ObjectID(type: "Task", primaryKey: .int(Int64($0))) }
+    }
+
+    static func metrics(_ server: TestServer) async throws -> String {
+        try await server.http.send("GET", "/metrics").text
+    }
+
+    /// A flexible session bound and identified on `client` (held objects and queries not sent).
+    static func bindFlexible(_ client: SyncTestClient, _ session: SessionID, token: String) async throws {
+        client.send(.bind(Bind(session: session, target: .flexible, accessToken: token)))
+        client.send(.ident(Ident(session: session, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none)))
+        _ = try await client.next { $0.identAnswer?.session == session ? $0.identAnswer : nil }
+    }
+
+    static func error(on client: SyncTestClient, session: SessionID? = nil) async throws -> ErrorMessage {
+        try await client.next(timeout: .seconds(120)) { message -> ErrorMessage? in
+            guard let error = message.errorMessage, session == nil || error.session == session else { return nil }
+            return error
+        }
+    }
+
+    static func queryError(on client: SyncTestClient, session: SessionID) async throws -> QuerySetError {
+        try await client.next(timeout: .seconds(120)) { message -> QuerySetError? in
+            if case .queryError(let error) = message, error.session == session { return error }
+            return nil
+        }
+    }
+
+    // MARK: Held objects
+
+    @Test func heldObjectsPastTheSessionLimitAreRefusedFromTheHeader() async throws {
+        try await withServer(Self.configuration { $0.heldObjectsPerSession = 100 }) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            try await Self.bindFlexible(client, 1, token: token)
+            client.send(.heldObjects(HeldObjects(session: 1, objects: Self.fakeIDs(101))))
+            let error = try await Self.error(on: client, session: 1)
+            #expect(error.code == .tryAgainLater)
+            #expect(error.message.contains("heldObjectsPerSession"), "\(error.message)")
+            // The connection carries on: a session claiming what the limit allows is served.
+            try await Self.bindFlexible(client, 2, token: token)
+            client.send(.heldObjects(HeldObjects(session: 2, objects: Self.fakeIDs(100))))
+            #expect(await client.staysQuiet())
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"heldObjectsPerSession\"} 1"))
+            await client.close()
+        }
+    }
+
+    /// The sessions of one user share a budget of claimed objects; claims the server cannot
+    /// confirm are forgotten after a while, and give the budget back.
+    @Test func heldObjectsPastTheUserLimitAreRefusedAndFakeClaimsExpire() async throws {
+        let clock = ManualClock()
+        try await withServer(Self.configuration { $0.heldObjectsPerUser = 10 }, clock: clock) { server in
+            var first = try await Device.open(server, held: Self.fakeIDs(8))
+            let second = try await SyncTestClient.connect(to: server)
+            _ = try await second.hello()
+            try await Self.bindFlexible(second, 1, token: first.token)
+            second.send(.heldObjects(HeldObjects(session: 1, objects: Self.fakeIDs(5))))
+            let error = try await Self.error(on: second, session: 1)
+            #expect(error.code == .tryAgainLater)
+            #expect(error.message.contains("heldObjectsPerUser"), "\(error.message)")
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"heldObjectsPerUser\"} 1"))
+
+            // Another user has its own budget.
+            let other = try await Device.open(server, held: Self.fakeIDs(8))
+            #expect(other.errors.isEmpty)
+
+            // Once the fake claim is past its lifetime, a catch-up forgets it: the budget is back.
+            clock.advance(by: FlexibleView.absentClaimLifetime + 1)
+            try await first.upload(FlexibleAuthorizationTests.createTask("real", owner: first.userID, title: "t", version: 1), base: 0)
+            try await Self.bindFlexible(second, 2, token: first.token)
+            second.send(.heldObjects(HeldObjects(session: 2, objects: Self.fakeIDs(5))))
+            #expect(await second.staysQuiet(), "the claim fits once the expired one is forgotten")
+            for client in [first.client, second, other.client] { await client.close() }
+        }
+    }
+
+    // MARK: Query sets
+
+    @Test func subscriptionSetsPastTheLimitsAreQueryErrors() async throws {
+        let configuration = Self.configuration {
+            $0.queriesPerSubscriptionSet = 3
+            $0.querySetBytes = 100
+        }
+        try await withServer(configuration) { server in
+            var device = try await Device.open(server)
+            let many = (0..<4).map { TypeQuery(objectType: "Task", query: "title == 'q\($0)'") }
+            device.client.send(.queryChange(QueryChange(session: device.session, querySetVersion: 2, queries: many)))
+            let tooMany = try await Self.queryError(on: device.client, session: device.session)
+            #expect(tooMany.querySetVersion == 2)
+            #expect(tooMany.message.contains("queriesPerSubscriptionSet"), "\(tooMany.message)")
+
+            let long = [TypeQuery(objectType: "Task", query: "title == '\(String(repeating: "x", count: 100))'")]
+            device.client.send(.queryChange(QueryChange(session: device.session, querySetVersion: 3, queries: long)))
+            let tooLong = try await Self.queryError(on: device.client, session: device.session)
+            #expect(tooLong.querySetVersion == 3)
+            #expect(tooLong.message.contains("querySetBytes"), "\(tooLong.message)")
+
+            // The session carries on and takes a set within the limits.
+            device.client.send(.queryChange(QueryChange(session: device.session, querySetVersion: 4, queries: Array(many.prefix(3)))))
+            try await device.sync(request: 40)
+            #expect(device.errors.isEmpty, "\(device.errors)")
+            let metrics = try await Self.metrics(server)
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"queriesPerSubscriptionSet\"} 1"))
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"querySetBytes\"} 1"))
+            await device.client.close()
+        }
+    }
+
+    /// Sessions with the same queries (and rules that do not depend on the user) share one
+    /// evaluation per write.
+    @Test func oneEvaluationPerDistinctQuerySetPerWrite() async throws {
+        let configuration = TestServer.configuration {
+            $0.apps = [ServerConfiguration.App(id: "tasks", syncKind: .flexible, permissions: [.init(type: "Task", read: "true", write: "true")])]
+        }
+        try await withServer(configuration) { server in
+            var writer = try await Device.open(server)
+            try await writer.upload(FlexibleAuthorizationTests.createTask("a", owner: writer.userID, title: "t", version: 1), base: 0)
+            var readers: [Device] = []
+            for _ in 0..<8 { readers.append(try await Device.open(server)) }
+            func evaluations() async throws -> Int {
+                let line = try await Self.metrics(server).split(separator: "\n").first { $0.hasPrefix("atoll_sync_query_evaluations_total ") }
+                return Int(line?.split(separator: " ").last ?? "") ?? -1
+            }
+            let before = try await evaluations()
+            try await writer.upload(FlexibleAuthorizationTests.createTask("b", owner: writer.userID, title: "t", version: 2), base: 0)
+            for i in readers.indices { try await readers[i].sync(request: 77) }
+            let spent = try await evaluations() - before
+            // Nine sessions (the writer and eight readers) with one set: one evaluation for the write.
+            #expect(spent == 1, "\(spent) evaluations for one write")
+            for device in readers + [writer] { await device.client.close() }
+        }
+    }
+
+    // MARK: Sessions and realms per user, ended sessions
+
+    @Test func sessionsPastTheLimitOfAUserAreRefusedAcrossConnections() async throws {
+        try await withServer(TestServer.configuration { $0.limits.sessionsPerUser = 3 }) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let one = try await SyncTestClient.connect(to: server)
+            let two = try await SyncTestClient.connect(to: server)
+            for client in [one, two] { _ = try await client.hello() }
+            #expect(try await one.bind(1, partition: .string("a"), token: token).identAnswer != nil)
+            #expect(try await one.bind(2, partition: .string("a"), token: token).identAnswer != nil)
+            #expect(try await two.bind(1, partition: .string("a"), token: token).identAnswer != nil)
+            let refused = try #require(try await two.bind(2, partition: .string("a"), token: token).errorMessage)
+            #expect(refused.code == .tryAgainLater)
+            #expect(refused.message.contains("sessions of user"), "\(refused.message)")
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"sessionsPerUser\"} 1"))
+            // One unbound elsewhere makes room.
+            one.send(.unbind(2))
+            _ = try await one.next { $0.unbound }
+            #expect(try await two.bind(3, partition: .string("a"), token: token).identAnswer != nil)
+            for client in [one, two] { await client.close() }
+        }
+    }
+
+    @Test func realmsPastTheLimitOfAUserAreRefused() async throws {
+        try await withServer(TestServer.configuration { $0.limits.realmsPerUser = 2 }) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            #expect(try await client.bind(1, partition: .string("p1"), token: token).identAnswer != nil)
+            #expect(try await client.bind(2, partition: .string("p2"), token: token).identAnswer != nil)
+            let refused = try #require(try await client.bind(3, partition: .string("p3"), token: token).errorMessage)
+            #expect(refused.code == .tryAgainLater)
+            #expect(refused.message.contains("realmsPerUser"), "\(refused.message)")
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"realmsPerUser\"} 1"))
+            // Realms that exist are bound whoever made them; another user makes its own.
+            let other = try await SyncFixtures.accessToken(server)
+            #expect(try await client.bind(4, partition: .string("p1"), token: other).identAnswer != nil)
+            #expect(try await client.bind(5, partition: .string("p3"), token: other).identAnswer != nil)
+            #expect(try await client.bind(6, partition: .string("p3"), token: token).identAnswer != nil)
+            await client.close()
+        }
+    }
+
+    /// A flood of refused binds of new ids leaves at most `sessionsPerConnection` ended ids
+    /// behind: the oldest are forgotten (their late messages get `unknownSession`).
+    @Test func endedSessionsOfAConnectionAreBounded() async throws {
+        try await withServer(TestServer.configuration { $0.limits.sessionsPerConnection = 4 }) { server in
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            for id in 1...2_000 {
+                client.send(.bind(Bind(session: SessionID(UInt64(id)), target: .partition(.string("a")), accessToken: "not a token")))
+            }
+            for id in 1...2_000 {
+                let refused = try await Self.error(on: client)
+                #expect(refused.session == SessionID(UInt64(id)))
+            }
+            // The newest is remembered: its unbind is answered as usual.
+            client.send(.unbind(2_000))
+            #expect(try await client.next().unbound?.session == 2_000)
+            // The oldest was forgotten.
+            client.send(.unbind(1))
+            let forgotten = try #require(try await client.next().errorMessage)
+            #expect(forgotten.code == .unknownSession, "\(forgotten)")
+            await client.close()
+        }
+    }
+
+    // MARK: Messages in flight
+
+    /// A message takes memory as its chunks arrive, within a budget per user across its
+    /// connections; a message whose next chunk is late is refused.
+    @Test func bytesInFlightAreBoundedPerUserAndStalledMessagesRefused() async throws {
+        let clock = ManualClock()
+        let chunk = (1 << 20) - (16 << 10)
+        let configuration = TestServer.configuration {
+            $0.limits.messageBytesInFlightPerUser = 6 << 20
+            $0.limits.messageChunkTimeoutSeconds = 30
+        }
+        try await withServer(configuration, clock: clock) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            var clients: [SyncTestClient] = []
+            for _ in 0..<3 {
+                let client = try await SyncTestClient.connect(to: server)
+                _ = try await client.hello()
+                clients.append(client)
+            }
+            for client in clients.prefix(2) { #expect(try await client.bind(1, partition: .string("a"), token: token).identAnswer != nil) }
+            let other = try await SyncFixtures.accessToken(server)
+            #expect(try await clients[2].bind(1, partition: .string("a"), token: other).identAnswer != nil)
+
+            // Two chunks of a 64 MiB message are held as two chunks, not as 64 MiB.
+            clients[0].sendPartialMessage(totalBytes: 64 << 20, chunkBytes: chunk, chunks: 2)
+            #expect(await clients[2].staysQuiet())
+            // The same user's second connection goes past the budget: refused.
+            clients[1].sendPartialMessage(totalBytes: 64 << 20, chunkBytes: chunk, chunks: 8)
+            let refused = try await Self.error(on: clients[1])
+            #expect(refused.code == .tryAgainLater)
+            #expect(refused.message.contains("bytes of partly received messages"), "\(refused.message)")
+            // Another user has its own budget.
+            clients[2].sendPartialMessage(totalBytes: 64 << 20, chunkBytes: chunk, chunks: 4)
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"messageBytesInFlightPerUser\"} 1"))
+
+            // No next chunk in 30 s on the server's clock: both partial messages are refused.
+            try await Task.sleep(for: .milliseconds(200))
+            clock.advance(by: 31)
+            for client in [clients[0], clients[2]] {
+                let stalled = try await Self.error(on: client)
+                #expect(stalled.code == .tryAgainLater)
+                #expect(stalled.message.contains("stalled"), "\(stalled.message)")
+            }
+            for client in clients { await client.close() }
+        }
+    }
+}
+
+/// The two load figures of README's "Reliability" section: one user's flood of claims, queries
+/// and half-sent messages against the latency and memory of the server.
+@Suite(.serialized) struct SyncAmplificationLoadTests {
+    typealias Device = FlexibleAuthorizationTests.Device
+
+    /// Resident memory of this process (the in-process server), in bytes.
+    static func residentBytes() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1024
+    }
+
+    /// Milliseconds from a write of one user's device to its other device receiving it.
+    static func writeToNotification(_ writer: inout Device, _ reader: Device, key: String, version: Int64) async throws -> Double {
+        let start = ContinuousClock.now
+        writer.client.send(.upload(Upload(session: writer.session, changesets: [UploadChangeset(
+            FlexibleAuthorizationTests.createTask(key, owner: writer.userID, title: key, version: version), lastServerVersion: 0)])))
+        let id = FlexibleAuthorizationTests.task(key)
+        _ = try await reader.client.next(timeout: .seconds(120)) { message -> Bool? in
+            guard let download = message.download else { return nil }
+            return download.changesets.contains { $0.changeset.instructions.contains(.createObject(id)) } ? true : nil
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    /// 64 sessions of one user (8 connections × 8) each claim a million fake ids and send 20,000
+    /// queries: every claim and every set is refused from its header, while another user's
+    /// write→notification latency is measured against an idle server.
+    @Test func aFloodOfClaimsAndQueriesIsRefusedWhileOthersSync() async throws {
+        try await withServer(SyncAmplificationTests.configuration()) { server in
+            var writer = try await Device.open(server)
+            let reader = try await Device.open(server, sameUserAs: writer)
+            var version: Int64 = 1
+            var idle: [Double] = []
+            for i in 0..<20 {
+                idle.append(try await Self.writeToNotification(&writer, reader, key: "idle\(i)", version: version))
+                version += 1
+            }
+
+            let attacker = try await SyncFixtures.accessToken(server)
+            let fake = SyncAmplificationTests.fakeIDs(1_000_000)
+            let queries = (0..<20_000).map { TypeQuery(objectType: "Task", query: "title == 'q\($0)'") }
+            let claims = (1...8).map { ClientMessage.heldObjects(HeldObjects(session: SessionID(UInt64($0)), objects: fake)).encoded() }
+            let sets = (1...8).map {
+                ClientMessage.queryChange(QueryChange(session: SessionID(UInt64($0)), querySetVersion: 1, queries: queries)).encoded()
+            }
+            let done = Mutex(false)
+            let attack = Task {
+                defer { done.withLock { $0 = true } }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask {
+                            let client = try await SyncTestClient.connect(to: server, frameBytes: 1 << 20)
+                            _ = try await client.hello()
+                            for s in 1...8 {
+                                let session = SessionID(UInt64(s))
+                                try await SyncAmplificationTests.bindFlexible(client, session, token: attacker)
+                                client.sendMessageBytes(claims[s - 1])
+                                let refused = try await SyncAmplificationTests.error(on: client, session: session)
+                                #expect(refused.message.contains("heldObjectsPerSession"), "\(refused.message)")
+                                try await SyncAmplificationTests.bindFlexible(client, session, token: attacker)
+                                client.send(.heldObjects(HeldObjects(session: session, objects: [])))
+                                client.sendMessageBytes(sets[s - 1])
+                                let error = try await SyncAmplificationTests.queryError(on: client, session: session)
+                                #expect(error.message.contains("queriesPerSubscriptionSet"), "\(error.message)")
+                            }
+                            await client.close()
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            var loaded: [Double] = []
+            for i in 0..<2_000 {
+                loaded.append(try await Self.writeToNotification(&writer, reader, key: "busy\(i)", version: version))
+                version += 1
+                if loaded.count >= 20, done.withLock({ $0 }) { break }
+            }
+            try await attack.value
+            let metrics = try await SyncAmplificationTests.metrics(server)
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"heldObjectsPerSession\"} 64"))
+            #expect(metrics.contains("atoll_limit_refusals_total{limit=\"queriesPerSubscriptionSet\"} 64"))
+            print("""
+                write→notification latency (ms), idle: median \(Self.median(idle)), max \(idle.max()!); \
+                under the flood (\(loaded.count) writes): median \(Self.median(loaded)), max \(loaded.max()!)
+                """)
+            // Not a timing assertion, a sanity bound: the other user is served at all.
+            #expect(Self.median(loaded) < 10_000)
+            await writer.client.close()
+            await reader.client.close()
+        }
+    }
+
+    /// 64 connections of one user each announce a 64 MiB message and send 24 MiB of it, never
+    /// the rest: the server holds at most the user's budget of them, and refuses what stalls.
+    @Test func halfSentMessagesOfOneUserKeepMemoryBounded() async throws {
+        let clock = ManualClock()
+        try await withServer(TestServer.configuration(), clock: clock) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            var clients: [SyncTestClient] = []
+            for _ in 0..<64 {
+                let client = try await SyncTestClient.connect(to: server)
+                _ = try await client.hello()
+                #expect(try await client.bind(1, partition: .string("a"), token: token).identAnswer != nil)
+                clients.append(client)
+            }
+            let baseline = Self.residentBytes()
+            let peak = Mutex(baseline)
+            let sampler = Task {
+                while !Task.isCancelled {
+                    let now = Self.residentBytes()
+                    peak.withLock { $0 = max($0, now) }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            // hello, bind and ident were messages 0, 1 and 2 of every connection: the frames of
+            // message 3 are built once and shared, so the clients hold (almost) nothing of them.
+            let frames = SyncTestClient.partialMessageFrames(messageID: 3, totalBytes: 64 << 20, chunkBytes: (1 << 20) - (16 << 10), chunks: 24)
+            for client in clients {
+                for frame in frames { client.sendRaw(frame) }
+                try await Task.sleep(for: .milliseconds(30))
+            }
+            try await Task.sleep(for: .seconds(2))
+            clock.advance(by: 31)
+            var refusals = 0
+            for client in clients {
+                if case .message(let message)? = try? await client.nextIncoming(timeout: .seconds(60)), message.errorMessage?.code == .tryAgainLater {
+                    refusals += 1
+                }
+            }
+            sampler.cancel()
+            let grown = peak.withLock { $0 } - baseline
+            print("half-sent messages: 64 connections × 64 MiB announced (24 MiB sent each), RSS grew \(grown >> 20) MiB at most over \(baseline >> 20) MiB")
+            #expect(refusals == 64, "every half-sent message was refused (budget or stall)")
+            // Without the per-user budget the server would hold 1.5 GiB here.
+            #expect(grown < 512 << 20, "RSS grew \(grown >> 20) MiB")
+            for client in clients { await client.close() }
+        }
+    }
+}
