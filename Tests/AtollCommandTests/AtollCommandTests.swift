@@ -1,5 +1,5 @@
 import ArgumentParser
-import Atoll
+@_spi(Testing) import Atoll
 import AtollAdminClient
 import AtollServer
 import AtollTesting
@@ -42,7 +42,11 @@ final class Note: Object {
             #expect(try await server.admin.apps().first { $0.id == server.appId }?.syncEnabled == false)
             try await atoll(server, ["sync", "enable", "--app", server.appId])
             realm.syncSession!.resume()
-            #expect(await waitUntil { resets.count == 1 })
+            // Failed twice under load (CI and a loaded full run), never alone: say what the session was doing.
+            if !(await waitUntil { resets.count == 1 }) {
+                let session = await realm.syncSession!.diagnosticDescription()
+                Issue.record("no client reset after terminate and enable; the session: \(session)")
+            }
         }
     }
 
