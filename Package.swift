@@ -139,6 +139,8 @@ let package = Package(
                 "AtollCore",
                 // ManualClock: tests move the server's time instead of waiting for it.
                 "AtollTesting",
+                // Memory tests measure the server alone, in its own process (AtollTesting's ServerProcess).
+                "atoll-server",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 // A real WebSocket client for the sync endpoint's tests.

@@ -39,6 +39,18 @@ import Testing
         #expect(long?.querySetVersion == 9)
     }
 
+    /// The first chunk of a message is enough: counts are read as declared, whatever follows.
+    @Test func aPrefixOfTheMessageIsEnough() {
+        let claim = ClientMessage.heldObjects(HeldObjects(session: 3, objects: Self.ids("A", 5_000))).encoded()
+        #expect(limits.excess(in: claim.prefix(40))?.excess == .heldObjects(count: 5_000, limit: 10))
+        let set = ClientMessage.queryChange(QueryChange(
+            session: 2, querySetVersion: 9, queries: Array(repeating: TypeQuery(objectType: "A", query: "x == 1"), count: 5_000))).encoded()
+        #expect(limits.excess(in: set.prefix(20))?.excess == .queries(count: 5_000, limit: 3))
+        // Within the limits, a prefix tells nothing yet.
+        let small = ClientMessage.heldObjects(HeldObjects(session: 3, objects: Self.ids("A", 8))).encoded()
+        #expect(limits.excess(in: small.prefix(small.count / 2)) == nil)
+    }
+
     @Test func otherMessagesPass() {
         #expect(limits.excess(in: ClientMessage.mark(Mark(session: 1, requestID: 1)).encoded()) == nil)
         #expect(limits.excess(in: [UInt8]()) == nil)

@@ -35,6 +35,35 @@ import Testing
         #expect(small.bufferedBytes == 0)
     }
 
+    /// A message refused from its first chunk holds nothing more: its remaining chunks are still
+    /// checked (order, size) and dropped, and the next message arrives as usual.
+    @Test func aDiscardedMessageHoldsNothingAndTheNextOneArrives() throws {
+        var framer = MessageFramer(maxFrameBytes: 300)
+        let refused = framer.frames(for: Self.message(5000))
+        let next = Self.message(700, seed: 9)
+        let following = framer.frames(for: next)
+        var reassembler = MessageReassembler()
+        #expect(try reassembler.receive(refused[0]) == nil)
+        #expect(reassembler.receivedChunks == 1)
+        #expect(reassembler.partialMessage == Array(Self.message(5000).prefix(framer.payloadPerFrame)))
+        reassembler.discardRest()
+        #expect(reassembler.bufferedBytes == 0 && reassembler.partialMessage.isEmpty && reassembler.isMidMessage)
+        for frame in refused.dropFirst() {
+            #expect(try reassembler.receive(frame) == nil)
+            #expect(reassembler.bufferedBytes == 0)
+        }
+        #expect(!reassembler.isMidMessage && reassembler.expectedMessageID == 1)
+        var result: [UInt8]?
+        for frame in following { result = try reassembler.receive(frame) ?? result }
+        #expect(result == next)
+
+        // Dropped chunks are still checked.
+        var strict = MessageReassembler()
+        _ = try strict.receive(refused[0])
+        strict.discardRest()
+        #expect(throws: ProtocolError.self) { try strict.receive(refused[2]) }
+    }
+
     @Test func fiveMegabyteMessageTravelsIn16KiBFrames() throws {
         let original = Self.message(5 * 1024 * 1024)
         var framer = MessageFramer(maxFrameBytes: 16 * 1024)

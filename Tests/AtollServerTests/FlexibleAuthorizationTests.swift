@@ -52,6 +52,13 @@ import Testing
         static func open(_ server: TestServer, sameUserAs other: Device? = nil, held: [ObjectID] = [], serverVersion: Int64 = 0,
                          epoch: SyncEpoch = .none) async throws -> Device
         {
+            try await open(server.endpoint, sameUserAs: other, held: held, serverVersion: serverVersion, epoch: epoch)
+        }
+
+        /// The same, on a server of any kind (one in a child process, say).
+        static func open(_ server: SyncEndpoint, sameUserAs other: Device? = nil, held: [ObjectID] = [], serverVersion: Int64 = 0,
+                         epoch: SyncEpoch = .none) async throws -> Device
+        {
             let (userID, token): (String, String)
             if let other {
                 (userID, token) = (other.userID, other.token)

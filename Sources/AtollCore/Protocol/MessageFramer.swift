@@ -90,6 +90,10 @@ public struct MessageReassembler: Sendable {
     private var header: FrameHeader?
     private var buffer: [UInt8] = []
     private var received: UInt32 = 0
+    /// Payload bytes of the current message received so far (kept in `buffer` unless discarding).
+    private var receivedBytes = 0
+    /// Whether the rest of the current message is checked and dropped (``discardRest()``).
+    private var isDiscarding = false
 
     public init(maxMessageBytes: Int = 256 << 20) { self.maxMessageBytes = maxMessageBytes }
 
@@ -98,6 +102,27 @@ public struct MessageReassembler: Sendable {
 
     /// Bytes of the partly received message held so far (0 between messages).
     public var bufferedBytes: Int { header == nil ? 0 : buffer.capacity }
+
+    /// The start of the partly received message: what its chunks so far carried (empty between
+    /// messages and once its rest is discarded). A reader can refuse a message from its first
+    /// chunk, before the rest arrives.
+    public var partialMessage: [UInt8] { buffer }
+
+    /// How many chunks of the partly received message arrived (0 between messages).
+    public var receivedChunks: Int { header == nil ? 0 : Int(received) }
+
+    /// Bytes of the partly received message still to come, as its header announced (0 between
+    /// messages).
+    public var remainingBytes: Int { header.map { Int($0.totalBytes) - receivedBytes } ?? 0 }
+
+    /// Frees what the partly received message holds and drops its remaining chunks as they
+    /// arrive (still checked for order and size); ``receive(_:)`` then returns nil for its last
+    /// one. Does nothing between messages.
+    public mutating func discardRest() {
+        guard header != nil else { return }
+        isDiscarding = true
+        buffer = []
+    }
 
     /// Takes one frame; returns the message it completes, if any.
     public mutating func receive(_ frame: some Collection<UInt8>) throws(ProtocolError) -> [UInt8]? {
@@ -136,24 +161,30 @@ public struct MessageReassembler: Sendable {
             // Nothing is reserved for what is only announced: the buffer grows as chunks arrive.
             buffer = []
             received = 0
+            receivedBytes = 0
+            isDiscarding = false
         }
         guard !payload.isEmpty || h.totalBytes == 0 else { throw ProtocolError(.badFrame, "\(what) is empty") }
-        guard UInt64(buffer.count + payload.count) <= h.totalBytes else {
+        guard UInt64(receivedBytes + payload.count) <= h.totalBytes else {
             throw ProtocolError(.badFrame, "\(what) overruns the announced \(h.totalBytes) bytes")
         }
-        if buffer.capacity < buffer.count + payload.count {
-            // Doubling, but never past the announced size.
-            buffer.reserveCapacity(min(Int(h.totalBytes), max(buffer.count * 2, buffer.count + payload.count)))
+        if !isDiscarding {
+            if buffer.capacity < buffer.count + payload.count {
+                // Doubling, but never past the announced size.
+                buffer.reserveCapacity(min(Int(h.totalBytes), max(buffer.count * 2, buffer.count + payload.count)))
+            }
+            buffer.append(contentsOf: payload)
         }
-        buffer.append(contentsOf: payload)
+        receivedBytes += payload.count
         received += 1
         guard received == h.count else { return nil }
-        guard UInt64(buffer.count) == h.totalBytes else {
-            throw ProtocolError(.badFrame, "message \(h.messageID) ended with \(buffer.count) of \(h.totalBytes) bytes")
+        guard UInt64(receivedBytes) == h.totalBytes else {
+            throw ProtocolError(.badFrame, "message \(h.messageID) ended with \(receivedBytes) of \(h.totalBytes) bytes")
         }
         header = nil
         expectedMessageID &+= 1
         defer { buffer = [] }
+        guard !isDiscarding else { return nil }
         return buffer
     }
 }

@@ -58,19 +58,24 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
         public var querySetVersion: Int64?
     }
 
+    /// Counts are taken as declared, not checked against the bytes at hand: `bytes` may be the
+    /// first chunk of a message whose elements are still to come (the bound only keeps sums small).
+    static let declaredCountLimit = 1 << 40
+
     /// The session and the limit an encoded `heldObjects` or `queryChange` message goes past; nil
     /// when it stays within them, is another message, or is malformed (decoding reports that).
+    /// `bytes` may be the start of the message only: a count past a limit is found from it.
     public func excess(in bytes: some Collection<UInt8>) -> Refusal? {
         var r = BinaryReader(bytes)
         do {
             switch MessageTag(rawValue: try r.byte()) {
             case .heldObjects?:
                 let session = try r.session()
-                let types = try r.count()
+                let types = try r.count(limit: Self.declaredCountLimit)
                 var claimed = 0
                 for _ in 0..<types {
                     _ = try r.blob()
-                    let count = try r.count()
+                    let count = try r.count(limit: Self.declaredCountLimit)
                     claimed += count
                     if claimed > heldObjects { return Refusal(session: session, excess: .heldObjects(count: claimed, limit: heldObjects)) }
                     for _ in 0..<count { _ = try Value.decode(from: &r) }
@@ -79,7 +84,7 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
             case .queryChange?:
                 let session = try r.session()
                 let version = try r.int()
-                let count = try r.count()
+                let count = try r.count(limit: Self.declaredCountLimit)
                 if count > queries {
                     return Refusal(session: session, excess: .queries(count: count, limit: queries), querySetVersion: version)
                 }

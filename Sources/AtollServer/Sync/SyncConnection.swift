@@ -82,6 +82,12 @@ final class SyncConnection {
     var messageOwner: String?
     /// Whether a session was ever bound here: until then only hello, bind and the like are decoded.
     var isAuthenticated = false
+    /// Set when the connection ends with unread input it must not drain (a refused message's
+    /// megabytes still to come): its socket is closed at once, not after a WebSocket close handshake.
+    private(set) var closesWithoutDraining = false
+    /// The most bytes of a message refused from its first chunk that are still read (and dropped)
+    /// to keep the connection; a longer rest ends it.
+    static let largestDrainedRest = 1 << 20
 
     var logic = ServerConnectionLogic()
     var reassembler: MessageReassembler
@@ -169,7 +175,27 @@ final class SyncConnection {
             let bytes: [UInt8]?
             do { bytes = try reassembler.receive(frame) } catch { try await closeConnection(error) }
             try await holdPartialMessage()
-            guard let bytes else { return }
+            guard let bytes else {
+                // The counts come first: a claim past its limits is refused from its first chunk,
+                // and the rest of it is dropped as it arrives instead of being held.
+                if isAuthenticated, reassembler.receivedChunks == 1,
+                   let refusal = flexibleClaimLimits.excess(in: reassembler.partialMessage) {
+                    // Megabytes still to come are not read only to be dropped: the connection ends
+                    // (the client retries later) and the socket closes without draining them.
+                    if reassembler.remainingBytes > Self.largestDrainedRest {
+                        metrics.countRefusal(limit: refusal.excess.limitName)
+                        closesWithoutDraining = true
+                        try await closeConnection(ProtocolError(.tryAgainLater, """
+                            session \(refusal.session.rawValue): \(refusal.excess) (limits.\(refusal.excess.limitName)); \
+                            the rest of message \(reassembler.expectedMessageID) was not read
+                            """))
+                    }
+                    reassembler.discardRest()
+                    try await holdPartialMessage()
+                    try await refuseClaim(refusal)
+                }
+                return
+            }
             if isAuthenticated, let refusal = flexibleClaimLimits.excess(in: bytes) {
                 try await refuseClaim(refusal)
                 return

@@ -117,6 +117,8 @@ struct SyncRoutes: Sendable {
                 while await partialMessage.stalled(clock: clock, timeout: chunkTimeout) { continuation.yield(.chunkOverdue) }
             }
             await connection.run(events)
+            // Hummingbird's close handshake would read (and unmask) all the client still sends.
+            if await connection.closesWithoutDraining { channel.close(mode: .all, promise: nil) }
             continuation.finish()
             gate.close()
             group.cancelAll()

@@ -27,6 +27,8 @@ final class SyncTestClient: Sendable {
         case unreadable(ProtocolError)
         /// The WebSocket closed.
         case closed
+
+        var isClosed: Bool { if case .closed = self { true } else { false } }
     }
 
     struct Timeout: Error, CustomStringConvertible {
@@ -54,7 +56,14 @@ final class SyncTestClient: Sendable {
     static func connect(
         to server: TestServer, app: String = "tasks", frameBytes: Int = 16 * 1024, maxFrameSize: Int = maxFrameSize
     ) async throws -> SyncTestClient {
-        let url = "ws://127.0.0.1:\(server.running.port)/api/client/v1/app/\(app)/sync"
+        try await connect(to: server.endpoint, app: app, frameBytes: frameBytes, maxFrameSize: maxFrameSize)
+    }
+
+    /// The same, on a server of any kind (one in a child process, say).
+    static func connect(
+        to server: SyncEndpoint, app: String = "tasks", frameBytes: Int = 16 * 1024, maxFrameSize: Int = maxFrameSize
+    ) async throws -> SyncTestClient {
+        let url = "ws://127.0.0.1:\(server.port)/api/client/v1/app/\(app)/sync"
         let (stream, continuation) = AsyncStream<Outgoing>.makeStream()
         let mailbox = Mailbox()
         var logger = Logger(label: "sync-test-client")
@@ -66,15 +75,22 @@ final class SyncTestClient: Sendable {
                     url: url, configuration: .init(maxFrameSize: maxFrameSize), logger: logger
                 ) { inbound, outbound, _ in
                     await mailbox.connected()
-                    try await withThrowingTaskGroup(of: Void.self) { group in
+                    // true when the writer ended because a write failed: the server closed the
+                    // connection, and what it sent before (its error, say) is still read.
+                    try await withThrowingTaskGroup(of: Bool.self) { group in
                         group.addTask {
                             for await item in stream {
-                                switch item {
-                                case .frame(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
-                                case .text(let text): try await outbound.write(.text(text))
-                                case .close: return
+                                do {
+                                    switch item {
+                                    case .frame(let bytes): try await outbound.write(.binary(ByteBuffer(bytes: bytes)))
+                                    case .text(let text): try await outbound.write(.text(text))
+                                    case .close: return false
+                                    }
+                                } catch {
+                                    return true
                                 }
                             }
+                            return false
                         }
                         group.addTask {
                             var reassembler = MessageReassembler()
@@ -93,8 +109,9 @@ final class SyncTestClient: Sendable {
                                 if let incoming { await mailbox.push(incoming) }
                                 await mailbox.waitWhilePaused()
                             }
+                            return false
                         }
-                        try await group.next()
+                        if try await group.next() == true { _ = try await group.next() }
                         group.cancelAll()
                     }
                 }
@@ -121,6 +138,17 @@ final class SyncTestClient: Sendable {
     /// Frames `bytes` as the next message (with the right message id) without checking them.
     func sendMessageBytes(_ bytes: [UInt8]) {
         for frame in framer.frames(for: bytes) { outgoing.yield(.frame(frame)) }
+    }
+
+    /// Sends only the first frame of `message` framed as the next message, as a client that
+    /// stops (or is stopped) after it does.
+    func sendFirstFrame(of message: ClientMessage) {
+        sendFirstFrames(1, of: message.encoded())
+    }
+
+    /// Sends the first `count` frames of `bytes` framed as the next message, and never the rest.
+    func sendFirstFrames(_ count: Int, of bytes: [UInt8]) {
+        for frame in framer.frames(for: bytes).prefix(count) { outgoing.yield(.frame(frame)) }
     }
 
     /// Sends the first `chunks` chunks (of `chunkBytes` each) of a message announcing

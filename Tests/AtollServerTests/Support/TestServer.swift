@@ -51,3 +51,18 @@ func withServer(
     }
     try await server.tearDown()
 }
+
+/// Where the raw protocol tests reach a server on 127.0.0.1: an in-process ``TestServer`` or the
+/// `atoll-server` executable in a child process (``ServerProcess``), whose memory and CPU are its own.
+struct SyncEndpoint {
+    let port: Int
+    let http: HTTP
+}
+
+extension SyncTestServer {
+    var endpoint: SyncEndpoint { SyncEndpoint(port: server.port, http: http) }
+}
+
+extension ServerProcess {
+    var endpoint: SyncEndpoint { SyncEndpoint(port: port, http: HTTP(baseURL: URL(string: baseURL)!)) }
+}
