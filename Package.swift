@@ -143,8 +143,10 @@ let package = Package(
                 "atoll-server",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                // A real WebSocket client for the sync endpoint's tests.
+                // A real WebSocket client for the sync endpoint's tests (NIOPosix: an event loop
+                // group of a load-generating client's own).
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 // To sign custom JWTs and forge access tokens in tests.
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -2,6 +2,7 @@ import AtollCore
 @testable import AtollServer
 import AtollTesting
 import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -329,26 +330,35 @@ import Testing
             let fake = SyncAmplificationTests.fakeIDs(1_000_000)
             let queries = (0..<20_000).map { TypeQuery(objectType: "Task", query: "title == 'q\($0)'") }
             let claims = (1...8).map { ClientMessage.heldObjects(HeldObjects(session: SessionID(UInt64($0)), objects: fake)).encoded() }
+            // Every claimer's claim is its message 3 (after hello, bind and ident): the first two
+            // frames of each are built once; the server reads no further (see above), so sending
+            // the rest would only load this machine, not the server.
+            let claimFrames = claims.map { claim in
+                var framer = MessageFramer(maxFrameBytes: 1 << 20)
+                for _ in 0..<3 { _ = framer.frames(for: []) }
+                return Array(framer.frames(for: claim).prefix(2))
+            }
             let sets = (1...8).map {
                 ClientMessage.queryChange(QueryChange(session: SessionID(UInt64($0)), querySetVersion: 1, queries: queries)).encoded()
             }
             let done = Mutex(false)
+            // The attacker's sockets run on threads of their own, as if on another machine.
+            let attackerLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { attackerLoops.shutdownGracefully { _ in } }
             let attack = Task {
                 defer { done.withLock { $0 = true } }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<8 {
                         group.addTask {
-                            let client = try await SyncTestClient.connect(to: server, frameBytes: 1 << 20)
+                            let client = try await SyncTestClient.connect(to: server, frameBytes: 1 << 20, eventLoopGroup: attackerLoops)
                             _ = try await client.hello()
                             for s in 1...8 {
                                 let session = SessionID(UInt64(s))
                                 // A claim of megabytes past the limit ends its connection unread.
-                                let claimer = try await SyncTestClient.connect(to: server, frameBytes: 1 << 20)
+                                let claimer = try await SyncTestClient.connect(to: server, frameBytes: 1 << 20, eventLoopGroup: attackerLoops)
                                 _ = try await claimer.hello()
                                 try await SyncAmplificationTests.bindFlexible(claimer, session, token: attacker)
-                                // The server reads the first chunk only (see above): the attacker's
-                                // own work for the rest would only load this machine, not the server.
-                                claimer.sendFirstFrames(2, of: claims[s - 1])
+                                for frame in claimFrames[s - 1] { claimer.sendRaw(frame) }
                                 let refused = try await SyncAmplificationTests.error(on: claimer)
                                 #expect(refused.message.contains("heldObjectsPerSession"), "\(refused.message)")
                                 await claimer.close()

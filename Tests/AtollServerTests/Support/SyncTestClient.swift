@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOPosix
 
 /// A bare sync protocol client over a real WebSocket: sends `ClientMessage`s (framed with
 /// `MessageFramer`) or raw frames, and collects the server's messages (reassembled and decoded).
@@ -59,9 +60,11 @@ final class SyncTestClient: Sendable {
         try await connect(to: server.endpoint, app: app, frameBytes: frameBytes, maxFrameSize: maxFrameSize)
     }
 
-    /// The same, on a server of any kind (one in a child process, say).
+    /// The same, on a server of any kind (one in a child process, say); `eventLoopGroup` runs the
+    /// socket (a group of its own keeps a load-generating client off the other clients' threads).
     static func connect(
-        to server: SyncEndpoint, app: String = "tasks", frameBytes: Int = 16 * 1024, maxFrameSize: Int = maxFrameSize
+        to server: SyncEndpoint, app: String = "tasks", frameBytes: Int = 16 * 1024, maxFrameSize: Int = maxFrameSize,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> SyncTestClient {
         let url = "ws://127.0.0.1:\(server.port)/api/client/v1/app/\(app)/sync"
         let (stream, continuation) = AsyncStream<Outgoing>.makeStream()
@@ -72,7 +75,7 @@ final class SyncTestClient: Sendable {
             do {
                 let maxFrameSize = maxFrameSize
                 try await WebSocketClient.connect(
-                    url: url, configuration: .init(maxFrameSize: maxFrameSize), logger: logger
+                    url: url, configuration: .init(maxFrameSize: maxFrameSize), eventLoopGroup: eventLoopGroup, logger: logger
                 ) { inbound, outbound, _ in
                     await mailbox.connected()
                     // true when the writer ended because a write failed: the server closed the
@@ -143,12 +146,7 @@ final class SyncTestClient: Sendable {
     /// Sends only the first frame of `message` framed as the next message, as a client that
     /// stops (or is stopped) after it does.
     func sendFirstFrame(of message: ClientMessage) {
-        sendFirstFrames(1, of: message.encoded())
-    }
-
-    /// Sends the first `count` frames of `bytes` framed as the next message, and never the rest.
-    func sendFirstFrames(_ count: Int, of bytes: [UInt8]) {
-        for frame in framer.frames(for: bytes).prefix(count) { outgoing.yield(.frame(frame)) }
+        if let first = framer.frames(for: message.encoded()).first { outgoing.yield(.frame(first)) }
     }
 
     /// Sends the first `chunks` chunks (of `chunkBytes` each) of a message announcing
