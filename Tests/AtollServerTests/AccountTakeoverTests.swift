@@ -140,6 +140,29 @@ struct AccountTakeoverTests {
         }
     }
 
+    /// Whoever holds a leaked API key can use the user's data, not add a way in that outlives the
+    /// key: a login made with the key (its access token, and one refreshed from it) cannot link.
+    @Test func aLoginMadeWithAnAPIKeyCannotLinkAnIdentity() async throws {
+        try await withServer { server in
+            #expect(try await server.http.register(email: "v@example.com", password: "v-password").status == 201)
+            #expect(try await server.http.register(email: "evil@example.com", password: "evil-password").status == 201)
+            let v = try await Self.login(server, "v@example.com", "v-password")
+            let created = try await server.http.post("/api/client/v1/auth/api_keys", bearer: v.refresh_token, json: ["name": "leaked"])
+            let key = try #require(created.object["key"] as? String)
+            let keyLogin = try await server.http.logIn(provider: "api-key", json: ["key": key]).decode(HTTP.Login.self)
+            #expect(keyLogin.user_id == v.user_id)
+
+            let linked = try await Self.link(server, keyLogin.access_token, email: "evil@example.com", password: "evil-password")
+            #expect(linked.status == 400, "\(linked.text)")
+            let refreshed = try await server.http.refresh(keyLogin.refresh_token)
+            let refreshedToken = try #require(refreshed.object["access_token"] as? String)
+            let again = try await Self.link(server, refreshedToken, email: "evil@example.com", password: "evil-password")
+            #expect(again.status == 400, "a refreshed token of the key's login cannot link either: \(again.text)")
+            // The user's own login still links (the address was never used, so it moves to V).
+            #expect(try await Self.link(server, v.access_token, email: "evil@example.com", password: "evil-password").status == 200)
+        }
+    }
+
     /// A "sessions ended" announcement between nodes may be lost: the periodic check against the
     /// store ends a session whose login was revoked behind this node's back.
     @Test func thePeriodicCheckEndsSessionsWhoseLoginWasRevokedElsewhere() async throws {

@@ -85,6 +85,24 @@ import Testing
         }
     }
 
+    /// A claim whose counts come after its first chunk (tiny frames, a long type name) is refused
+    /// from its start all the same, before the rest arrives.
+    @Test func aClaimCutIntoTinyChunksIsRefusedFromItsStart() async throws {
+        try await withServer(Self.configuration { $0.heldObjectsPerSession = 100 }) { server in
+            let token = try await SyncFixtures.accessToken(server)
+            let client = try await SyncTestClient.connect(to: server, frameBytes: 64)
+            _ = try await client.hello()
+            try await Self.bindFlexible(client, 1, token: token)
+            let type = String(repeating: "T", count: 200)
+            let ids = (0..<10_000).map { ObjectID(type: type, primaryKey: .int(Int64($0))) }
+            client.sendFirstFrames(50, of: .heldObjects(HeldObjects(session: 1, objects: ids)))
+            let error = try await Self.error(on: client, session: 1)
+            #expect(error.code == .tryAgainLater)
+            #expect(error.message.contains("heldObjectsPerSession"), "\(error.message)")
+            await client.close()
+        }
+    }
+
     /// The sessions of one user share a budget of claimed objects; claims the server cannot
     /// confirm are forgotten after a while, and give the budget back.
     @Test func heldObjectsPastTheUserLimitAreRefusedAndFakeClaimsExpire() async throws {

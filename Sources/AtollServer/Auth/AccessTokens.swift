@@ -17,9 +17,12 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     /// The user's custom data when the app has some (`customUserData`), as App Services put it in
     /// its access tokens: the SDK reads `user.customData` from here.
     public var user_data: [String: JSONValue]?
+    /// The API key the login was made with, when it was: such a login may use the user's data but
+    /// not add a way in (link an identity, create a key).
+    public var api_key: String?
 
     public init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date,
-                userData: [String: JSONValue]? = nil) {
+                userData: [String: JSONValue]? = nil, apiKeyID: String? = nil) {
         sub = SubjectClaim(value: userID)
         app = appID
         iat = IssuedAtClaim(value: issuedAt)
@@ -28,6 +31,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         jti = IDClaim(value: UUID().uuidString)
         dev = deviceID
         user_data = userData
+        api_key = apiKeyID
     }
 
     /// Signature and type; the expiry is checked against the server's clock by ``AccessTokens/verify(_:now:)``.
@@ -59,15 +63,15 @@ public struct AccessTokens: Sendable {
     }
 
     /// A new signed token for `userID` of `appID`, on the device (login) `deviceID`.
-    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date, userData: [String: JSONValue]? = nil)
-        async throws -> String
+    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date, userData: [String: JSONValue]? = nil,
+                      apiKeyID: String? = nil) async throws -> String
     {
         // JWT times are whole seconds; rounding down keeps `iat` from lying about the future.
         let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         return try await keys.sign(
             AccessTokenClaims(
                 userID: userID, appID: appID, deviceID: deviceID, issuedAt: issuedAt, expiresAt: issuedAt.addingTimeInterval(lifetime),
-                userData: userData))
+                userData: userData, apiKeyID: apiKeyID))
     }
 
     /// The claims of a token this server signed and that has not expired at `now`.

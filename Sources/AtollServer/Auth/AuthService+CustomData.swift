@@ -11,9 +11,9 @@ public typealias CustomUserDataReader = @Sendable (
 /// when an access token is issued (login, refresh) and carried in it as `user_data`.
 extension AuthService {
     /// A new access token for `user` on `deviceID`, with the user's custom data in it.
-    func issueAccessToken(for user: StoredUser, deviceID: String, now: Date) async throws -> String {
+    func issueAccessToken(for user: StoredUser, deviceID: String, apiKeyID: String? = nil, now: Date) async throws -> String {
         try await accessTokens.issue(userID: user.id, appID: user.appID, deviceID: deviceID, now: now,
-                                     userData: await customUserData(for: user))
+                                     userData: await customUserData(for: user), apiKeyID: apiKeyID)
     }
 
     /// The user's custom data as extended JSON, or nil: no `customUserData` for the app, no object

@@ -15,15 +15,19 @@ extension AuthService {
     /// never changes the password of an identity the user had.
     ///
     /// The access token's login must be live (``liveUser(forAccessToken:)``): a token kept after
-    /// its device logged out cannot add a way in.
-    /// - Throws: `ServerError`: `.badRequest` for anonymous or API key credentials and for an
-    ///   identity the user already has, `.accountNameInUse` for an identity of another user,
+    /// its device logged out cannot add a way in; nor can a login made with an API key (whoever
+    /// holds a leaked key must not gain a password that outlives the key).
+    /// - Throws: `ServerError`: `.badRequest` for anonymous or API key credentials, for an access
+    ///   token of a login made with an API key and for an identity the user already has, `.accountNameInUse` for an identity of another user,
     ///   `.invalidCredentials`, `.userDisabled`, `.invalidToken` (also for a revoked login),
     ///   `.authProviderDisabled`, `.tooManyRequests` (failed e-mail links count as failed logins).
     public func link(accessToken: String, appID: String, providerName: String, request: LoginRequest,
                      clientAddress: String = "unknown") async throws -> LinkResult {
-        let (user, deviceID) = try await liveUser(forAccessToken: accessToken)
+        let (user, deviceID, apiKeyID) = try await liveUser(forAccessToken: accessToken)
         guard user.appID == appID else { throw ServerError(.invalidToken, "the access token is for another app") }
+        guard apiKeyID == nil else {
+            throw ServerError(.badRequest, "a login made with an API key cannot link identities; log in with the user's own credentials")
+        }
         let app = try await app(appID)
         guard let provider = AuthProvider(rawValue: providerName) else {
             throw ServerError(.authProviderDisabled, "there is no auth provider \"\(providerName)\"")
@@ -60,7 +64,7 @@ extension AuthService {
             throw ServerError(.accountNameInUse, "a user already exists with the specified provider")
         }
         logger.info("linked identity", metadata: ["app": "\(appID)", "user": "\(user.id)", "provider": "\(provider.rawValue)"])
-        let token = try await accessTokens.issue(userID: user.id, appID: appID, deviceID: deviceID, now: now())
+        let token = try await issueAccessToken(for: linked, deviceID: deviceID, now: now())
         return LinkResult(accessToken: token, user: linked)
     }
 

@@ -115,7 +115,7 @@ public struct AuthService: Sendable {
             StoredRefreshToken(
                 digest: Secrets.digest(refreshToken), userID: user.id, appID: user.appID, deviceID: deviceID,
                 createdAt: issued, expiresAt: issued.addingTimeInterval(configuration.refreshTokenLifetime), apiKeyID: apiKeyID))
-        let accessToken = try await issueAccessToken(for: user, deviceID: deviceID, now: issued)
+        let accessToken = try await issueAccessToken(for: user, deviceID: deviceID, apiKeyID: apiKeyID, now: issued)
         return Session(accessToken: accessToken, refreshToken: refreshToken, userID: user.id, deviceID: deviceID)
     }
 
@@ -160,21 +160,22 @@ public struct AuthService: Sendable {
     /// lifetime, and a stolen one must not outlive the session it was stolen from.
     /// - Throws: as ``user(forAccessToken:)``, and `ServerError(.invalidToken)` for a token whose
     ///   login was revoked or that names none.
-    func liveUser(forAccessToken token: String) async throws -> (user: StoredUser, deviceID: String) {
+    func liveUser(forAccessToken token: String) async throws -> (user: StoredUser, deviceID: String, apiKeyID: String?) {
         let claims = try await accessTokens.verify(token, now: now())
         let user = try await user(for: claims)
         guard let deviceID = claims.dev, try await isLive(deviceID: deviceID, userID: user.id) else {
             throw ServerError(.invalidToken, "the access token's login was revoked (logged out); log in again")
         }
-        return (user, deviceID)
+        return (user, deviceID, claims.api_key)
     }
 
     /// Whether the login `deviceID` of `userID` is live (``LiveLoginCache``, then the store).
     func isLive(deviceID: String, userID: String) async throws -> Bool {
         let time = now()
         if let live = liveLogins.isLive(deviceID: deviceID, now: time) { return live }
+        let generation = liveLogins.generation
         let live = try await store.liveDevices([deviceID]).contains(deviceID)
-        liveLogins.record(deviceID: deviceID, userID: userID, live: live, now: time)
+        liveLogins.record(deviceID: deviceID, userID: userID, live: live, now: time, readSince: generation)
         return live
     }
 
@@ -188,7 +189,7 @@ public struct AuthService: Sendable {
     /// A new access token for the holder of a refresh token.
     public func refreshAccessToken(refreshToken: String) async throws -> String {
         let (user, stored) = try await login(forRefreshToken: refreshToken)
-        return try await issueAccessToken(for: user, deviceID: stored.deviceID, now: now())
+        return try await issueAccessToken(for: user, deviceID: stored.deviceID, apiKeyID: stored.apiKeyID, now: now())
     }
 
     /// Revokes a refresh token (log out) and ends the sync sessions of its device.
@@ -203,7 +204,7 @@ public struct AuthService: Sendable {
     /// Deletes the user an access token belongs to, with its tokens and API keys. The token's
     /// login must be live (``liveUser(forAccessToken:)``).
     public func deleteUser(accessToken: String) async throws {
-        let (user, _) = try await liveUser(forAccessToken: accessToken)
+        let (user, _, _) = try await liveUser(forAccessToken: accessToken)
         try await store.deleteUser(id: user.id)
         await revoked(userID: user.id, deviceID: nil, reason: "user \(user.id) was deleted")
         logger.info("deleted user", metadata: ["app": "\(user.appID)", "user": "\(user.id)"])

@@ -13,9 +13,6 @@ public struct AtollRequestContext: RequestContext, RemoteAddressRequestContext {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }
-
-    /// The client's IP address as text ("unknown" without one): the peer's, whatever a header says.
-    var peerAddress: String { remoteAddress?.ipAddress ?? "unknown" }
 }
 
 extension ClientAddressResolver {
@@ -42,6 +39,4 @@ public struct SyncRequestContext: RequestContext, WebSocketRequestContext, Remot
         remoteAddress = source.channel.remoteAddress
         channel = source.channel
     }
-
-    var peerAddress: String { remoteAddress?.ipAddress ?? "unknown" }
 }

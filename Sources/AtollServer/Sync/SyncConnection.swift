@@ -77,9 +77,12 @@ final class SyncConnection {
     let backlog: OutboundBacklog
     /// Since when the next chunk of a partly received message is awaited.
     let partialMessage: StallWatch
-    /// The user whose budget of message bytes in flight this connection's partly received
-    /// messages count against: the first one bound on it.
+    /// The user whose budget of message bytes in flight this connection's messages count against
+    /// (partly received, or received and being handled): the first one bound on it.
     var messageOwner: String?
+    /// What this connection holds against `messageOwner`'s budget now (the shared count is only
+    /// touched when this changes).
+    private var heldBytes = 0
     /// Whether a session was ever bound here: until then only hello, bind and the like are decoded.
     var isAuthenticated = false
     /// Set when the connection ends with unread input it must not drain (a refused message's
@@ -88,6 +91,8 @@ final class SyncConnection {
     /// The most bytes of a message refused from its first chunk that are still read (and dropped)
     /// to keep the connection; a longer rest ends it.
     static let largestDrainedRest = 1 << 20
+    /// When the start of a partly received message is read for a claim past its limits.
+    var claimCheck = PartialClaimCheck()
 
     var logic = ServerConnectionLogic()
     var reassembler: MessageReassembler
@@ -175,11 +180,10 @@ final class SyncConnection {
             let bytes: [UInt8]?
             do { bytes = try reassembler.receive(frame) } catch { try await closeConnection(error) }
             try await holdPartialMessage()
-            guard let bytes else {
+            guard var bytes else {
                 // The counts come first: a claim past its limits is refused from its first chunk,
                 // and the rest of it is dropped as it arrives instead of being held.
-                if isAuthenticated, reassembler.receivedChunks == 1,
-                   let refusal = flexibleClaimLimits.excess(in: reassembler.partialMessage) {
+                if isAuthenticated, claimCheck.isDue(reassembler), let refusal = flexibleClaimLimits.excess(in: reassembler.partialMessage) {
                     // Megabytes still to come are not read only to be dropped: the connection ends
                     // (the client retries later) and the socket closes without draining them.
                     if reassembler.remainingBytes > Self.largestDrainedRest {
@@ -203,11 +207,16 @@ final class SyncConnection {
             guard isAuthenticated || ClientMessage.isAllowedBeforeBind(bytes) else {
                 try await closeConnection(ProtocolError(.messageOutOfOrder, "no session is bound: only hello, bind, ident, mark and ping are read before one is"))
             }
+            // A whole message counts against its owner's budget until it is handled (an upload may
+            // wait for the store meanwhile): finished messages of many connections add up too.
+            try await holdInFlight(bytes.count, what: "received messages")
             let message: ClientMessage
             do { message = try ClientMessage(decoding: bytes, maxElements: admission.limits.maxDecodedElements) } catch {
                 try await closeConnection(error)
             }
+            bytes = []
             try await handle(message)
+            try await holdInFlight(0, what: "")
         case .history(let id, let advance):
             backlog.handled()
             if backlog.hasOverflowed {
@@ -316,15 +325,23 @@ final class SyncConnection {
     /// wait for its next chunk); closes the connection when the budget is spent.
     func holdPartialMessage() async throws {
         if reassembler.isMidMessage { partialMessage.begin(at: coordinator.now()) } else { partialMessage.end() }
-        guard let owner = messageOwner else { return }
-        guard admission.holdInFlight(reassembler.bufferedBytes, user: owner, connection: id) else {
+        try await holdInFlight(reassembler.bufferedBytes, what: "partly received messages")
+    }
+
+    /// Records that this connection holds `bytes` of messages against its owner's budget (0:
+    /// none); closes the connection when the user's connections would hold more than
+    /// ``ServerConfiguration/Limits/messageBytesInFlightPerUser`` together.
+    func holdInFlight(_ bytes: Int, what: String) async throws {
+        guard let owner = messageOwner, bytes != heldBytes else { return }
+        guard admission.holdInFlight(bytes, user: owner, connection: id) else {
             metrics.countRefusal(limit: "messageBytesInFlightPerUser")
             logger.notice("sync message refused: too many bytes in flight", metadata: ["user": "\(owner)"])
             try await closeConnection(ProtocolError(.tryAgainLater, """
-                too many bytes of partly received messages of user \(owner) across its connections \
+                too many bytes of \(what) of user \(owner) across its connections \
                 (limit \(admission.limits.messageBytesInFlightPerUser))
                 """))
         }
+        heldBytes = bytes
     }
 
     /// Sends a session error (or a reset) and ends the session on the server.
@@ -379,4 +396,23 @@ struct SyncLimits: Sendable {
     var maxIncomingFrameBytes = 1 << 20
     /// The frames the server sends: the protocol's default frame limit, which every client accepts.
     var outgoingFrameBytes = 16 * 1024
+}
+
+/// When the start of a partly received message is read for a flexible-sync claim past its limits
+/// (``FlexibleClaimLimits``): at its first chunk, and again each time what arrived of it doubled,
+/// up to 64 KiB, so a message cut into tiny first chunks is found too, and the start is read
+/// O(64 KiB) times in all, whatever its chunks.
+struct PartialClaimCheck {
+    /// The most of a message's start that is read for its counts.
+    static let window = 64 << 10
+    private var checkedBytes = 0
+
+    /// Whether to read the start of `reassembler`'s partly received message now.
+    mutating func isDue(_ reassembler: MessageReassembler) -> Bool {
+        let size = reassembler.partialMessage.count
+        if reassembler.receivedChunks == 1 { checkedBytes = 0 }
+        guard size > 0, checkedBytes == 0 || (size >= 2 * checkedBytes && checkedBytes < Self.window) else { return false }
+        checkedBytes = size
+        return true
+    }
 }

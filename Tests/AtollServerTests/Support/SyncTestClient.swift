@@ -146,7 +146,12 @@ final class SyncTestClient: Sendable {
     /// Sends only the first frame of `message` framed as the next message, as a client that
     /// stops (or is stopped) after it does.
     func sendFirstFrame(of message: ClientMessage) {
-        if let first = framer.frames(for: message.encoded()).first { outgoing.yield(.frame(first)) }
+        sendFirstFrames(1, of: message)
+    }
+
+    /// Sends the first `count` frames of `message` framed as the next message, and never the rest.
+    func sendFirstFrames(_ count: Int, of message: ClientMessage) {
+        for frame in framer.frames(for: message.encoded()).prefix(count) { outgoing.yield(.frame(frame)) }
     }
 
     /// Sends the first `chunks` chunks (of `chunkBytes` each) of a message announcing
