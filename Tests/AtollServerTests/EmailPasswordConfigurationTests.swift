@@ -79,7 +79,8 @@ struct EmailPasswordConfigurationTests {
     @Test func customUserDataNeedsAWriteRuleOnItsType() throws {
         let settings = #""customUserData": {"type": "P", "userIdField": "u"}"#
         for permissions in ["[]", #"[{"type": "P", "write": "true"}]"#, #"[{"type": "Other", "write": "u == %user.id"}]"#,
-                            #"[{"type": "P", "read": "u == %user.id"}]"#] {
+                            #"[{"type": "P", "read": "u == %user.id"}]"#, #"[{"type": "P", "write": " True "}]"#,
+                            #"[{"type": "P", "write": "TRUEPREDICATE"}]"#, #"[{"type": "P", "write": "u != nil"}]"#] {
             let error = #expect(throws: ConfigurationError.self, "\(permissions)") {
                 try load(#"{"apps": [{"id": "tasks", \#(settings), "permissions": \#(permissions)}]}"#)
             }
@@ -97,6 +98,10 @@ struct EmailPasswordConfigurationTests {
         }
         #expect(try load(#"{"apps": [{"id": "tasks", \#(partition), "permissions": [{"write": "partition == %user.id"}]}]}"#)
             .app(id: "tasks") != nil)
+        // A partition every user may write holds every user's profile: refused, whatever it names.
+        #expect(throws: ConfigurationError.self) {
+            try load(#"{"apps": [{"id": "tasks", \#(partition), "permissions": [{"write": "partition == 'profiles' OR partition == %user.id"}]}]}"#)
+        }
     }
 
     @Test func tokenConfirmationWithoutDeliveryIsForDevelopmentOnly() throws {

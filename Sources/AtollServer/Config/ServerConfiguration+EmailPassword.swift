@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 extension ServerConfiguration {
@@ -186,7 +187,7 @@ extension ServerConfiguration.App {
         }
         if let customUserData {
             try customUserData.validate(field: "\(field).customUserData")
-            guard let rule = writeRule(of: customUserData), rule.trimmingCharacters(in: .whitespaces) != "true" else {
+            guard let rule = writeRule(of: customUserData), !Self.letsOneUserWriteAnothers(rule, customUserData) else {
                 let example = customUserData.partition == nil
                     ? #"{"type": "\#(customUserData.type)", "write": "\#(customUserData.userIdField) == %user.id"}"#
                     : #"{"write": "partition == %user.id"}"#
@@ -195,6 +196,21 @@ extension ServerConfiguration.App {
                     "custom user data is signed into access tokens, so \(customUserData.type) needs a write rule: without one any user "
                         + "could write another's. Add a permission rule such as \(example)")
             }
+        }
+    }
+
+    /// Whether `rule`, the write rule of the custom user data's objects, may let a user write
+    /// another user's: a rule that is always true in any spelling, one that does not name
+    /// `%user.id` (it cannot tell users apart) unless it is always false, and, in a partition, one
+    /// that lets a user who is not the partition write it (all users' objects share it).
+    static func letsOneUserWriteAnothers(_ rule: String, _ settings: ServerConfiguration.CustomUserData) -> Bool {
+        let text = rule.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        if ["false", "falsepredicate"].contains(text) { return false }
+        guard text.contains("%user.id"), !["true", "truepredicate"].contains(text) else { return true }
+        guard let partition = settings.partition else { return false }
+        let rules = [ServerConfiguration.PermissionRule(type: nil, read: "true", write: rule)]
+        return [ObjectId.generate().stringValue, ObjectId.generate().stringValue].contains {
+            Permissions.canWrite(.string(partition), user: $0, rules: rules)
         }
     }
 
