@@ -42,8 +42,10 @@ final class Note: Object {
             #expect(try await server.admin.apps().first { $0.id == server.appId }?.syncEnabled == false)
             try await atoll(server, ["sync", "enable", "--app", server.appId])
             realm.syncSession!.resume()
-            // Failed twice under load (CI and a loaded full run), never alone: say what the session was doing.
-            if !(await waitUntil { resets.count == 1 }) {
+            // A reset downloads a fresh copy through a side realm: on two loaded cores that took
+            // more than the default 10 s (twice, with the session waiting for its reset). Say what
+            // the session was doing if it never comes.
+            if !(await waitUntil(timeout: .seconds(60)) { resets.count == 1 }) {
                 let session = await realm.syncSession!.diagnosticDescription()
                 Issue.record("no client reset after terminate and enable; the session: \(session)")
             }
@@ -67,7 +69,7 @@ final class Note: Object {
             try await realm.syncSession!.wait(for: .upload)
 
             try await atoll(server, ["backup", "restore", "--app", server.appId, backup.id])
-            #expect(await waitUntil { resets.count == 1 })
+            #expect(await waitUntil(timeout: .seconds(60)) { resets.count == 1 })
             realm.refresh()
             #expect(realm.objects(Note.self).map(\.text) == ["before the backup"])
         }

@@ -306,7 +306,13 @@ import Testing
 
 /// The two load figures of README's "Reliability" section: one user's flood of claims, queries
 /// and half-sent messages against the latency and memory of the server.
-@Suite(.serialized) struct SyncAmplificationLoadTests {
+///
+/// They load both cores on purpose, so they run alone: `ATOLL_LOAD_TESTS=1 swift test --skip-build
+/// --filter SyncAmplificationLoadTests` after the suite (`.ci/run` does), not beside tests whose
+/// time limits would pay for them.
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["ATOLL_LOAD_TESTS"] == "1",
+                             "load tests run alone: ATOLL_LOAD_TESTS=1 (.ci/run runs them after the suite)"))
+struct SyncAmplificationLoadTests {
     typealias Device = FlexibleAuthorizationTests.Device
 
     /// Milliseconds from a write of one user's device to its other device receiving it.
