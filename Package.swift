@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AtollServer", targets: ["AtollServer"]),
         .library(name: "AtollAdminClient", targets: ["AtollAdminClient"]),
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
+        .library(name: "AtollRealmFile", targets: ["AtollRealmFile"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
         .executable(name: "atoll-server", targets: ["atoll-server"]),
         .executable(name: "atoll", targets: ["atoll"]),
@@ -35,6 +36,9 @@ let package = Package(
     targets: [
         // Pure values and rules both sides agree on: no I/O, no clocks.
         .target(name: "AtollCore"),
+        // A read-only reader of Realm's own file format (realm-core's), in pure Swift: the files
+        // Realm apps already have (docs/realm-file-format.md).
+        .target(name: "AtollRealmFile"),
         // Encryption at rest: an SQLite VFS shim that seals every page of a realm's files; the
         // cryptography is Atoll's (swift-crypto), called back from the shim (docs/storage.md).
         .target(name: "CAtollCipher", dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")]),
@@ -132,6 +136,8 @@ let package = Package(
             dependencies: ["AtollAdminClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
+        // Real files written by Realm (realm-core's test files, Apache-2.0, see Fixtures/README.md).
+        .testTarget(name: "AtollRealmFileTests", dependencies: ["AtollRealmFile"], resources: [.copy("Fixtures")]),
         .testTarget(
             name: "AtollServerTests",
             dependencies: [
