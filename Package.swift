@@ -133,7 +133,7 @@ let package = Package(
         .executableTarget(name: "atoll-device", dependencies: ["Atoll"]),
         .executableTarget(
             name: "atoll",
-            dependencies: ["AtollAdminClient", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["AtollAdminClient", "AtollRealmFile", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
         // Real files written by Realm (realm-core's test files, Apache-2.0, see Fixtures/README.md).

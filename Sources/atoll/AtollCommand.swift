@@ -7,9 +7,12 @@ import Foundation
 struct AtollCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "atoll",
-        abstract: "Operate an Atoll sync server: apps, users, sessions, sync, backups, recovery, retention, schema, API keys.",
+        abstract: """
+            Operate an Atoll sync server: apps, users, sessions, sync, backups, recovery, retention, schema, API keys; \
+            look into a Realm file.
+            """,
         subcommands: [Apps.self, Users.self, Sessions.self, Sync.self, Backups.self, Recovery.self, Retention.self, Schema.self,
-                      APIKeys.self])
+                      APIKeys.self, RealmFileCommand.self])
 }
 
 /// Where the server is and how to prove being its operator.
