@@ -26,6 +26,23 @@ import Testing
         }
     }
 
+    /// When the log cannot be synced before an upload (a full disk, an I/O error), the upload
+    /// does not leave, and it is not lost either: the connection ends and the next bind sends it
+    /// (the session had already counted it as sent).
+    @Test func anUploadHeldBackByAFailedLogSyncLeavesAtTheNextBind() async throws {
+        try await withSyncTestServer { server in
+            let (realm, _) = try await server.shireDevice("frodo")
+            Realm.failLogSyncsForTesting(realm.configuration, count: 1)
+            try realm.write { realm.add(SyncedTask(value: ["name": "held"])) }
+
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            var samConfiguration = sam.configuration(partitionValue: "shire")
+            samConfiguration.objectTypes = [SyncedTask.self]
+            let other = try await Realm(configuration: samConfiguration, downloadBeforeOpen: .always)
+            #expect(await waitUntil(timeout: .seconds(30)) { names(other) == ["held"] }, "the server has \(names(other))")
+        }
+    }
+
     /// A device syncs "a", its files are backed up, it syncs "b", and the backup is put back:
     /// its next write ("c") reuses the client version of "b", which the server holds. It must
     /// reach the server (and the device get "b" back), not be taken for a duplicate.

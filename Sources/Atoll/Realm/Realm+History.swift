@@ -34,6 +34,14 @@ extension Realm {
         return RealmFiles.logSyncCount(url.standardizedFileURL.path)
     }
 
+    /// Tests only: the next `count` syncs of the log of `configuration`'s file fail, as they would
+    /// on a full disk or an I/O error.
+    @_spi(Testing)
+    public static func failLogSyncsForTesting(_ configuration: Configuration, count: Int) {
+        guard let url = configuration.fileURL else { return }
+        RealmFiles.failLogSyncs(url.standardizedFileURL.path, count: count)
+    }
+
     /// Tests only: whether any `Realm` of `configuration`'s file is open in this process (its
     /// files may be copied or replaced once none is).
     @_spi(Testing)

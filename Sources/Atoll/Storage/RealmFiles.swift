@@ -40,6 +40,13 @@ enum RealmFiles {
     /// device could lose (docs/storage.md, "Durability").
     static func syncLog(_ path: String) throws {
         logSyncs.withLock { $0[path, default: 0] += 1 }
+        if failingLogSyncs.withLock({ failing in
+            guard let left = failing[path] else { return false }
+            failing[path] = left > 1 ? left - 1 : nil
+            return true
+        }) {
+            throw Realm.Error(.fileAccess, "cannot sync \(path)-wal to disk: an I/O error (simulated)", path: path)
+        }
         let log = path + "-wal"
         let fd = open(log, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -84,6 +91,10 @@ enum RealmFiles {
     private static let logSyncs = Mutex<[String: Int]>([:])
 
     static func logSyncCount(_ path: String) -> Int { logSyncs.withLock { $0[path] ?? 0 } }
+
+    /// Tests: how many of the next syncs of a realm's log fail, by realm path.
+    private static let failingLogSyncs = Mutex<[String: Int]>([:])
+    static func failLogSyncs(_ path: String, count: Int) { failingLogSyncs.withLock { $0[path] = count > 0 ? count : nil } }
 
     /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the
     /// realm at `path` open. A WAL-mode connection keeps a lock on the file for as long as it is

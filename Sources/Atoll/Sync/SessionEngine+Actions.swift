@@ -31,7 +31,13 @@ extension SessionEngine {
                     droppedHeldUpload = true
                     continue
                 }
-                if message.dependsOnLocalCommits, !syncLogBeforeSending(message) { continue }
+                if message.dependsOnLocalCommits, !syncLogBeforeSending(message) {
+                    // The session already counts the message as sent: only a new bind sends it
+                    // again (from what the server acknowledged), so this connection ends, and the
+                    // usual backoff reconnects.
+                    await connection.dropped(reason: "a realm's commits could not be made durable before they left")
+                    continue
+                }
                 await connection.send(message)
                 if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):
@@ -191,7 +197,8 @@ extension SessionEngine {
     /// Syncs the file's log before `message` leaves: an upload carries commits, an ident the
     /// server version they stand on, and once the server holds either, losing the commit in a
     /// power loss would send the device back in time (docs/storage.md, "Durability"). Returns
-    /// false when the sync failed: the message is not sent (reported; the next bind tries again).
+    /// false when the sync failed: the message is not sent (reported; the caller ends the
+    /// connection so that the next bind sends it again).
     func syncLogBeforeSending(_ message: ClientMessage) -> Bool {
         guard let realm, configuration.inMemoryIdentifier == nil else { return true }
         do {
