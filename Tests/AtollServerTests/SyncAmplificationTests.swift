@@ -39,6 +39,15 @@ import Testing
         }
     }
 
+    /// The first error any of `clients` receives.
+    static func firstError(on clients: [SyncTestClient]) async throws -> ErrorMessage {
+        try await withThrowingTaskGroup(of: ErrorMessage.self) { group in
+            for client in clients { group.addTask { try await error(on: client) } }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
     static func queryError(on client: SyncTestClient, session: SessionID) async throws -> QuerySetError {
         try await client.next(timeout: .seconds(120)) { message -> QuerySetError? in
             if case .queryError(let error) = message, error.session == session { return error }
@@ -260,6 +269,35 @@ import Testing
 
     /// A message takes memory as its chunks arrive, within a budget per user across its
     /// connections; a message whose next chunk is late is refused.
+    /// New users are cheap (anonymous ones especially): the users of one client address share a
+    /// budget of bytes in flight too.
+    @Test func bytesInFlightAreBoundedPerClientAddressAcrossUsers() async throws {
+        let chunk = (1 << 20) - (16 << 10)
+        let configuration = TestServer.configuration {
+            $0.limits.messageBytesInFlightPerUser = 6 << 20
+            $0.limits.messageBytesInFlightPerAddress = 7 << 20
+        }
+        // The server's clock stands still: no message stalls meanwhile.
+        try await withServer(configuration, clock: ManualClock()) { server in
+            var clients: [SyncTestClient] = []
+            for _ in 0..<2 {
+                let client = try await SyncTestClient.connect(to: server)
+                _ = try await client.hello()
+                #expect(try await client.bind(1, partition: .string("a"), token: SyncFixtures.accessToken(server)).identAnswer != nil)
+                clients.append(client)
+            }
+            // Each user stays within its own budget (4 MiB held each); together they pass the address's.
+            // Whichever connection's third chunk is handled last is refused.
+            for client in clients { client.sendPartialMessage(totalBytes: 64 << 20, chunkBytes: chunk, chunks: 3) }
+            let refused = try await Self.firstError(on: clients)
+            #expect(refused.code == .tryAgainLater)
+            #expect(refused.message.contains("messageBytesInFlightPerAddress"), "\(refused.message)")
+            #expect(try await Self.metrics(server).contains("atoll_limit_refusals_total{limit=\"messageBytesInFlightPerAddress\"} 1"))
+            #expect(!(try await Self.metrics(server).contains("limit=\"messageBytesInFlightPerUser\"")))
+            for client in clients { await client.close() }
+        }
+    }
+
     @Test func bytesInFlightAreBoundedPerUserAndStalledMessagesRefused() async throws {
         let clock = ManualClock()
         let chunk = (1 << 20) - (16 << 10)

@@ -47,6 +47,9 @@ extension ServerConfiguration {
         /// Bytes of partly received sync messages of one user across its connections (a message
         /// is held as its chunks arrive): past it the connection is refused.
         public var messageBytesInFlightPerUser = 128 << 20
+        /// The same, for every user of one client address together (anonymous users are cheap to
+        /// make: a per-user budget alone multiplies with them).
+        public var messageBytesInFlightPerAddress = 512 << 20
         /// Seconds between two chunks of one sync message: a message whose next chunk does not
         /// arrive in time is refused and its connection closed.
         public var messageChunkTimeoutSeconds = 30
@@ -97,6 +100,7 @@ extension ServerConfiguration {
             try read(.queriesPerSubscriptionSet, \.queriesPerSubscriptionSet)
             try read(.querySetBytes, \.querySetBytes)
             try read(.messageBytesInFlightPerUser, \.messageBytesInFlightPerUser)
+            try read(.messageBytesInFlightPerAddress, \.messageBytesInFlightPerAddress)
             try read(.messageChunkTimeoutSeconds, \.messageChunkTimeoutSeconds)
             try read(.clientFilesPerUser, \.clientFilesPerUser)
             try read(.newAppsPerMinute, \.newAppsPerMinute)
@@ -124,6 +128,7 @@ extension ServerConfiguration {
                 ("heldObjectsPerSession", heldObjectsPerSession), ("heldObjectsPerUser", heldObjectsPerUser),
                 ("queriesPerSubscriptionSet", queriesPerSubscriptionSet), ("querySetBytes", querySetBytes),
                 ("messageBytesInFlightPerUser", messageBytesInFlightPerUser),
+                ("messageBytesInFlightPerAddress", messageBytesInFlightPerAddress),
                 ("messageChunkTimeoutSeconds", messageChunkTimeoutSeconds),
                 ("newAppsPerMinute", newAppsPerMinute), ("maxMessageBytes", maxMessageBytes),
                 ("unauthenticatedMessageBytes", unauthenticatedMessageBytes), ("inboundBufferBytes", inboundBufferBytes),

@@ -32,6 +32,15 @@ final class SyncAdmission: Sendable {
         var sessions: [SessionKey: (user: String, heldObjects: Int)] = [:]
         /// Partly received messages: whose, and how many bytes.
         var inFlight: [UInt64: (user: String, bytes: Int)] = [:]
+        /// The client address of each open connection, and the bytes in flight of each address.
+        var addressByConnection: [UInt64: String] = [:]
+        var bytesInFlightByAddress: [String: Int] = [:]
+
+        mutating func changeBytesInFlight(ofAddressOf connection: UInt64, by delta: Int) {
+            guard let address = addressByConnection[connection] else { return }
+            let bytes = bytesInFlightByAddress[address, default: 0] + delta
+            bytesInFlightByAddress[address] = bytes == 0 ? nil : bytes
+        }
 
         mutating func change(_ user: String, _ update: (inout UserLoad) -> Void) {
             var load = users[user] ?? UserLoad()
@@ -48,6 +57,7 @@ final class SyncAdmission: Sendable {
         state.withLock { state in
             guard state.connectionsByAddress[address, default: 0] < limits.connectionsPerAddress else { return false }
             state.connectionsByAddress[address, default: 0] += 1
+            state.addressByConnection[connection] = address
             return true
         }
     }
@@ -63,7 +73,11 @@ final class SyncAdmission: Sendable {
                 if state.connectionsByUser[user]?.isEmpty == true { state.connectionsByUser[user] = nil }
             }
             for key in state.sessions.keys where key.connection == connection { Self.release(key, in: &state) }
-            if let held = state.inFlight.removeValue(forKey: connection) { state.change(held.user) { $0.bytesInFlight -= held.bytes } }
+            if let held = state.inFlight.removeValue(forKey: connection) {
+                state.change(held.user) { $0.bytesInFlight -= held.bytes }
+                state.changeBytesInFlight(ofAddressOf: connection, by: -held.bytes)
+            }
+            state.addressByConnection[connection] = nil
         }
     }
 
@@ -119,20 +133,28 @@ final class SyncAdmission: Sendable {
         }
     }
 
-    /// Records that `connection` holds `bytes` of a partly received message of `user` (0: none);
-    /// false (the previous amount kept) when the user's connections would hold more than
-    /// ``ServerConfiguration/Limits/messageBytesInFlightPerUser`` together.
-    func holdInFlight(_ bytes: Int, user: String, connection: UInt64) -> Bool {
+    /// Records that `connection` holds `bytes` of messages of `user` (0: none); nil when done, or
+    /// the name of the limit that refuses it (the previous amount kept):
+    /// ``ServerConfiguration/Limits/messageBytesInFlightPerUser`` for the user's connections
+    /// together, ``ServerConfiguration/Limits/messageBytesInFlightPerAddress`` for every
+    /// connection of the connection's client address.
+    func holdInFlight(_ bytes: Int, user: String, connection: UInt64) -> String? {
         state.withLock { state in
             let before = state.inFlight[connection]
             let userBefore = before?.user == user ? before!.bytes : 0
             if bytes > userBefore, state.users[user, default: UserLoad()].bytesInFlight - userBefore + bytes > limits.messageBytesInFlightPerUser {
-                return false
+                return "messageBytesInFlightPerUser"
+            }
+            let addressBefore = before?.bytes ?? 0
+            if bytes > addressBefore, let address = state.addressByConnection[connection],
+               state.bytesInFlightByAddress[address, default: 0] - addressBefore + bytes > limits.messageBytesInFlightPerAddress {
+                return "messageBytesInFlightPerAddress"
             }
             if let before { state.change(before.user) { $0.bytesInFlight -= before.bytes } }
             state.inFlight[connection] = bytes == 0 ? nil : (user, bytes)
             if bytes > 0 { state.change(user) { $0.bytesInFlight += bytes } }
-            return true
+            state.changeBytesInFlight(ofAddressOf: connection, by: bytes - addressBefore)
+            return nil
         }
     }
 

@@ -333,12 +333,12 @@ final class SyncConnection {
     /// ``ServerConfiguration/Limits/messageBytesInFlightPerUser`` together.
     func holdInFlight(_ bytes: Int, what: String) async throws {
         guard let owner = messageOwner, bytes != heldBytes else { return }
-        guard admission.holdInFlight(bytes, user: owner, connection: id) else {
-            metrics.countRefusal(limit: "messageBytesInFlightPerUser")
-            logger.notice("sync message refused: too many bytes in flight", metadata: ["user": "\(owner)"])
+        if let limit = admission.holdInFlight(bytes, user: owner, connection: id) {
+            metrics.countRefusal(limit: limit)
+            logger.notice("sync message refused: too many bytes in flight", metadata: ["user": "\(owner)", "limit": "\(limit)"])
+            let whose = limit == "messageBytesInFlightPerUser" ? "of user \(owner) across its connections" : "from this client address"
             try await closeConnection(ProtocolError(.tryAgainLater, """
-                too many bytes of \(what) of user \(owner) across its connections \
-                (limit \(admission.limits.messageBytesInFlightPerUser))
+                too many bytes of \(what) \(whose) (limits.\(limit))
                 """))
         }
         heldBytes = bytes
