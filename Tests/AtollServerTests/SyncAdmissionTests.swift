@@ -24,4 +24,24 @@ import Testing
         #expect(admission.holdInFlight(0, user: "b", connection: 2) == nil)
         #expect(admission.bytesInFlight(of: "b") == 0)
     }
+
+    /// Closing a connection gives back its sessions (and what they claimed) to their users, and
+    /// leaves other connections' sessions alone.
+    @Test func closingAConnectionReleasesItsSessionsOnly() {
+        var limits = ServerConfiguration.Limits()
+        limits.sessionsPerUser = 3
+        let admission = SyncAdmission(limits: limits)
+        #expect(admission.open(connection: 1, address: "a"))
+        #expect(admission.open(connection: 2, address: "a"))
+        #expect(admission.admitSession(1, user: "u", connection: 1) == nil)
+        #expect(admission.admitSession(2, user: "u", connection: 1) == nil)
+        #expect(admission.admitSession(1, user: "u", connection: 2) == nil)
+        #expect(admission.claimHeldObjects(10, session: 1, connection: 1))
+        #expect(admission.admitSession(3, user: "u", connection: 2) == "sessionsPerUser")
+        admission.releaseSession(2, connection: 1)
+        admission.close(connection: 1, address: "a")
+        #expect(admission.admitSession(2, user: "u", connection: 2) == nil)
+        #expect(admission.admitSession(3, user: "u", connection: 2) == nil, "connection 1's sessions were given back")
+        #expect(admission.admitSession(4, user: "u", connection: 2) == "sessionsPerUser", "connection 2's stay counted")
+    }
 }

@@ -30,6 +30,8 @@ final class SyncAdmission: Sendable {
         var users: [String: UserLoad] = [:]
         /// Bound sessions: their user and the objects they claim to hold.
         var sessions: [SessionKey: (user: String, heldObjects: Int)] = [:]
+        /// The bound sessions of each connection (closing one does not scan every session).
+        var sessionsByConnection: [UInt64: Set<SessionID>] = [:]
         /// Partly received messages: whose, and how many bytes.
         var inFlight: [UInt64: (user: String, bytes: Int)] = [:]
         /// The client address of each open connection, and the bytes in flight of each address.
@@ -72,7 +74,9 @@ final class SyncAdmission: Sendable {
                 state.connectionsByUser[user]?.remove(connection)
                 if state.connectionsByUser[user]?.isEmpty == true { state.connectionsByUser[user] = nil }
             }
-            for key in state.sessions.keys where key.connection == connection { Self.release(key, in: &state) }
+            for session in state.sessionsByConnection.removeValue(forKey: connection) ?? [] {
+                Self.release(SessionKey(connection: connection, session: session), in: &state)
+            }
             if let held = state.inFlight.removeValue(forKey: connection) {
                 state.change(held.user) { $0.bytesInFlight -= held.bytes }
                 state.changeBytesInFlight(ofAddressOf: connection, by: -held.bytes)
@@ -98,6 +102,7 @@ final class SyncAdmission: Sendable {
             let key = SessionKey(connection: connection, session: session)
             if state.sessions[key] != nil { Self.release(key, in: &state) }
             state.sessions[key] = (user, 0)
+            state.sessionsByConnection[connection, default: []].insert(session)
             state.change(user) { $0.sessions += 1 }
             return nil
         }
@@ -110,6 +115,9 @@ final class SyncAdmission: Sendable {
 
     private static func release(_ key: SessionKey, in state: inout State) {
         guard let session = state.sessions.removeValue(forKey: key) else { return }
+        if state.sessionsByConnection[key.connection]?.remove(key.session) != nil, state.sessionsByConnection[key.connection]?.isEmpty == true {
+            state.sessionsByConnection[key.connection] = nil
+        }
         state.change(session.user) {
             $0.sessions -= 1
             $0.heldObjects -= session.heldObjects
