@@ -43,7 +43,9 @@ extension SerialAppServicesTests {
             let observation = session.observe(\.connectionState, options: [.initial]) { session, _ in
                 connectionStates.withLock { $0.append(session.connectionState) }
             }
-            #expect(connectionStates.withLock { $0.count } == 1, "the initial call comes at once")
+            // The initial call comes at once (the connection may already have moved on since:
+            // a second call can follow it before this line, as it did once under load).
+            #expect(connectionStates.withLock { $0.count } >= 1, "the initial call comes at once")
             let changes = Mutex<[(old: SyncSession.State?, new: SyncSession.State?)]>([])
             let stateObservation = session.observe(\.state, options: [.old, .new]) { _, change in
                 changes.withLock { $0.append((change.oldValue, change.newValue)) }
