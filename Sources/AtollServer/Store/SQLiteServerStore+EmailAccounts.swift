@@ -31,7 +31,7 @@ extension SQLiteServerStore {
     // MARK: Pending registrations
 
     public func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
             }
@@ -67,7 +67,7 @@ extension SQLiteServerStore {
     }
 
     public func deletePendingUser(appID: String, email: String) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "DELETE FROM pending_users WHERE app_id = ? AND email = ?", arguments: [appID, email])
             let deleted = db.changesCount > 0
             try db.execute(sql: "DELETE FROM account_tokens WHERE app_id = ? AND email = ? AND purpose = ?",
@@ -79,7 +79,7 @@ extension SQLiteServerStore {
     public func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
         -> StoredUser?
     {
-        try await pool.write { db in
+        try await writer.write { db in
             guard let hash = try String.fetchOne(
                 db, sql: "SELECT password_hash FROM pending_users WHERE app_id = ? AND email = ? AND created_at BETWEEN ? AND ?",
                 arguments: [appID, email, registered.lowerBound.timeIntervalSince1970, registered.upperBound.timeIntervalSince1970])
@@ -99,7 +99,7 @@ extension SQLiteServerStore {
     // MARK: Account tokens
 
     public func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO account_tokens (id, app_id, email, purpose, digest, created_at, expires_at)
@@ -123,7 +123,7 @@ extension SQLiteServerStore {
     public func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
         -> StoredAccountToken?
     {
-        try await pool.write { db in
+        try await writer.write { db in
             guard let row = try Row.fetchOne(
                 db, sql: "SELECT * FROM account_tokens WHERE id = ? AND app_id = ? AND purpose = ? AND digest = ?",
                 arguments: [tokenID, appID, purpose.rawValue, digest])
@@ -137,14 +137,14 @@ extension SQLiteServerStore {
     }
 
     public func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "DELETE FROM account_tokens WHERE app_id = ? AND email = ? AND purpose = ?",
                            arguments: [appID, email, purpose.rawValue])
         }
     }
 
     public func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: "UPDATE identities SET password_hash = ? WHERE app_id = ? AND provider_type = ? AND identity_id = ?",
                 arguments: [hash, appID, AuthProvider.emailPassword.rawValue, email])

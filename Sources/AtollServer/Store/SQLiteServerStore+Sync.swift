@@ -9,7 +9,7 @@ extension SQLiteServerStore {
         async throws -> StoredRealm
     {
         if let existing = try await pool.read({ db in try Self.fetchRealm(db, appID: appID, path: path) }) { return existing }
-        return try await pool.write { db in
+        return try await writer.write { db in
             if let existing = try Self.fetchRealm(db, appID: appID, path: path) { return existing }
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(appID)")
@@ -52,7 +52,7 @@ extension SQLiteServerStore {
     // MARK: Client files
 
     public func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
-        try await pool.write { db in
+        try await writer.write { db in
             if let userID, let maxPerUser {
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM client_files WHERE user_id = ?", arguments: [userID]) ?? 0
                 guard count < maxPerUser else {
@@ -131,7 +131,7 @@ extension SQLiteServerStore {
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {
         let from = historyAfter
-        return try await pool.write { db in
+        return try await writer.write { db in
             let latest = try Self.latestVersion(db, realmID: realmID)
             guard
                 let lastClientVersion = try Int64.fetchOne(

@@ -5,7 +5,7 @@ extension SQLiteServerStore {
     // MARK: Refresh tokens
 
     public func insertRefreshToken(_ token: StoredRefreshToken) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id)
@@ -30,7 +30,7 @@ extension SQLiteServerStore {
     }
 
     public func revokeRefreshToken(digest: String) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: "UPDATE refresh_tokens SET revoked = 1 WHERE digest = ? AND revoked = 0", arguments: [digest])
             return db.changesCount > 0
@@ -38,13 +38,13 @@ extension SQLiteServerStore {
     }
 
     public func revokeRefreshTokens(userID: String) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE user_id = ?", arguments: [userID])
         }
     }
 
     public func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
-        try await pool.write { db in
+        try await writer.write { db in
             let devices = try String.fetchAll(
                 db, sql: "SELECT device_id FROM refresh_tokens WHERE api_key_id = ? AND revoked = 0", arguments: [apiKeyID])
             try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE api_key_id = ?", arguments: [apiKeyID])
@@ -76,7 +76,7 @@ extension SQLiteServerStore {
     // MARK: API keys
 
     public func insertAPIKey(_ key: StoredAPIKey) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: """
                     INSERT INTO api_keys (id, user_id, app_id, name, digest, disabled, created_at)
@@ -114,7 +114,7 @@ extension SQLiteServerStore {
     }
 
     public func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: "UPDATE api_keys SET disabled = ? WHERE id = ? AND user_id = ?", arguments: [disabled, id, userID])
             return db.changesCount > 0
@@ -122,7 +122,7 @@ extension SQLiteServerStore {
     }
 
     public func deleteAPIKey(id: String, userID: String) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "DELETE FROM api_keys WHERE id = ? AND user_id = ?", arguments: [id, userID])
             return db.changesCount > 0
         }

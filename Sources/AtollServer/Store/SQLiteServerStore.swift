@@ -10,6 +10,8 @@ import GRDB
 /// ```
 public final class SQLiteServerStore: ServerStore {
     let pool: DatabasePool
+    /// Every write transaction goes through it, so writes that queue share one commit.
+    let writer: SQLiteGroupCommit
 
     /// Opens (creating if needed) the store at `path` and brings its tables up to date.
     ///
@@ -24,6 +26,7 @@ public final class SQLiteServerStore: ServerStore {
         // GRDB sets its WAL writer to NORMAL after `prepareDatabase`: set it on the writer itself.
         try pool.writeWithoutTransaction { try Self.setDurability(durability, $0) }
         try Self.migrator.migrate(pool)
+        writer = SQLiteGroupCommit(pool: pool)
     }
 
     /// `.full`: `synchronous = FULL` syncs the log at every commit; on Apple platforms
@@ -72,7 +75,7 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "UPDATE apps SET sync_enabled = ? WHERE id = ?", arguments: [enabled, appID])
             return db.changesCount > 0
         }
@@ -85,12 +88,12 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     public func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
-        try await pool.write { db in try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot) }
+        try await writer.write { db in try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot) }
     }
 
     public func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
                                _ rewrite: @Sendable ([HistoryEntry]) throws -> Changeset?) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             let rows = try Row.fetchCursor(
                 db, sql: "SELECT server_version, changeset FROM history WHERE realm_id = ? ORDER BY server_version", arguments: [realmID])
             var entries: [HistoryEntry] = []
@@ -118,7 +121,7 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     public func createApp(_ app: StoredApp) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO apps (id, created_at, sync_enabled, client_recovery, max_offline_time)
@@ -145,7 +148,7 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     public func createUser(_ user: StoredUser) async throws {
-        try await pool.write { db in
+        try await writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
             }
@@ -176,7 +179,7 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "UPDATE users SET disabled = ? WHERE id = ?", arguments: [disabled, id])
             return db.changesCount > 0
         }
@@ -184,7 +187,7 @@ public final class SQLiteServerStore: ServerStore {
 
     public func deleteUser(id: String) async throws -> Bool {
         // Identities, refresh tokens and API keys go with the user (ON DELETE CASCADE).
-        try await pool.write { db in
+        try await writer.write { db in
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
