@@ -38,7 +38,14 @@ let package = Package(
         .target(name: "AtollCore"),
         // A read-only reader of Realm's own file format (realm-core's), in pure Swift: the files
         // Realm apps already have (docs/realm-file-format.md).
-        .target(name: "AtollRealmFile"),
+        .target(
+            name: "AtollRealmFile",
+            dependencies: [
+                // Encrypted Realm files: AES-256-CBC pages (CryptoExtras) authenticated with HMAC-SHA224.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // Encryption at rest: an SQLite VFS shim that seals every page of a realm's files; the
         // cryptography is Atoll's (swift-crypto), called back from the shim (docs/storage.md).
         .target(name: "CAtollCipher", dependencies: [.product(name: "GRDBSQLite", package: "GRDB.swift")]),
@@ -47,6 +54,8 @@ let package = Package(
             name: "Atoll",
             dependencies: [
                 "AtollCore",
+                // Files Realm wrote are converted when a configuration opens one.
+                "AtollRealmFile",
                 "CAtollCipher",
                 // AES-GCM and HKDF for encrypted realms.
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -133,11 +142,25 @@ let package = Package(
         .executableTarget(name: "atoll-device", dependencies: ["Atoll"]),
         .executableTarget(
             name: "atoll",
-            dependencies: ["AtollAdminClient", "AtollRealmFile", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "AtollAdminClient", "AtollRealmFile",
+                // `atoll realm-file convert` writes an Atoll realm.
+                "Atoll",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
         // Real files written by Realm (realm-core's test files, Apache-2.0, see Fixtures/README.md).
-        .testTarget(name: "AtollRealmFileTests", dependencies: ["AtollRealmFile"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "AtollRealmFileTests",
+            dependencies: [
+                "AtollRealmFile",
+                // TestEncryptor writes Realm's page encryption to test the reader against.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(
             name: "AtollServerTests",
             dependencies: [
@@ -167,6 +190,8 @@ let package = Package(
             name: "AtollTests",
             dependencies: [
                 "Atoll", "AtollCore", "AtollAdminClient", "AtollTesting", "CAtollTestParallelism",
+                // RealmFormatConversionTests read Realm's files to know what a conversion must give.
+                "AtollRealmFile",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // To check the NIO error under a tlsHandshakeFailed SyncError.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -18,9 +18,26 @@ enum LeafKind: Sendable {
 }
 
 /// Reads single elements of leaves of every kind.
-struct LeafDecoder: Sendable {
+struct LeafDecoder {
     let context: FileContext
+    /// Node visits left for the walk this read belongs to (shared with the collections it opens).
+    let budget: VisitBudget
+    /// Collections enclosing the leaf: 0 for a column's own leaf, 1 inside a list, set or dictionary column.
+    let level: Int
     var reader: NodeReader { context.reader }
+
+    init(context: FileContext, budget: VisitBudget, level: Int = 0) {
+        self.context = context
+        self.budget = budget
+        self.level = level
+    }
+
+    /// Realm's limit on collection nesting (`CollectionParent::s_max_level`), counting a collection column as
+    /// level 1; deeper nesting is corrupt.
+    static let maxLevel = 100
+
+    /// The decoder for the elements of a collection at this position.
+    var insideCollection: LeafDecoder { LeafDecoder(context: context, budget: budget, level: level + 1) }
 
     /// Number of elements in `leaf`.
     func count(_ kind: LeafKind, _ leaf: Node) throws(RealmFileError) -> Int {
@@ -107,17 +124,24 @@ struct LeafDecoder: Sendable {
         guard index >= 0, index < leaf.count, leaf.scheme == .multiply else {
             throw .invalidDatabase(reason: "decimal leaf \(leaf.ref) has no element \(index)")
         }
+        // Each width has its own null pattern: a NaN with payload 0xaa, compared before widening.
         let value: RealmDecimal128
         switch leaf.width {
         case 0: return leaf.contextFlag ? .decimal128(RealmDecimal128(low: 0, high: 0x3040_0000_0000_0000)) : .null
-        case 4: value = RealmDecimal128(bid32: UInt32(reader.bytes.uint(at: leaf.payload + index * 4, size: 4)))
-        case 8: value = RealmDecimal128(bid64: reader.bytes.uint(at: leaf.payload + index * 8, size: 8))
+        case 4:
+            let bits = UInt32(reader.bytes.uint(at: leaf.payload + index * 4, size: 4))
+            if bits == 0x7c00_00aa { return .null }
+            value = RealmDecimal128(bid32: bits)
+        case 8:
+            let bits = reader.bytes.uint(at: leaf.payload + index * 8, size: 8)
+            if bits == 0x7c00_0000_0000_00aa { return .null }
+            value = RealmDecimal128(bid64: bits)
         case 16:
             value = RealmDecimal128(low: reader.bytes.uint(at: leaf.payload + index * 16, size: 8),
                                     high: reader.bytes.uint(at: leaf.payload + index * 16 + 8, size: 8))
+            if value == .null { return .null }
         default: throw .invalidDatabase(reason: "decimal leaf \(leaf.ref) has width \(leaf.width)")
         }
-        if value == .null || (value.isNaN && value.low == 0xaa) { return .null }
         return .decimal128(value)
     }
 
@@ -139,23 +163,58 @@ struct LeafDecoder: Sendable {
     }
 }
 
+/// One element of a Mixed leaf: a value, or where a collection nested in it (file format 24) is stored.
+enum MixedElement {
+    case value(RealmValue)
+    case nested(NestedCollection)
+}
+
+/// A list or dictionary nested in a Mixed value; `ref` is nil for one created but never filled.
+struct NestedCollection {
+    let isList: Bool
+    let ref: UInt64?
+}
+
 /// An `ArrayMixed` leaf: a composite array of type tags with inline small values, plus side arrays for
-/// wide integers, integer pairs and strings.
+/// wide integers, integer pairs, strings and nested collections.
+///
+/// A tag is `payload << 8 | side array << 5 | (type + 1)`; tag 0 is null. The payload is the value itself
+/// (small integers, booleans) or an index into the side array.
 struct MixedLeaf {
     let decoder: LeafDecoder
     let top: Node
 
     static let compositeSlot = 0, intsSlot = 1, pairsSlot = 2, stringsSlot = 3, refsSlot = 4
 
+    /// Element `index`, with any nested collection read in full.
     func value(_ index: Int) throws(RealmFileError) -> RealmValue {
-        let reader = decoder.reader
+        switch try element(index) {
+        case let .value(value): return value
+        case let .nested(collection): return try CollectionDecoder(decoder: decoder).nestedValue(collection, level: decoder.level + 1)
+        }
+    }
+
+    /// Element `index`; a nested collection is located but not read.
+    func element(_ index: Int) throws(RealmFileError) -> MixedElement {
         guard top.hasRefs else { throw .invalidDatabase(reason: "mixed leaf \(top.ref) has no refs flag") }
-        let composite = try reader.requiredChild(top, Self.compositeSlot, "mixed type array")
-        let tag = try reader.int(composite, index)
-        if tag == 0 { return .null }
+        let composite = try decoder.reader.requiredChild(top, Self.compositeSlot, "mixed type array")
+        let tag = try decoder.reader.int(composite, index)
+        if tag == 0 { return .value(.null) }
         let type = (tag & 0x1F) - 1
-        let usesSideArray = tag & 0xE0 != 0
         let payload = tag >> 8
+        switch type {
+        case 19, 21:
+            // A list or dictionary (format 24): the payload indexes the refs side array, which holds its ref.
+            guard (tag & 0xE0) >> 5 == Int64(Self.refsSlot) else {
+                throw .invalidDatabase(reason: "mixed leaf \(top.ref) has a nested collection outside its refs array")
+            }
+            return .nested(NestedCollection(isList: type == 19, ref: try collectionRef(payload)))
+        case 20: throw .invalidDatabase(reason: "mixed leaf \(top.ref) holds a set, which Realm never nests in a Mixed value")
+        default: return .value(try scalar(type: type, usesSideArray: tag & 0xE0 != 0, payload: payload, tag: tag))
+        }
+    }
+
+    private func scalar(type: Int64, usesSideArray: Bool, payload: Int64, tag: Int64) throws(RealmFileError) -> RealmValue {
         switch type {
         case 0: return .int(usesSideArray ? try side(Self.intsSlot, payload) : payload)
         case 1: return .bool(payload != 0)
@@ -184,8 +243,21 @@ struct MixedLeaf {
         case 17:
             guard let b = try string(payload).map(Array.init), b.count == 16 else { throw .invalidDatabase(reason: "mixed UUID is not 16 bytes") }
             return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
-        case 19, 20, 21: throw .unsupported("collections nested in a Mixed value (file format 24)")
         default: throw .invalidDatabase(reason: "mixed leaf \(top.ref) has unknown type tag \(tag & 0x1F)")
+        }
+    }
+
+    /// The nested collection's ref at `index` of the refs array (nil for a null ref).
+    private func collectionRef(_ index: Int64) throws(RealmFileError) -> UInt64? {
+        guard index >= 0, index < Int64(Int32.max), top.count > Self.refsSlot else {
+            throw .invalidDatabase(reason: "mixed collection index \(index) out of range")
+        }
+        let refs = try decoder.reader.requiredChild(top, Self.refsSlot, "mixed collection refs")
+        guard refs.hasRefs else { throw .invalidDatabase(reason: "mixed collection refs \(refs.ref) lack the refs flag") }
+        switch try decoder.reader.slot(refs, Int(index)) {
+        case .none: return nil
+        case let .ref(ref): return ref
+        case .tagged: throw .invalidDatabase(reason: "mixed collection ref \(index) of \(refs.ref) is an integer")
         }
     }
 

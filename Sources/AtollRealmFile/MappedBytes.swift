@@ -5,17 +5,22 @@ import Glibc
 import Darwin
 #endif
 
-/// Read-only bytes of a Realm file: a private memory mapping of the file, or an owned copy of in-memory bytes.
+/// Read-only bytes of a Realm file: a private memory mapping of the file, an owned copy of in-memory bytes, or
+/// the decrypted contents of an encrypted file.
 ///
-/// The pointer stays valid for the lifetime of the object; nothing writes through it.
+/// The pointer stays valid for the lifetime of the object; nothing writes through it once it is built.
 final class MappedBytes: @unchecked Sendable {
     let base: UnsafeRawPointer?
     let count: Int
+    /// For a decrypted file with pages that could not be decrypted: reading them is an error. Nil otherwise.
+    let unreadablePages: UnreadablePages?
     private let release: @Sendable (UnsafeMutableRawPointer?, Int) -> Void
 
-    private init(base: UnsafeMutableRawPointer?, count: Int, release: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Void) {
+    private init(base: UnsafeMutableRawPointer?, count: Int, unreadablePages: UnreadablePages? = nil,
+                 release: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Void) {
         self.base = UnsafeRawPointer(base)
         self.count = count
+        self.unreadablePages = unreadablePages
         self.release = release
     }
 
@@ -45,6 +50,31 @@ final class MappedBytes: @unchecked Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: data.count, alignment: 8)
         data.copyBytes(to: buffer.assumingMemoryBound(to: UInt8.self), count: data.count)
         return MappedBytes(base: buffer, count: data.count, release: { pointer, _ in pointer?.deallocate() })
+    }
+
+    /// A zero-filled buffer of `count` bytes that `fill` writes once (the decrypted contents of an encrypted file);
+    /// read-only afterwards. `fill` returns the pages it could not decrypt, or nil when there are none.
+    static func build(count: Int, fill: (UnsafeMutableRawBufferPointer) throws(RealmFileError) -> UnreadablePages?) throws(RealmFileError) -> MappedBytes {
+        guard count > 0 else { return MappedBytes(base: nil, count: 0, release: { _, _ in }) }
+        // calloc: zeroed memory, which the system supplies lazily for large sizes.
+        guard let buffer = calloc(count, 1) else {
+            throw .invalidDatabase(reason: "cannot allocate \(count) bytes for the decrypted file")
+        }
+        let unreadable: UnreadablePages?
+        do {
+            unreadable = try fill(UnsafeMutableRawBufferPointer(start: buffer, count: count))
+        } catch {
+            free(buffer)
+            throw error
+        }
+        return MappedBytes(base: buffer, count: count, unreadablePages: unreadable, release: { pointer, _ in free(pointer) })
+    }
+
+    /// Throws when `offset..<offset+length` (already known to lie inside the bytes) touches a page of a decrypted
+    /// file that could not be decrypted.
+    @inline(__always)
+    func checkReadable(_ offset: Int, _ length: Int) throws(RealmFileError) {
+        if let unreadablePages { try unreadablePages.check(offset, length) }
     }
 
     /// Little-endian unsigned integer of `size` (1, 2, 4 or 8) bytes at `offset`; the caller has checked the bounds.

@@ -42,12 +42,23 @@ enum Slot: Sendable, Equatable {
 /// of refs ends in an error instead of a hang.
 final class VisitBudget {
     private(set) var remaining: Int
+    /// Collection nodes entered on this walk. Realm never shares a node between two parents, so meeting one
+    /// twice means a damaged file; refusing it keeps a few shared nodes from standing for millions of values.
+    private var entered: Set<UInt64> = []
 
     init(fileSize: Int) { remaining = fileSize / 8 + 64 }
 
     func spend() throws(RealmFileError) {
         remaining -= 1
         if remaining < 0 { throw .invalidDatabase(reason: "more nodes visited than the file can hold (a ref cycle?)") }
+    }
+
+    /// Spends one unit for the collection node at `ref`, which must not have been entered before on this walk.
+    func enter(_ ref: UInt64) throws(RealmFileError) {
+        try spend()
+        guard entered.insert(ref).inserted else {
+            throw .invalidDatabase(reason: "node \(ref) is reached from two places (a ref cycle or shared subtree)")
+        }
     }
 }
 
@@ -67,6 +78,7 @@ struct NodeReader: Sendable {
             throw .invalidDatabase(reason: "ref \(ref) points outside the file (\(fileSize) bytes)")
         }
         let offset = Int(ref)
+        try bytes.checkReadable(offset, Node.headerSize)
         let flags = bytes.byte(at: offset + 4)
         guard let scheme = WidthScheme(rawValue: (flags & 0x18) >> 3) else {
             throw .unsupported("node at \(ref) uses an unknown width scheme \((flags & 0x18) >> 3) (compressed arrays of a newer format?)")
@@ -82,6 +94,7 @@ struct NodeReader: Sendable {
         guard length <= fileSize - offset - Node.headerSize else {
             throw .invalidDatabase(reason: "node at \(ref) claims \(count) elements of width \(width), past the end of the file")
         }
+        try bytes.checkReadable(offset, Node.headerSize + length)
         return Node(ref: ref, isInnerBPlusTreeNode: flags & 0x80 != 0, hasRefs: flags & 0x40 != 0,
                     contextFlag: flags & 0x20 != 0, scheme: scheme, width: width, count: count,
                     payload: offset + Node.headerSize, payloadLength: length)

@@ -2,8 +2,9 @@ import Foundation
 
 /// A Realm file opened read-only: its header, its tables and their objects.
 ///
-/// The file is memory-mapped and never copied or written. All reads are validated against the file's
-/// bounds; a damaged file produces `RealmFileError`, never a crash.
+/// The file is memory-mapped and never written. All reads are validated against the file's bounds; a damaged
+/// file produces `RealmFileError`, never a crash. An encrypted file (Realm's `encryptionKey`) is authenticated
+/// and decrypted into memory when it is opened.
 public final class RealmFile: Sendable {
     /// File format version of the selected top ref (Realm writes 20–24 for the formats read here).
     public let formatVersion: Int
@@ -19,14 +20,32 @@ public final class RealmFile: Sendable {
     /// File format versions this reader decodes.
     public static let supportedFormatVersions: ClosedRange<Int> = 20...24
 
+    /// Size of the key of an encrypted Realm file: Realm's 64-byte `encryptionKey`.
+    public static let encryptionKeySize = RealmEncryption.keySize
+
     /// Opens the Realm file at `path` read-only.
-    public convenience init(path: String) throws(RealmFileError) {
-        try self.init(bytes: MappedBytes.map(path: path))
+    ///
+    /// - Parameter encryptionKey: the 64-byte key the file was encrypted with (Realm's `encryptionKey`), or nil
+    ///   for an unencrypted file. An encrypted file is decrypted into memory (its logical size) when opened.
+    public convenience init(path: String, encryptionKey: Data? = nil) throws(RealmFileError) {
+        let mapped = try MappedBytes.map(path: path)
+        try self.init(bytes: encryptionKey.map { key throws(RealmFileError) in try Self.decrypt(mapped, key: key) } ?? mapped)
     }
 
-    /// Reads a Realm file held in memory (the bytes are copied once).
-    public convenience init(data: Data) throws(RealmFileError) {
-        try self.init(bytes: MappedBytes.copy(data))
+    /// Reads a Realm file held in memory (the bytes are copied once; an encrypted file is decrypted instead).
+    public convenience init(data: Data, encryptionKey: Data? = nil) throws(RealmFileError) {
+        guard let encryptionKey else {
+            try self.init(bytes: MappedBytes.copy(data))
+            return
+        }
+        let decrypted = data.withUnsafeBytes { raw in
+            Result { () throws(RealmFileError) in try RealmEncryption.decrypt(raw, key: encryptionKey) }
+        }
+        try self.init(bytes: decrypted.get())
+    }
+
+    private static func decrypt(_ mapped: MappedBytes, key: Data) throws(RealmFileError) -> MappedBytes {
+        try RealmEncryption.decrypt(UnsafeRawBufferPointer(start: mapped.base, count: mapped.count), key: key)
     }
 
     private init(bytes: MappedBytes) throws(RealmFileError) {
@@ -75,8 +94,12 @@ struct FileHeader {
     init(_ bytes: MappedBytes) throws(RealmFileError) {
         let size = bytes.count
         guard size >= Self.size else { throw .invalidDatabase(reason: "file is too small (\(size) bytes) to be a Realm file") }
+        try bytes.checkReadable(0, Self.size)
         guard bytes.byte(at: 16) == UInt8(ascii: "T"), bytes.byte(at: 17) == UInt8(ascii: "-"),
               bytes.byte(at: 18) == UInt8(ascii: "D"), bytes.byte(at: 19) == UInt8(ascii: "B") else {
+            if RealmEncryption.looksEncrypted(UnsafeRawBufferPointer(start: bytes.base, count: size)) {
+                throw .invalidDatabase(reason: "no T-DB mnemonic, and the file has the layout of an encrypted Realm file: it is encrypted, open it with its 64-byte encryption key")
+            }
             throw .invalidDatabase(reason: "no T-DB mnemonic: not a Realm file, an encrypted Realm file, or corrupted")
         }
         guard size % 8 == 0 else { throw .invalidDatabase(reason: "file size \(size) is not a multiple of 8 (truncated?)") }
@@ -87,6 +110,7 @@ struct FileHeader {
             guard size >= Self.size + Self.footerSize else {
                 throw .invalidDatabase(reason: "streaming-form file too small for its footer")
             }
+            try bytes.checkReadable(size - Self.footerSize, Self.footerSize)
             guard bytes.uint(at: size - 8, size: 8) == Self.footerCookie else {
                 throw .invalidDatabase(reason: "streaming-form file without a valid footer (truncated?)")
             }

@@ -39,11 +39,11 @@ public enum RealmFileReport {
     /// (one document, no line breaks). A link becomes the target's primary key when its class has
     /// one, the target itself when it is embedded, else `{"$link": {"class": …, "key": …}}`.
     public static func export(_ table: RealmTable, of file: RealmFile, _ emit: (String) -> Void) throws(RealmFileError) {
-        var exporter = Exporter(file: file)
+        let exporter = Exporter(file: file)
         var cursor = table.objects()
         while let object = try cursor.next() {
             var out = ""
-            try exporter.document(object, of: table, depth: 0).write(to: &out)
+            try exporter.document(object, of: table, depth: 0, path: 0).write(to: &out)
             emit(out)
         }
     }
@@ -135,19 +135,45 @@ enum JSONText {
 private struct Exporter {
     let file: RealmFile
     static let maxDepth = 64
+    /// Bound on embedded objects plus collections (which Mixed values nest up to 100 deep) along one path, so
+    /// the recursion stays well inside a thread's stack.
+    static let maxCombinedDepth = 200
 
-    func document(_ object: RealmObject, of table: RealmTable, depth: Int) throws(RealmFileError) -> JSONText {
+    /// `depth` counts embedded objects, `path` embedded objects and collections, above `object`.
+    func document(_ object: RealmObject, of table: RealmTable, depth: Int, path: Int) throws(RealmFileError) -> JSONText {
+        try Self.checkCombined(path)
         guard depth <= Self.maxDepth else {
             throw .invalidDatabase(reason: "embedded objects nest deeper than \(Self.maxDepth) levels in \(table.name)")
         }
         var members: [(String, JSONText)] = []
         for (name, value) in zip(object.columnNames, object.values) {
-            members.append((name, try json(value, depth: depth)))
+            members.append((name, try json(value, depth: depth, path: path)))
         }
         return .object(members)
     }
 
-    func json(_ value: RealmValue, depth: Int) throws(RealmFileError) -> JSONText {
+    func json(_ value: RealmValue, depth: Int, path: Int) throws(RealmFileError) -> JSONText {
+        // Collections recurse here; scalars are written by a separate function so this frame stays small.
+        switch value {
+        case .list(let items), .set(let items):
+            try Self.checkCombined(path)
+            var array: [JSONText] = []
+            array.reserveCapacity(items.count)
+            for item in items { array.append(try json(item, depth: depth, path: path + 1)) }
+            return .array(array)
+        case .dictionary(let entries):
+            try Self.checkCombined(path)
+            var members: [(String, JSONText)] = []
+            members.reserveCapacity(entries.count)
+            for entry in entries { members.append((entry.key, try json(entry.value, depth: depth, path: path + 1))) }
+            return .object(members)
+        case .link(let link): return try self.link(link, depth: depth, path: path)
+        default: return Self.scalar(value)
+        }
+    }
+
+    @inline(never)
+    static func scalar(_ value: RealmValue) -> JSONText {
         switch value {
         case .null: return .null
         case .bool(let value): return .bool(value)
@@ -160,19 +186,22 @@ private struct Exporter {
         case .objectId(let id): return .object([("$oid", .string(id.hexString))])
         case .decimal128(let decimal): return .object([("$numberDecimal", .string(decimal.description))])
         case .timestamp(let timestamp): return Self.date(timestamp)
-        case .list(let items), .set(let items): return .array(try items.map { value throws(RealmFileError) in try json(value, depth: depth) })
-        case .dictionary(let entries):
-            return .object(try entries.map { entry throws(RealmFileError) in (entry.key, try json(entry.value, depth: depth)) })
-        case .link(let link): return try self.link(link, depth: depth)
+        case .list, .set, .dictionary, .link: return .null
         }
     }
 
-    func link(_ link: RealmLink, depth: Int) throws(RealmFileError) -> JSONText {
+    static func checkCombined(_ depth: Int) throws(RealmFileError) {
+        guard depth < maxCombinedDepth else {
+            throw .invalidDatabase(reason: "embedded objects and nested collections go deeper than \(maxCombinedDepth) levels")
+        }
+    }
+
+    func link(_ link: RealmLink, depth: Int, path: Int) throws(RealmFileError) -> JSONText {
         let target = try file.table(named: link.table)
         let reference = JSONText.object([("$link", .object([("class", .string(target.className)), ("key", .number(String(link.objectKey)))]))])
         guard !link.isUnresolved, let object = try target.object(key: link.objectKey) else { return reference }
-        if target.kind == .embedded { return try document(object, of: target, depth: depth + 1) }
-        if let primaryKey = target.primaryKey, let value = object[primaryKey] { return try json(value, depth: depth) }
+        if target.kind == .embedded { return try document(object, of: target, depth: depth + 1, path: path + 1) }
+        if let primaryKey = target.primaryKey, let value = object[primaryKey] { return try json(value, depth: depth, path: path) }
         return reference
     }
 

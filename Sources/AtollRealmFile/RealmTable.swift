@@ -81,8 +81,8 @@ public struct RealmTable: Sendable {
     /// Decodes the object at `index` of cluster leaf `leaf`.
     func makeObject(leaf: Node, index: Int, key: Int64, budget: VisitBudget) throws(RealmFileError) -> RealmObject {
         let reader = context.reader
-        let decoder = LeafDecoder(context: context)
-        let collections = CollectionDecoder(decoder: decoder, budget: budget)
+        let decoder = LeafDecoder(context: context, budget: budget)
+        let collections = CollectionDecoder(decoder: decoder)
         var values: [RealmValue] = []
         values.reserveCapacity(columns.count)
         for column in columns {

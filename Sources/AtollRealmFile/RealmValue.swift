@@ -39,6 +39,51 @@ public enum RealmValue: Sendable, Equatable, Hashable {
     public var entries: [RealmDictionaryEntry]? { if case let .dictionary(v) = self { v } else { nil } }
 }
 
+extension RealmValue {
+    /// Values are equal when they hold the same stored data: floats and doubles compare by their bits, so a NaN
+    /// equals the same NaN (two reads of a file compare equal) and 0.0 differs from -0.0.
+    public static func == (lhs: RealmValue, rhs: RealmValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.int(a), .int(b)): a == b
+        case let (.bool(a), .bool(b)): a == b
+        case let (.string(a), .string(b)): a == b
+        case let (.binary(a), .binary(b)): a == b
+        case let (.float(a), .float(b)): a.bitPattern == b.bitPattern
+        case let (.double(a), .double(b)): a.bitPattern == b.bitPattern
+        case let (.timestamp(a), .timestamp(b)): a == b
+        case let (.decimal128(a), .decimal128(b)): a == b
+        case let (.objectId(a), .objectId(b)): a == b
+        case let (.uuid(a), .uuid(b)): a == b
+        case let (.link(a), .link(b)): a == b
+        case let (.list(a), .list(b)): a == b
+        case let (.set(a), .set(b)): a == b
+        case let (.dictionary(a), .dictionary(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case let .int(v): hasher.combine(1); hasher.combine(v)
+        case let .bool(v): hasher.combine(2); hasher.combine(v)
+        case let .string(v): hasher.combine(3); hasher.combine(v)
+        case let .binary(v): hasher.combine(4); hasher.combine(v)
+        case let .float(v): hasher.combine(5); hasher.combine(v.bitPattern)
+        case let .double(v): hasher.combine(6); hasher.combine(v.bitPattern)
+        case let .timestamp(v): hasher.combine(7); hasher.combine(v)
+        case let .decimal128(v): hasher.combine(8); hasher.combine(v)
+        case let .objectId(v): hasher.combine(9); hasher.combine(v)
+        case let .uuid(v): hasher.combine(10); hasher.combine(v)
+        case let .link(v): hasher.combine(11); hasher.combine(v)
+        case let .list(v): hasher.combine(12); hasher.combine(v)
+        case let .set(v): hasher.combine(13); hasher.combine(v)
+        case let .dictionary(v): hasher.combine(14); hasher.combine(v)
+        }
+    }
+}
+
 /// One key/value pair of a Realm dictionary.
 public struct RealmDictionaryEntry: Sendable, Equatable, Hashable {
     public let key: String
@@ -158,37 +203,64 @@ public struct RealmDecimal128: Sendable, Equatable, Hashable, CustomStringConver
         return sign + digits + "E\(exponent)"
     }
 
-    /// Widens a BID64 encoding (8-byte Realm decimal leaves of format 24).
+    /// Widens a BID64 encoding (8-byte Realm decimal leaves of format 24) exactly as IEEE 754 conversion does:
+    /// the same value and cohort, NaN payloads scaled by 10^18, non-canonical coefficients read as zero.
     init(bid64 bits: UInt64) {
-        let sign = bits >> 63
-        if (bits >> 58) & 0x1F == 0x1F { self.init(low: bits & 0x3_FFFF_FFFF_FFFF, high: sign << 63 | 0x7c00_0000_0000_0000); return }
-        if (bits >> 58) & 0x1F == 0x1E { self.init(low: 0, high: sign << 63 | 0x7800_0000_0000_0000); return }
+        let sign = bits & 0x8000_0000_0000_0000
+        if bits & 0x7800_0000_0000_0000 == 0x7800_0000_0000_0000 {
+            if bits & 0x7c00_0000_0000_0000 == 0x7800_0000_0000_0000 {
+                self.init(low: 0, high: bits & 0xf800_0000_0000_0000)
+                return
+            }
+            let payload = bits & 0x3_FFFF_FFFF_FFFF
+            self.init(special: bits & 0xfc00_0000_0000_0000, payload: payload < 1_000_000_000_000_000 ? payload : 0, scale: 18)
+            return
+        }
         let exponent: UInt64
-        let coefficient: UInt64
-        if (bits >> 61) & 3 == 3 {
+        var coefficient: UInt64
+        if bits & 0x6000_0000_0000_0000 == 0x6000_0000_0000_0000 {
             exponent = (bits >> 51) & 0x3FF
             coefficient = (bits & 0x7_FFFF_FFFF_FFFF) | 0x20_0000_0000_0000
+            if coefficient >= 10_000_000_000_000_000 { coefficient = 0 }
         } else {
             exponent = (bits >> 53) & 0x3FF
             coefficient = bits & 0x1F_FFFF_FFFF_FFFF
         }
-        self.init(low: coefficient, high: sign << 63 | (exponent + 6176 - 398) << 49)
+        self.init(low: coefficient, high: sign | (exponent + 6176 - 398) << 49)
     }
 
-    /// Widens a BID32 encoding (4-byte Realm decimal leaves of format 24).
+    /// Widens a BID32 encoding (4-byte Realm decimal leaves of format 24), like `init(bid64:)`; NaN payloads
+    /// are scaled by 10^27.
     init(bid32 bits: UInt32) {
-        let sign = UInt64(bits >> 31)
-        if (bits >> 26) & 0x1F == 0x1F { self.init(low: UInt64(bits & 0xF_FFFF), high: sign << 63 | 0x7c00_0000_0000_0000); return }
-        if (bits >> 26) & 0x1F == 0x1E { self.init(low: 0, high: sign << 63 | 0x7800_0000_0000_0000); return }
+        let wide = UInt64(bits) << 32
+        let sign = wide & 0x8000_0000_0000_0000
+        if bits & 0x7800_0000 == 0x7800_0000 {
+            if bits & 0x7c00_0000 == 0x7800_0000 {
+                self.init(low: 0, high: wide & 0xf800_0000_0000_0000)
+                return
+            }
+            let payload = UInt64(bits & 0xF_FFFF)
+            self.init(special: wide & 0xfc00_0000_0000_0000, payload: payload < 1_000_000 ? payload : 0, scale: 27)
+            return
+        }
         let exponent: UInt64
-        let coefficient: UInt64
-        if (bits >> 29) & 3 == 3 {
+        var coefficient: UInt64
+        if bits & 0x6000_0000 == 0x6000_0000 {
             exponent = UInt64((bits >> 21) & 0xFF)
             coefficient = UInt64(bits & 0x1F_FFFF) | 0x80_0000
+            if coefficient >= 10_000_000 { coefficient = 0 }
         } else {
             exponent = UInt64((bits >> 23) & 0xFF)
             coefficient = UInt64(bits & 0x7F_FFFF)
         }
-        self.init(low: coefficient, high: sign << 63 | (exponent + 6176 - 101) << 49)
+        self.init(low: coefficient, high: sign | (exponent + 6176 - 101) << 49)
+    }
+
+    /// A NaN: sign and NaN bits in `top`, the narrow payload scaled to decimal128's coefficient width.
+    private init(special top: UInt64, payload: UInt64, scale: Int) {
+        var factor: UInt128 = 1
+        for _ in 0..<scale { factor *= 10 }
+        let coefficient = UInt128(payload) * factor
+        self.init(low: UInt64(truncatingIfNeeded: coefficient), high: top | UInt64(truncatingIfNeeded: coefficient >> 64))
     }
 }

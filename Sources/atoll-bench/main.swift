@@ -7,6 +7,7 @@ import Foundation
 //   swift run -c release atoll-bench local      # W1–W3: the local store
 //   swift run -c release atoll-bench sync       # W4, W5, W7: sync, server in-process on loopback
 //   swift run -c release atoll-bench reset      # W6: a client reset recovering 1,000 changes
+//   swift run -c release atoll-bench realm-file # W9: opening (converting) a file Realm wrote
 //   swift run -c release atoll-bench limits     # L0–L3: connection flood, upload stream, login flood
 //                                               # (atoll-server in a child process: build it first)
 
@@ -20,8 +21,9 @@ for suite in suites {
     case "sync-w7-clients": try await IdleSessionClients().run()  // W7's child process
     case "limits": try await LimitsBenchmark().run()  // L0–L3: what hostile clients cost the server
     case "nodes": try await NodesBenchmark().run()  // W4/W5 on PostgreSQL and W8 with 1–3 nodes
+    case "realm-file": try RealmFileBenchmark().run()  // W9: converting a file Realm wrote
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file\n".utf8))
         exit(2)
     }
 }

@@ -2,6 +2,7 @@
 // (`DeviceProcess` in AtollTesting drives it).
 //
 //     atoll-device <base-url> <root-directory> <app-id> <partition> [recover|discard]
+//     atoll-device open-realm-file <path> <schema-version>
 //
 // It logs in (anonymously, or as the current user a previous run on the same root directory
 // left), opens the partition's realm without waiting for a download, prints `ready`, then runs
@@ -34,6 +35,18 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
+// `atoll-device open-realm-file <path> <schema-version>`: opens a file Realm wrote (converting
+// it), prints `opened <object count>`, exits. ChaosTests kill it while it converts.
+if arguments.count == 4, arguments[1] == "open-realm-file", let version = UInt64(arguments[3]) {
+    do {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]), schemaVersion: version, objectTypes: []))
+        say("opened \(realm.schema.objectSchema.reduce(0) { $0 + realm.dynamicObjects($1.className).count })")
+        exit(0)
+    } catch {
+        say("error \(error)")
+        exit(1)
+    }
+}
 guard arguments.count >= 5 else {
     FileHandle.standardError.write(Data("usage: atoll-device <base-url> <root-directory> <app-id> <partition> [recover|discard]\n".utf8))
     exit(64)

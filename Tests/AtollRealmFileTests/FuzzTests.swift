@@ -84,8 +84,8 @@ import Testing
     }
 
     /// Reads everything a client would: schema, counts, every object, and a key lookup.
-    static func readEverything(_ data: Data) throws(RealmFileError) {
-        let file = try RealmFile(data: data)
+    static func readEverything(_ data: Data, encryptionKey: Data? = nil) throws(RealmFileError) {
+        let file = try RealmFile(data: data, encryptionKey: encryptionKey)
         _ = file.schemaVersion
         for table in file.tables {
             _ = try table.objectCount()
@@ -109,7 +109,43 @@ import Testing
         try Self.fuzz([UInt8](SyntheticLeafTests.allTypesFile()), name: "synthetic", count: Self.casesPerFixture)
     }
 
-    static func fuzz(_ original: [UInt8], name: String, count: Int) throws {
+    /// Synthetic files of collections nested in Mixed values: a dictionary of a list, and 100 nested lists.
+    @Test func damagedNestedMixedFilesReadOrThrow() throws {
+        try Self.fuzz([UInt8](Format24SyntheticTests.nestedDictionaryFile()), name: "nested dictionary", count: max(Self.casesPerFixture / 2, 1))
+        try Self.fuzz([UInt8](Format24SyntheticTests.nestedLists(levels: 100, chain: 1)), name: "nested lists", count: max(Self.casesPerFixture / 2, 1))
+    }
+
+    /// Encrypted copies (realm-core's page encryption), damaged in their ciphertext and IV tables: a smaller
+    /// run, since every case authenticates and decrypts the whole file.
+    @Test(arguments: ["sync-metadata-v6.realm", "test_upgrade_database_4_22.realm"])
+    func damagedEncryptedFileReadsOrThrows(name: String) throws {
+        let plain = TestEncryptor.logicalImage([UInt8](try Fixtures.data(name)))
+        let encrypted = TestEncryptor.encrypt(plain, counter: { UInt32($0 % 3 + 1) })
+        try Self.fuzz(encrypted, name: "encrypted " + name, count: max(Self.casesPerFixture / 4, 1), encryptionKey: Data(TestEncryptor.key))
+        // Aimed at the IV tables: entries cleared, slots swapped, counters changed.
+        var random = SplitMix64(state: Self.seed ^ name.hashValueStable)
+        let pages = plain.count / 4096
+        for _ in 0..<max(Self.casesPerFixture / 8, 1) {
+            var damaged = encrypted
+            let entry = TestEncryptor.entryOffset(Int.random(in: 0..<pages, using: &random))
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: damaged.replaceSubrange(entry..<entry + 64, with: [UInt8](repeating: 0, count: 64))
+            case 1: for index in 0..<32 { damaged.swapAt(entry + index, entry + 32 + index) }
+            case 2: damaged[entry + Int.random(in: 0..<4, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            default: damaged[entry + 32 + Int.random(in: 0..<32, using: &random)] ^= 0xFF
+            }
+            do { try Self.readEverything(Data(damaged), encryptionKey: Data(TestEncryptor.key)) } catch {}
+        }
+    }
+
+    /// The file realm-core encrypted itself, with its own key: damaged ciphertext and IV tables must fail
+    /// authentication or read cleanly. A small run, since each case decrypts the whole file.
+    @Test func damagedRealmEncryptedFileReadsOrThrows() throws {
+        let original = [UInt8](try Fixtures.data(Fixtures.encryptedAllTypes))
+        try Self.fuzz(original, name: Fixtures.encryptedAllTypes, count: max(Self.casesPerFixture / 8, 1), encryptionKey: Fixtures.allTypesKey)
+    }
+
+    static func fuzz(_ original: [UInt8], name: String, count: Int, encryptionKey: Data? = nil) throws {
         let seed = Self.seed ^ UInt64(truncatingIfNeeded: name.hashValueStable)
         var outcomes = (read: 0, threw: 0)
         let clock = ContinuousClock()
@@ -117,7 +153,7 @@ import Testing
             let damaged = Data(mutation.apply(to: original))
             let started = clock.now
             do {
-                try Self.readEverything(damaged)
+                try Self.readEverything(damaged, encryptionKey: encryptionKey)
                 outcomes.read += 1
             } catch {
                 outcomes.threw += 1

@@ -25,6 +25,8 @@ final class Person: Object {
 }
 
 final class AllTypes: Object {
+    // AppCompatibilityTests has an `AllTypes` of a file Realm wrote; one name per class in a process.
+    override class func className() -> String { "StoreAllTypes" }
     @Persisted(primaryKey: true) var _id: ObjectId
     @Persisted var bool = false
     @Persisted var int = 0

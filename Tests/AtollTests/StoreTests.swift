@@ -8,7 +8,7 @@ import Testing
     @Test func schemaDiscoveryFindsEveryPropertyKind() throws {
         let t = try TestRealm()
         let realm = try t.open()
-        let schema = try #require(realm.schema["AllTypes"])
+        let schema = try #require(realm.schema["StoreAllTypes"])
         #expect(schema.properties.count == 33)
         #expect(schema.primaryKey == "_id")
         #expect(schema[property: "optInt"]?.isOptional == true)

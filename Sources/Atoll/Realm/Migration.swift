@@ -1,4 +1,5 @@
 import AtollCore
+import AtollRealmFile
 import Foundation
 
 /// Passed to a configuration's `migrationBlock` when `schemaVersion` grows: read objects as they
@@ -278,6 +279,14 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
         throw Realm.Error(.fileNotFound, "Cannot read the schema version of \(path): the file does not exist")
     }
     let key = try EncryptionKey.make(encryptionKey)
+    if RealmFormatConversion.isRealmFormat(path: path, encryptionKey: encryptionKey) {
+        // A file Realm wrote, not converted yet: its own `metadata` table has the version.
+        do {
+            return try AtollRealmFile.RealmFile(path: path, encryptionKey: encryptionKey).schemaVersion ?? 0
+        } catch {
+            throw RealmFormatConversion.error(error)
+        }
+    }
     let version: Int64?
     do {
         version = try MigrationStore.schemaVersion(atPath: path, key: key)

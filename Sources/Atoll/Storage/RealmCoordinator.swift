@@ -116,7 +116,7 @@ final class RealmCoordinator: @unchecked Sendable {
     }
 
     private static func open(_ configuration: Realm.Configuration, key: String, encryptionKey: EncryptionKey?) throws -> RealmCoordinator {
-        let path: String
+        var path: String
         let inMemory = configuration.inMemoryIdentifier != nil
         if let id = configuration.inMemoryIdentifier {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-memory", isDirectory: true)
@@ -141,6 +141,13 @@ final class RealmCoordinator: @unchecked Sendable {
                 }
             } else if !FileManager.default.fileExists(atPath: path) {
                 throw Realm.Error(.fileNotFound, "cannot open \(path) read-only: the file does not exist", path: path)
+            }
+            // A file Realm wrote (the app's data from before Atoll, or a bundled seed) becomes an
+            // Atoll file first; the declared schema and the migration block then apply as usual.
+            if !configuration.readOnly {
+                try RealmFormatConversion.convertIfNeeded(at: path, encryptionKey: configuration.encryptionKey, key: encryptionKey)
+            } else if RealmFormatConversion.isRealmFormat(path: path, encryptionKey: configuration.encryptionKey) {
+                path = try RealmFormatConversion.convertedCopy(of: path, encryptionKey: configuration.encryptionKey, key: encryptionKey)
             }
             if !configuration.readOnly, let shouldCompact = configuration.shouldCompactOnLaunch {
                 try RealmFiles.compactIfAsked(path, key: encryptionKey, shouldCompact)

@@ -17,10 +17,15 @@ enum RealmFiles {
         suffixes.contains { FileManager.default.fileExists(atPath: path + $0) }
     }
 
+    /// What else may sit beside a realm that Realm wrote before Atoll converted it: the original
+    /// (``RealmFormatConversion/backupPath(for:)``) and Realm's own lock, notification and
+    /// management files, which `Realm.deleteFiles(for:)` removes in Realm too.
+    static let formerRealmSuffixes = [".before-atoll", ".lock", ".note", ".management"]
+
     /// Removes the files of the realm at `path`; returns whether there were any.
     static func delete(_ path: String) throws -> Bool {
         var existed = false
-        for suffix in suffixes where FileManager.default.fileExists(atPath: path + suffix) {
+        for suffix in suffixes + formerRealmSuffixes where FileManager.default.fileExists(atPath: path + suffix) {
             existed = true
             do {
                 try FileManager.default.removeItem(atPath: path + suffix)
@@ -72,6 +77,14 @@ enum RealmFiles {
                 throw error
             }
         }
+    }
+
+    /// Syncs the file or folder at `target` to the medium.
+    static func sync(_ target: String) throws {
+        let fd = open(target, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw syncError(target) }
+        defer { close(fd) }
+        try syncToTheMedium(fd, target)
     }
 
     private static func syncToTheMedium(_ fd: Int32, _ target: String) throws {

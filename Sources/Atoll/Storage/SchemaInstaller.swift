@@ -149,8 +149,8 @@ struct SchemaInstaller {
                 throw Realm.Error(.invalidDatabase, "\(coordinator.path) is an SQLite file but not a realm file")
             }
             try InternalTables.create(connection)
-            try setMeta(connection, "version", .integer(0))
-            try setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
+            try Self.setMeta(connection, "version", .integer(0))
+            try Self.setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
         }
         let stored = try storedSchema(connection)
         if hasMeta && !configuration.readOnly { try InternalTables.upgrade(connection, stored) }
@@ -194,8 +194,8 @@ struct SchemaInstaller {
             }
             try Self.apply(changes, declared: declared.map(\.schema), connection: connection, phase: .after)
             for info in declared { merged[info.schema.name] = info.schema }
-            try saveSchema(connection, Array(merged.values))
-            try setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
+            try Self.saveSchema(connection, Array(merged.values))
+            try Self.setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
         }
         for schema in merged.values {
             // Tables of types missing in a read-only file are not installed: queries on them are empty.
@@ -359,7 +359,7 @@ struct SchemaInstaller {
             for statement in TableInfo.createStatements(for: schema) { try connection.execute(statement) }
             stored.append(schema)
         }
-        try installer.saveSchema(connection, stored)
+        try Self.saveSchema(connection, stored)
     }
 
     /// Replaces (or adds) one type in the stored schema, inside the caller's write transaction.
@@ -368,7 +368,7 @@ struct SchemaInstaller {
         var stored = try installer.storedSchema(connection)
         stored.removeAll { $0.name == schema.name }
         stored.append(schema)
-        try installer.saveSchema(connection, stored)
+        try Self.saveSchema(connection, stored)
     }
 
     private func storedSchema(_ connection: Connection) throws -> [AtollCore.ObjectSchema] {
@@ -382,14 +382,14 @@ struct SchemaInstaller {
         }
     }
 
-    private func saveSchema(_ connection: Connection, _ schemas: [AtollCore.ObjectSchema]) throws {
+    static func saveSchema(_ connection: Connection, _ schemas: [AtollCore.ObjectSchema]) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: try encoder.encode(schemas.sorted { $0.name < $1.name }), as: UTF8.self)
-        try setMeta(connection, "schema", .text(json))
+        try Self.setMeta(connection, "schema", .text(json))
     }
 
-    private func setMeta(_ connection: Connection, _ key: String, _ value: SQLValue) throws {
+    static func setMeta(_ connection: Connection, _ key: String, _ value: SQLValue) throws {
         try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES (?, ?)", [.text(key), value])
     }
 }

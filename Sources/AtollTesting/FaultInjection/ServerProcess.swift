@@ -174,7 +174,7 @@ public final class ServerProcess: Sendable {
 
     /// A product of this package: `environmentVariable`'s path, or `name` in the folder of the
     /// running binary (or of its bundle, on macOS).
-    static func locateBuiltExecutable(named name: String, environmentVariable: String) throws -> URL {
+    public static func locateBuiltExecutable(named name: String, environmentVariable: String) throws -> URL {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment[environmentVariable], !path.isEmpty {
             return URL(fileURLWithPath: path)
