@@ -5,6 +5,11 @@ import Foundation
 import Synchronization
 import Testing
 
+/// A class sync cannot name objects of (no primary key).
+final class UnkeyedNote: Object {
+    @Persisted var text = ""
+}
+
 final class SyncedTask: Object {
     @Persisted(primaryKey: true) var _id: ObjectId
     @Persisted var name = ""
@@ -29,6 +34,47 @@ final class SyncedTask: Object {
             try await realmA.syncSession!.wait(for: .upload)
             let realmB = try await open(sam, "shire", .always)
             #expect(realmB.objects(SyncedTask.self).where { $0.owner == "Frodo" }.map(\.name) == ["Carry the ring"])
+        }
+    }
+
+    /// realm-swift's "convert a local realm to a synced realm": `writeCopy(configuration:)` with a
+    /// synced configuration; the copy's objects are the device's first uploads.
+    @Test func aLocalRealmCopiedToASyncedConfigurationUploadsItsObjects() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let local = try Realm(configuration: folder.configuration("local.realm", objectTypes: [SyncedTask.self]))
+            try local.write {
+                for i in 0..<2_500 { local.add(SyncedTask(value: ["name": "task \(i)", "owner": "Frodo", "done": i % 2 == 0])) }
+            }
+            var synced = frodo.configuration(partitionValue: "shire")
+            synced.objectTypes = [SyncedTask.self]
+            try local.writeCopy(configuration: synced)
+
+            let copy = try await Realm(configuration: synced, downloadBeforeOpen: .never)
+            #expect(copy.objects(SyncedTask.self).count == 2_500)
+            try await copy.syncSession!.wait(for: .upload)
+            let other = try await open(sam, "shire", .always)
+            #expect(other.objects(SyncedTask.self).count == 2_500)
+            #expect(other.objects(SyncedTask.self).where { $0.done }.count == 1_250)
+            let first = try #require(local.objects(SyncedTask.self).first)
+            #expect(other.object(ofType: SyncedTask.self, forPrimaryKey: first._id)?.name == first.name)
+        }
+    }
+
+    @Test func aLocalRealmWithAClassWithoutPrimaryKeyCannotBecomeSynced() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let local = try Realm(configuration: folder.configuration("local.realm", objectTypes: [SyncedTask.self, UnkeyedNote.self]))
+            var synced = frodo.configuration(partitionValue: "shire")
+            synced.objectTypes = [SyncedTask.self, UnkeyedNote.self]
+            #expect { try local.writeCopy(configuration: synced) } throws: { error in
+                (error as? Realm.Error)?.code == .invalidConfiguration && "\(error)".contains("primary key")
+            }
         }
     }
 

@@ -76,13 +76,17 @@ extension Realm {
             throw Error(.invalidConfiguration, "writeCopy(configuration:) needs a configuration with a fileURL")
         }
         let key = try EncryptionKey.make(configuration.encryptionKey)
+        if self.configuration.syncConfiguration == nil, configuration.syncConfiguration != nil {
+            return try writeSyncedCopy(to: url.standardizedFileURL.path, key: key)
+        }
         let keepsSyncState = try Self.copyKeepsSyncState(from: self.configuration.syncConfiguration, to: configuration.syncConfiguration)
         // A synced destination's folder is the user's, made on demand as opening the realm would.
         try writeCopy(to: url.standardizedFileURL.path, key: key, keepingSyncState: keepsSyncState,
                       creatingFolder: configuration.syncConfiguration != nil)
     }
 
-    private func writeCopy(to destination: String, key: EncryptionKey?, keepingSyncState: Bool, creatingFolder: Bool) throws {
+    private func writeCopy(to destination: String, key: EncryptionKey?, keepingSyncState: Bool, creatingFolder: Bool,
+                           adjusting adjust: ((Connection) throws -> Void)? = nil) throws {
         guard transaction == nil else {
             throw Error(.alreadyInWriteTransaction, "Cannot write a copy of a Realm while it is in a write transaction")
         }
@@ -108,7 +112,7 @@ extension Realm {
         defer { for suffix in RealmFiles.suffixes { try? FileManager.default.removeItem(atPath: partial + suffix) } }
         do {
             try connection.copy(toPath: partial, key: key)
-            try Self.adoptSyncState(atPath: partial, keep: keepingSyncState, key: key)
+            try Self.adoptSyncState(atPath: partial, keep: keepingSyncState, key: key, adjusting: adjust)
         } catch {
             throw Error(.fileAccess, "cannot write a copy to \(destination): \(error)", path: destination,
                         underlying: error as? any Swift.Error & Sendable)
@@ -124,9 +128,7 @@ extension Realm {
     ///   a synced one.
     static func copyKeepsSyncState(from source: SyncConfiguration?, to destination: SyncConfiguration?) throws -> Bool {
         guard let destination else { return false }
-        guard let source else {
-            throw Error(.invalidConfiguration, "writeCopy(configuration:) cannot turn a local realm into a synced one; copy its objects into the synced realm instead")
-        }
+        guard let source else { return false }
         guard source.enableFlexibleSync == destination.enableFlexibleSync else {
             throw Error(.invalidConfiguration, source.enableFlexibleSync
                 ? "writeCopy(configuration:) cannot copy a flexible-sync realm to a partition-based sync configuration"
@@ -141,10 +143,58 @@ extension Realm {
     /// Makes a fresh copy's sync state fit its new owner — another user's copy of the same realm
     /// keeps its place in the history and its unsynced changes but gets a file ident of its own
     /// on first sync; a local copy has no sync state — and compacts it.
-    static func adoptSyncState(atPath path: String, keep: Bool, key: EncryptionKey? = nil) throws {
+    /// A local realm's copy for a synced configuration (realm-swift: "convert a local realm to a
+    /// synced realm"): the copy holds the objects, and its history is replaced by changesets that
+    /// create them, so that they are the device's first uploads once the synced realm opens. Every
+    /// class must have a primary key (sync names objects by it); embedded objects travel inside
+    /// their owners. The server merges them with what it has by primary key.
+    private func writeSyncedCopy(to destination: String, key: EncryptionKey?) throws {
+        for table in coordinator.allTables where !table.schema.isEmbedded && table.schema.primaryKey == nil {
+            throw Error(.invalidConfiguration,
+                        "writeCopy(configuration:) cannot make a synced realm of this one: '\(table.name)' has no primary key, and sync needs one on every class")
+        }
+        let state = try replicaState()
+        let base = try history.currentVersion()
+        try writeCopy(to: destination, key: key, keepingSyncState: false, creatingFolder: true) { copy in
+            try copy.execute("DELETE FROM _atoll_history")
+            for (offset, instructions) in Self.uploadChunks(creating: state).enumerated() {
+                try HistoryStore(connection: copy).append(Changeset(
+                    version: base + 1 + Int64(offset), timestamp: Int64(Date().timeIntervalSince1970 * 1_000), instructions: instructions))
+            }
+        }
+    }
+
+    /// The instructions that create `state`'s tables and objects, cut between objects into
+    /// changesets of at most 2,000 instructions (an upload message stays small).
+    static func uploadChunks(creating state: ReplicaState) -> [[Instruction]] {
+        var chunks: [[Instruction]] = [state.schema.keys.sorted().map { .addTable(state.schema[$0]!) }]
+        for type in state.objects.keys.sorted() where state.schema[type]?.isEmbedded != true {
+            for key in state.primaryKeys(of: type) {
+                let instructions = FlexibleSync.instructions(creating: ObjectID(type: type, primaryKey: key), in: state)
+                if chunks[chunks.count - 1].count + instructions.count > 2_000, !chunks[chunks.count - 1].isEmpty { chunks.append([]) }
+                chunks[chunks.count - 1] += instructions
+            }
+        }
+        return chunks
+    }
+
+    static func adoptSyncState(atPath path: String, keep: Bool, key: EncryptionKey? = nil,
+                               adjusting adjust: ((Connection) throws -> Void)? = nil) throws {
         let copy = try Connection(path: path, readOnly: false, key: key)
         defer { try? copy.queue.close() }
         try SyncStateStore(connection: copy, path: path).adoptCopy(keep: keep)
+        if let adjust {
+            try copy.run { _ in
+                try copy.beginWrite()
+                do {
+                    try adjust(copy)
+                    try copy.commit()
+                } catch {
+                    try? copy.rollback()
+                    throw error
+                }
+            }
+        }
         try RealmFiles.compact(copy)
     }
 }
