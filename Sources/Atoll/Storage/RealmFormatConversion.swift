@@ -121,6 +121,10 @@ enum RealmFormatConversion {
             progress(0, total)
         }
         try connection.run { _ in
+            // The work file is private until it is complete and synced (a failed or cut conversion
+            // throws it away): no journal, no syncs while it is written; WAL again at the end.
+            try connection.execute("PRAGMA journal_mode = OFF")
+            try connection.execute("PRAGMA synchronous = OFF")
             try connection.beginWrite()
             do {
                 try InternalTables.create(connection)
@@ -136,8 +140,7 @@ enum RealmFormatConversion {
                 try? connection.rollback()
                 throw error
             }
-            // Everything in the file itself, so the file alone is the converted realm.
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try connection.execute("PRAGMA journal_mode = WAL")
         }
         return writer.report
     }
@@ -171,17 +174,23 @@ enum RealmFormatConversion {
                     columns.map(StorageLayout.quote).joined(separator: ", ") + ") VALUES (" +
                     Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
                 let positions = Dictionary(uniqueKeysWithValues: table.columns.enumerated().map { ($1.name, $0) })
+                // Where each property's value is in an object of the file, looked up once per table.
+                let singleSources = singles.map { positions[$0.name] }
+                let collections = schema.properties.filter { !$0.isSingle }.compactMap { property in
+                    positions[property.name].map { (property, $0) }
+                }
+                var arguments: [SQLValue] = []
+                arguments.reserveCapacity(columns.count)
                 var cursor = table.objects()
                 while let object = try Self.next(&cursor) {
                     let row = object.key + 1
-                    var arguments: [SQLValue] = [.integer(row)]
-                    for property in singles {
-                        let value = positions[property.name].map { object.values[$0] } ?? .null
-                        arguments.append(try sqlValue(value, property, owner: schema.name, row: row))
+                    arguments.removeAll(keepingCapacity: true)
+                    arguments.append(.integer(row))
+                    for (property, source) in zip(singles, singleSources) {
+                        arguments.append(try sqlValue(source.map { object.values[$0] } ?? .null, property, owner: schema.name, row: row))
                     }
                     try connection.execute(insert, arguments)
-                    for property in schema.properties where !property.isSingle {
-                        guard let position = positions[property.name] else { continue }
+                    for (property, position) in collections {
                         try writeCollection(object.values[position], property, owner: schema.name, row: row)
                     }
                     report.objects += 1

@@ -18,7 +18,8 @@ public struct ObjectId: Sendable {
     /// Bytes 8...11, big-endian.
     private var low: UInt32
 
-    private init(high: UInt64, low: UInt32) {
+    @usableFromInline
+    init(high: UInt64, low: UInt32) {
         self.high = high
         self.low = low
     }
@@ -88,6 +89,7 @@ public struct ObjectId: Sendable {
     /// let id = ObjectId(bytes: Array(repeating: 0, count: 12))
     /// ```
     /// - Precondition: `bytes.count == 12`.
+    @inlinable  // specialised at the caller: the generic walk cost more than the rest of a row decode
     public init(bytes: some Collection<UInt8>) {
         precondition(bytes.count == 12, "ObjectId needs exactly 12 bytes, got \(bytes.count)")
         var high: UInt64 = 0
