@@ -64,6 +64,35 @@ final class SyncedTask: Object {
         }
     }
 
+    /// A file Realm wrote (Tools/realm-fixtures: 50 `SyncedTask`s, realm-core 14) as the seed of
+    /// a synced configuration: converted on open, its objects upload as the device's writes.
+    @Test func aRealmWrittenSeedFileOfASyncedRealmUploadsItsObjects() async throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AtollRealmFileTests/Fixtures/synced_tasks_v0.realm")
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            // The server already has one of them, changed: the device's write wins (it is newer).
+            let realmB = try await open(sam)
+            let firstID = try ObjectId(string: "660000000000000000000000")
+            try realmB.write { realmB.add(SyncedTask(value: ["_id": firstID, "name": "server's", "owner": "Sam"] as [String: Any])) }
+            try await realmB.syncSession!.wait(for: .upload)
+
+            var synced = frodo.configuration(partitionValue: "shire")
+            synced.objectTypes = [SyncedTask.self]
+            synced.seedFilePath = seed
+            let realm = try await Realm(configuration: synced, downloadBeforeOpen: .never)
+            #expect(realm.objects(SyncedTask.self).count == 50)
+            try await realm.syncSession!.wait(for: .upload)
+            try await realmB.syncSession!.wait(for: .download)
+            realmB.refresh()
+            #expect(realmB.objects(SyncedTask.self).count == 50)
+            #expect(realmB.objects(SyncedTask.self).where { $0.owner == "Frodo" }.count == 25)
+            #expect(realmB.object(ofType: SyncedTask.self, forPrimaryKey: firstID)?.name == "realm task 0")
+            #expect(realmB.objects(SyncedTask.self).where { $0.done }.count == 17)
+        }
+    }
+
     @Test func aLocalRealmWithAClassWithoutPrimaryKeyCannotBecomeSynced() async throws {
         try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)

@@ -145,7 +145,9 @@ final class RealmCoordinator: @unchecked Sendable {
             // A file Realm wrote (the app's data from before Atoll, or a bundled seed) becomes an
             // Atoll file first; the declared schema and the migration block then apply as usual.
             if !configuration.readOnly {
-                try RealmFormatConversion.convertIfNeeded(at: path, encryptionKey: configuration.encryptionKey, key: encryptionKey)
+                // A synced configuration uploads the file's objects as the device's writes.
+                try RealmFormatConversion.convertIfNeeded(at: path, encryptionKey: configuration.encryptionKey, key: encryptionKey,
+                                                          uploads: configuration.syncConfiguration != nil)
             } else if RealmFormatConversion.isRealmFormat(path: path, encryptionKey: configuration.encryptionKey) {
                 path = try RealmFormatConversion.convertedCopy(of: path, encryptionKey: configuration.encryptionKey, key: encryptionKey)
             }

@@ -102,7 +102,11 @@ enum RealmFormatConversion {
     /// Writes the classes and objects of `file` into the empty Atoll file at `destination` (created
     /// here), with `file`'s schema version, in one transaction. The caller syncs and renames it.
     @discardableResult
-    static func convert(_ file: RealmFile, into destination: String, key: EncryptionKey?,
+    ///
+    /// - Parameter uploads: for a synced configuration: the history also gets changesets that
+    ///   create every object, so that they are the device's first uploads (every class needs a
+    ///   primary key, as sync does).
+    static func convert(_ file: RealmFile, into destination: String, key: EncryptionKey?, uploads: Bool = false,
                         progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Report {
         let schemas = try schema(of: file)
         do {
@@ -113,6 +117,13 @@ enum RealmFormatConversion {
         let connection = try Connection(path: destination, readOnly: false, key: key)
         defer { try? connection.queue.close() }
         var writer = Writer(file: file, schemas: schemas, connection: connection)
+        if uploads {
+            for schema in schemas where !schema.isEmbedded && schema.primaryKey == nil {
+                throw Realm.Error(.invalidConfiguration,
+                                  "the Realm file's class '\(schema.name)' has no primary key, and a synced realm needs one on every class")
+            }
+            writer.uploads = UploadHistory(connection: connection)
+        }
         if let progress {
             let total = try file.classTables.reduce(0) { total, table in
                 do { return total + (try table.objectCount()) } catch { throw Self.error(error) }
@@ -135,6 +146,7 @@ enum RealmFormatConversion {
                 }
                 try SchemaInstaller.saveSchema(connection, schemas)
                 try writer.writeObjects()
+                try writer.uploads?.flush()
                 try connection.commit()
             } catch {
                 try? connection.rollback()
@@ -157,6 +169,8 @@ enum RealmFormatConversion {
         var primaryKeys: [String: [Int64: Value?]] = [:]
         /// Told the number of objects written, every 1,000 and at the end.
         var progress: ((Int) -> Void)?
+        /// For a synced realm: the history that uploads every object.
+        var uploads: UploadHistory?
 
         init(file: RealmFile, schemas: [AtollCore.ObjectSchema], connection: Connection) {
             self.file = file
@@ -165,6 +179,7 @@ enum RealmFormatConversion {
         }
 
         mutating func writeObjects() throws {
+            try uploads?.add(schemas.keys.sorted().map { .addTable(schemas[$0]!) })
             for table in file.classTables {
                 guard let schema = schemas[table.className] else { continue }
                 report.classes += 1
@@ -193,6 +208,7 @@ enum RealmFormatConversion {
                     for (property, position) in collections {
                         try writeCollection(object.values[position], property, owner: schema.name, row: row)
                     }
+                    if uploads != nil, !schema.isEmbedded { try recordUpload(object, table, schema) }
                     report.objects += 1
                     if report.objects % 1_000 == 0 { progress?(report.objects) }
                 }
@@ -203,6 +219,68 @@ enum RealmFormatConversion {
                     "UPDATE \(StorageLayout.quote(StorageLayout.table(owner.type))) SET _parent_type = ?, _parent_row = ?, _parent_prop = ? WHERE _row = ?",
                     [.text(owner.ownerType), .integer(owner.ownerRow), .text(owner.property), .integer(owner.row)])
             }
+        }
+
+        /// The instructions that create `object` whole, embedded objects inline, links by primary key.
+        private mutating func recordUpload(_ object: RealmObject, _ table: RealmTable, _ schema: AtollCore.ObjectSchema) throws {
+            guard let pk = schema.primaryKey, let pkValue = object[pk] else { return }
+            let id = ObjectID(type: schema.name, primaryKey: try atollValue(pkValue))
+            var instructions: [Instruction] = [.createObject(id)]
+            for property in schema.properties where !property.isPrimaryKey {
+                guard let value = object[property.name] else { continue }
+                let path: [PathElement] = [.property(property.name)]
+                switch (property.collection, try uploadValue(value, property)) {
+                case (.single, let value):
+                    instructions.append(.set(id, path: path, value: value))
+                case (.list, .list(let items)):
+                    for (i, item) in items.enumerated() { instructions.append(.listInsert(id, path: path, index: i, value: item)) }
+                case (.set, .set(let items)):
+                    for item in items { instructions.append(.setInsert(id, path: path, value: item)) }
+                case (.map, .map(let entries)):
+                    for key in entries.keys.sorted() { instructions.append(.set(id, path: path + [.key(key)], value: entries[key]!)) }
+                default:
+                    continue
+                }
+            }
+            try uploads?.add(instructions)
+        }
+
+        /// A property's value as sync carries it: links by the target's primary key, embedded
+        /// objects as their fields, collections whole.
+        private mutating func uploadValue(_ value: RealmValue, _ property: Property) throws -> Value {
+            func element(_ value: RealmValue) throws -> Value? {
+                guard property.type == .object else { return try atollValue(value) }
+                guard case .link(let link) = value, !link.isUnresolved else { return nil }
+                let target = try table(link.table)
+                if target.kind == .embedded {
+                    guard let object = try lookUp(target, key: link.objectKey) else { return nil }
+                    var fields: [String: Value] = [:]
+                    for embedded in schemas[target.className]?.properties ?? [] {
+                        fields[embedded.name] = try object[embedded.name].map { try uploadValue($0, embedded) } ?? .null
+                    }
+                    return .object(fields)
+                }
+                guard let pk = try primaryKey(of: link) else { return nil }
+                return .link(ObjectLink(objectType: target.className, primaryKey: pk))
+            }
+            switch (property.collection, value) {
+            case (.single, _): return try element(value) ?? .null
+            case (.list, .list(let items)): return .list(try items.compactMap(element))
+            case (.set, .set(let items)), (.set, .list(let items)): return .set(try items.compactMap(element))
+            case (.map, .dictionary(let entries)):
+                var map: [String: Value] = [:]
+                for entry in entries { map[entry.key] = try element(entry.value) ?? .null }
+                return .map(map)
+            default: return .null
+            }
+        }
+
+        private func table(_ name: String) throws -> RealmTable {
+            do { return try file.table(named: name) } catch { throw RealmFormatConversion.error(error) }
+        }
+
+        private func lookUp(_ table: RealmTable, key: Int64) throws -> RealmObject? {
+            do { return try table.object(key: key) } catch { throw RealmFormatConversion.error(error) }
         }
 
         private static func next(_ cursor: inout RealmObjectCursor) throws -> RealmObject? {
@@ -303,6 +381,27 @@ enum RealmFormatConversion {
         }
     }
 
+    /// The history of a converted synced realm: changesets of at most 2,000 instructions, cut
+    /// between objects, versions 1, 2, …
+    struct UploadHistory {
+        let connection: Connection
+        var pending: [Instruction] = []
+        var version: Int64 = 0
+
+        mutating func add(_ instructions: [Instruction]) throws {
+            if !pending.isEmpty, pending.count + instructions.count > 2_000 { try flush() }
+            pending += instructions
+        }
+
+        mutating func flush() throws {
+            guard !pending.isEmpty else { return }
+            version += 1
+            try HistoryStore(connection: connection).append(
+                Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1_000), instructions: pending))
+            pending = []
+        }
+    }
+
     /// A reader error as the `Realm.Error` an open reports.
     static func error(_ error: any Error) -> Realm.Error {
         guard let error = error as? RealmFileError else {
@@ -341,7 +440,7 @@ extension RealmFormatConversion {
     /// after it, `path` is the complete converted file. Processes that open the same file at once
     /// take turns through a lock on the original; the later one finds it converted.
     @discardableResult
-    static func convertIfNeeded(at path: String, encryptionKey: Data?, key: EncryptionKey?) throws -> Bool {
+    static func convertIfNeeded(at path: String, encryptionKey: Data?, key: EncryptionKey?, uploads: Bool = false) throws -> Bool {
         guard isRealmFormat(path: path, encryptionKey: encryptionKey) else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }  // gone meanwhile: nothing to convert
@@ -364,7 +463,7 @@ extension RealmFormatConversion {
         let work = workPath(for: path)
         for suffix in RealmFiles.suffixes { try? FileManager.default.removeItem(atPath: work + suffix) }
         do {
-            try convert(file, into: work, key: key)
+            try convert(file, into: work, key: key, uploads: uploads)
             try RealmFiles.sync(work)
             let backup = backupPath(for: path)
             try? FileManager.default.removeItem(atPath: backup)
