@@ -14,4 +14,5 @@ mkdir -p "$out"
 # ASLR off: realm-core leaves array padding uninitialised, which otherwise differs run to run.
 setarch "$(uname -m)" -R /tmp/atoll-realm-fixture-gen "$out"
 setarch "$(uname -m)" -R /tmp/atoll-realm-fixture-gen --tasks-w1 "$out"
+setarch "$(uname -m)" -R /tmp/atoll-realm-fixture-gen --synced-tasks "$out"
 gzip -9 -k -f "$out/tasks_w1_100k.realm"

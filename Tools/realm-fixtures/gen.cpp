@@ -5,6 +5,7 @@
 //
 // Usage: gen <outdir>
 //        gen --tasks-w1 [<outdir>]   writes only tasks_w1_100k.realm (compacted), prints samples
+//        gen --synced-tasks [<outdir>]   writes only synced_tasks_v0.realm (compacted, 50 SyncedTask objects)
 
 #include <realm/object-store/shared_realm.hpp>
 #include <realm/object-store/schema.hpp>
@@ -1065,12 +1066,103 @@ static int tasks_w1_main(const fs::path& out)
     return 0;
 }
 
+// ---------------------------------------------------------------- synced_tasks (mode --synced-tasks)
+
+static Schema synced_tasks_schema()
+{
+    return Schema{ObjectSchema("SyncedTask", {
+                                                 Property("_id", PT::ObjectId, Property::IsPrimary{true}),
+                                                 Property("name", PT::String),
+                                                 Property("owner", PT::String),
+                                                 Property("done", PT::Bool),
+                                             })};
+}
+
+static ObjectId synced_task_id(int64_t n)
+{
+    // 0x66, 3 zero bytes, then n as 8-byte big-endian
+    ObjectId::ObjectIdBytes b{};
+    b[0] = 0x66;
+    for (int i = 0; i < 8; ++i)
+        b[4 + i] = uint8_t(uint64_t(n) >> (56 - 8 * i));
+    return ObjectId(b);
+}
+
+static void write_synced_tasks(const fs::path& file)
+{
+    for (auto& f : {file, fs::path(file.string() + ".compact")})
+        fs::remove(f);
+    RealmConfig config;
+    config.path = file.string();
+    config.schema = synced_tasks_schema();
+    config.schema_version = 0;
+    auto realm = Realm::get_shared_realm(config);
+    realm->begin_transaction();
+    auto t = ObjectStore::table_for_object_type(realm->read_group(), "SyncedTask");
+    auto name = t->get_column_key("name"), owner = t->get_column_key("owner"), done = t->get_column_key("done");
+    for (int64_t n = 0; n < 50; ++n) {
+        std::string nm = "realm task " + std::to_string(n);
+        t->create_object_with_primary_key(synced_task_id(n))
+            .set(name, StringData(nm))
+            .set(owner, StringData(n % 2 == 0 ? "Frodo" : "Sam"))
+            .set(done, n % 3 == 0);
+    }
+    realm->commit_transaction();
+    if (!realm->compact())
+        throw std::runtime_error("compact failed");
+    realm->close();
+}
+
+static int synced_tasks_main(const fs::path& out)
+{
+    fs::create_directories(out);
+    auto f = out / "synced_tasks_v0.realm";
+    write_synced_tasks(f);
+    remove_aux(f);
+    int rc = 0;
+    {
+        RealmConfig config;
+        config.path = f.string();
+        config.schema_mode = SchemaMode::Immutable;
+        auto realm = Realm::get_shared_realm(config);
+        auto& g = realm->read_group();
+        auto sv = ObjectStore::get_schema_version(g);
+        std::cout << "schemaVersion " << sv << "\n";
+        auto t = ObjectStore::table_for_object_type(g, "SyncedTask");
+        std::cout << "SyncedTask objects " << t->size() << "\n";
+        if (sv != 0 || t->size() != 50)
+            rc = 1;
+        for (int64_t n = 0; n < 50; ++n) {
+            auto k = t->find_primary_key(Mixed(synced_task_id(n)));
+            if (!k) {
+                rc = 1;
+                continue;
+            }
+            auto o = t->get_object(k);
+            bool ok = o.get<StringData>("name") == StringData("realm task " + std::to_string(n)) &&
+                      o.get<StringData>("owner") == StringData(n % 2 == 0 ? "Frodo" : "Sam") &&
+                      o.get<bool>("done") == (n % 3 == 0);
+            if (!ok)
+                rc = 1;
+            if (n == 0 || n == 1 || n == 49)
+                std::cout << "n=" << n << " _id=" << o.get<ObjectId>("_id").to_string() << " name=\""
+                          << o.get<StringData>("name") << "\" owner=\"" << o.get<StringData>("owner")
+                          << "\" done=" << (o.get<bool>("done") ? "true" : "false") << "\n";
+        }
+        std::cout << (rc == 0 ? "verify OK" : "verify FAILED") << "\n";
+    }
+    remove_aux(f);
+    return rc;
+}
+
 int main(int argc, char** argv)
 {
     // Linux has no built-in run-loop scheduler in realm-core; the generic one suffices (no notifications used).
     util::Scheduler::set_default_factory(util::Scheduler::make_generic);
     if (argc > 1 && std::string(argv[1]) == "--tasks-w1")
         return tasks_w1_main(argc > 2 ? argv[2] : "/work/realm-fixtures-out");
+    if (argc > 1 && std::string(argv[1]) == "--synced-tasks")
+        return synced_tasks_main(argc > 2 ? argv[2] : "/work/realm-fixtures-out");
     fs::path out = argc > 1 ? argv[1] : "/work/realm-fixtures-out";
     fs::create_directories(out);
     auto key = the_key();
