@@ -4,9 +4,43 @@ import AtollTesting
 import Foundation
 import Testing
 
+/// The class of realm-core's flexible-sync client file (test_flx_metadata_tables_v1.realm).
+final class TopLevel: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var queryable_str_field: String?
+    @Persisted var queryable_int_field: Int?
+    @Persisted var non_queryable_field: String?
+    @Persisted var partition: String?
+}
+
 /// Flexible sync end to end: subscriptions choose what a device holds; the server sends exactly
 /// the matching objects, bootstraps when the set changes and removes what leaves the view.
 @MainActor @Suite(.serialized) struct FlexibleSyncEndToEndTests {
+    /// A flexible-sync file Realm wrote, as a synced configuration's seed: its subscription set
+    /// (one `TRUEPREDICATE` on `TopLevel`) is the realm's, sent to the server and completed.
+    @Test func theSubscriptionsOfARealmWrittenFileAreRecreated() async throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AtollRealmFileTests/Fixtures/test_flx_metadata_tables_v1.realm")
+        try await withSyncTestServer { server in
+            let user = try await server.app(device: "frodo").login(credentials: .anonymous)
+            var configuration = user.flexibleSyncConfiguration()
+            configuration.objectTypes = [TopLevel.self]
+            configuration.schemaVersion = 1
+            configuration.seedFilePath = seed
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            #expect(realm.subscriptions.count == 1)
+            let subscription = try #require(realm.subscriptions.first)
+            #expect(subscription.objectClassName == "TopLevel")
+            #expect(subscription.queryString == "TRUEPREDICATE")
+            let deadline = ContinuousClock.now + .seconds(30)
+            while realm.subscriptions.state != .complete, ContinuousClock.now < deadline {
+                try await _Concurrency.Task.sleep(for: .milliseconds(20))
+                realm.refresh()
+            }
+            #expect(realm.subscriptions.state == .complete)
+        }
+    }
+
     private func open(_ user: User, _ behavior: Realm.OpenBehavior = .never) async throws -> Realm {
         var configuration = user.flexibleSyncConfiguration()
         configuration.objectTypes = [SyncedTask.self]

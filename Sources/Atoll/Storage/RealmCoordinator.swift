@@ -147,7 +147,8 @@ final class RealmCoordinator: @unchecked Sendable {
             if !configuration.readOnly {
                 // A synced configuration uploads the file's objects as the device's writes.
                 try RealmFormatConversion.convertIfNeeded(at: path, encryptionKey: configuration.encryptionKey, key: encryptionKey,
-                                                          uploads: configuration.syncConfiguration != nil)
+                                                          uploads: configuration.syncConfiguration != nil,
+                                                          subscriptions: configuration.syncConfiguration?.enableFlexibleSync == true)
             } else if RealmFormatConversion.isRealmFormat(path: path, encryptionKey: configuration.encryptionKey) {
                 path = try RealmFormatConversion.convertedCopy(of: path, encryptionKey: configuration.encryptionKey, key: encryptionKey)
             }

@@ -106,7 +106,10 @@ enum RealmFormatConversion {
     /// - Parameter uploads: for a synced configuration: the history also gets changesets that
     ///   create every object, so that they are the device's first uploads (every class needs a
     ///   primary key, as sync does).
+    /// - Parameter subscriptions: for a flexible-sync configuration: the file's newest subscription
+    ///   set that the server did not refuse becomes the realm's first set, pending.
     static func convert(_ file: RealmFile, into destination: String, key: EncryptionKey?, uploads: Bool = false,
+                        subscriptions: Bool = false,
                         progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> Report {
         let schemas = try schema(of: file)
         do {
@@ -147,6 +150,9 @@ enum RealmFormatConversion {
                 try SchemaInstaller.saveSchema(connection, schemas)
                 try writer.writeObjects()
                 try writer.uploads?.flush()
+                if subscriptions, let set = try subscriptionSet(of: file), !set.isEmpty {
+                    _ = try SubscriptionStorage.insert(set, connection)
+                }
                 try connection.commit()
             } catch {
                 try? connection.rollback()
@@ -381,6 +387,33 @@ enum RealmFormatConversion {
         }
     }
 
+    /// The subscriptions of the file's newest subscription set that is not in error or superseded
+    /// (realm-core's `flx_subscription_sets`, states 4 and 5), in their order; nil without one.
+    static func subscriptionSet(of file: RealmFile) throws -> [StoredSubscription]? {
+        guard file.tables.contains(where: { $0.name == "flx_subscription_sets" }) else { return nil }
+        do {
+            let sets = try file.table(named: "flx_subscription_sets").allObjects()
+            let usable = sets.filter { ![4, 5].contains($0["state"]?.intValue ?? 4) }
+            guard let newest = usable.max(by: { ($0["version"]?.intValue ?? 0) < ($1["version"]?.intValue ?? 0) }),
+                  let links = newest["subscriptions"]?.elements else { return nil }
+            let table = try file.table(named: "flx_subscriptions")
+            return try links.compactMap { value -> StoredSubscription? in
+                guard case .link(let link) = value, let object = try table.object(key: link.objectKey),
+                      let objectType = object["object_class"]?.stringValue, let query = object["query"]?.stringValue
+                else { return nil }
+                let id: ObjectId = if case .objectId(let o)? = object["id"] { ObjectId(bytes: o.bytes) } else { ObjectId.generate() }
+                let date = { (name: String) -> Date in
+                    if case .timestamp(let t)? = object[name] { return t.date }
+                    return Date()
+                }
+                return StoredSubscription(id: id, name: object["name"]?.stringValue, objectType: objectType, query: query,
+                                          createdAt: date("created_at"), updatedAt: date("updated_at"))
+            }
+        } catch {
+            throw Self.error(error)
+        }
+    }
+
     /// The history of a converted synced realm: changesets of at most 2,000 instructions, cut
     /// between objects, versions 1, 2, …
     struct UploadHistory {
@@ -440,7 +473,8 @@ extension RealmFormatConversion {
     /// after it, `path` is the complete converted file. Processes that open the same file at once
     /// take turns through a lock on the original; the later one finds it converted.
     @discardableResult
-    static func convertIfNeeded(at path: String, encryptionKey: Data?, key: EncryptionKey?, uploads: Bool = false) throws -> Bool {
+    static func convertIfNeeded(at path: String, encryptionKey: Data?, key: EncryptionKey?, uploads: Bool = false,
+                                subscriptions: Bool = false) throws -> Bool {
         guard isRealmFormat(path: path, encryptionKey: encryptionKey) else { return false }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }  // gone meanwhile: nothing to convert
@@ -463,7 +497,7 @@ extension RealmFormatConversion {
         let work = workPath(for: path)
         for suffix in RealmFiles.suffixes { try? FileManager.default.removeItem(atPath: work + suffix) }
         do {
-            try convert(file, into: work, key: key, uploads: uploads)
+            try convert(file, into: work, key: key, uploads: uploads, subscriptions: subscriptions)
             try RealmFiles.sync(work)
             let backup = backupPath(for: path)
             try? FileManager.default.removeItem(atPath: backup)
