@@ -7,7 +7,7 @@ import Foundation
 /// |---|---|
 /// | bool | integer 0 / 1 |
 /// | int | integer |
-/// | double, float | real |
+/// | double, float | real; a NaN: blob, its 8 bytes (SQLite would store NULL) |
 /// | string | text |
 /// | data | blob |
 /// | date | real, seconds since 1970 |
@@ -32,8 +32,9 @@ extension Value {
         case .null: .null
         case .bool(let b): .integer(b ? 1 : 0)
         case .int(let i): .integer(i)
-        case .double(let d): .real(d)
-        case .float(let f): .real(Double(f))
+        // SQLite stores a NaN as NULL: it is kept as its eight bytes instead (Realm keeps NaNs).
+        case .double(let d): d.isNaN ? Self.nan(d.bitPattern) : .real(d)
+        case .float(let f): f.isNaN ? Self.nan(Double(f).bitPattern) : .real(Double(f))
         case .string(let s): .text(s)
         case .data(let d): .blob(d)
         case .date(let d): .real(d.timeIntervalSince1970)
@@ -55,6 +56,8 @@ extension Value {
         case (.int, .integer(let i)): self = .int(i)
         case (.double, .real(let d)): self = .double(d)
         case (.double, .integer(let i)): self = .double(Double(i))
+        case (.double, .blob(let d)) where d.count == 8: self = .double(Double(bitPattern: Self.bits(d)))
+        case (.float, .blob(let d)) where d.count == 8: self = .float(Float(Double(bitPattern: Self.bits(d))))
         case (.float, .real(let d)): self = .float(Float(d))
         case (.float, .integer(let i)): self = .float(Float(i))
         case (.string, .text(let s)): self = .string(s)
@@ -72,6 +75,17 @@ extension Value {
             self = .decimal(d)
         default: return nil
         }
+    }
+}
+
+extension Value {
+    /// A NaN as stored: its bit pattern, eight bytes big-endian.
+    static func nan(_ bits: UInt64) -> SQLValue {
+        .blob(withUnsafeBytes(of: bits.bigEndian) { Data($0) })
+    }
+
+    static func bits(_ data: Data) -> UInt64 {
+        data.reduce(0) { $0 << 8 | UInt64($1) }
     }
 }
 
