@@ -497,7 +497,13 @@ extension RealmFormatConversion {
         let work = workPath(for: path)
         for suffix in RealmFiles.suffixes { try? FileManager.default.removeItem(atPath: work + suffix) }
         do {
-            try convert(file, into: work, key: key, uploads: uploads, subscriptions: subscriptions)
+            let report = try convert(file, into: work, key: key, uploads: uploads, subscriptions: subscriptions)
+            Logger.log(.detail, Category.Storage.all, "converted the Realm file \(path) (format \(file.formatVersion)): "
+                + "\(report.objects) objects of \(report.classes) classes; the original is kept as \(backupPath(for: path))")
+            if report.droppedMixedLinks > 0 {
+                Logger.log(.warn, Category.Storage.all, "\(report.droppedMixedLinks) AnyRealmValue links of \(path) name objects without a "
+                    + "primary key, which Atoll's mixed values cannot link to: they read as nil (docs/from-realm.md)")
+            }
             try RealmFiles.sync(work)
             let backup = backupPath(for: path)
             try? FileManager.default.removeItem(atPath: backup)
