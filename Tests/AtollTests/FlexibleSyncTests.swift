@@ -18,6 +18,31 @@ final class TopLevel: Object {
 @MainActor @Suite(.serialized) struct FlexibleSyncEndToEndTests {
     /// A flexible-sync file Realm wrote, as a synced configuration's seed: its subscription set
     /// (one `TRUEPREDICATE` on `TopLevel`) is the realm's, sent to the server and completed.
+    /// A flexible-synced device's file as realm-swift left it (sync history, subscription set 1
+    /// pending with two queries, ten tasks never uploaded): the subscriptions are the realm's, and
+    /// the tasks they match reach the server.
+    @Test func aFlexibleSyncedRealmFileKeepsItsSubscriptionsAndUploadsItsObjects() async throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AtollRealmFileTests/Fixtures/synced_flexible_v24.realm")
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            var configuration = frodo.flexibleSyncConfiguration()
+            configuration.objectTypes = [SyncedTask.self]
+            configuration.seedFilePath = seed
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            #expect(realm.subscriptions.count == 2)
+            #expect(realm.subscriptions.first(named: "frodo")?.queryString == "owner == \"Frodo\"")
+            #expect(realm.subscriptions.contains { $0.name == nil && $0.queryString == "done == true" })
+            #expect(realm.objects(SyncedTask.self).count == 10)
+            try await realm.syncSession!.wait(for: .upload)
+            // Another device subscribed to Frodo's tasks gets the five the file had.
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            let other = try await open(sam)
+            try await update(other) { subs in subs.append(QuerySubscription<SyncedTask>(name: "frodo's") { $0.owner == "Frodo" }) }
+            #expect(names(other) == (100...108).filter { $0 % 2 == 0 }.map { "synced task \($0)" })
+        }
+    }
+
     @Test func theSubscriptionsOfARealmWrittenFileAreRecreated() async throws {
         let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("AtollRealmFileTests/Fixtures/test_flx_metadata_tables_v1.realm")

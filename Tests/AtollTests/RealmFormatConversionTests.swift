@@ -13,7 +13,7 @@ import Testing
 
     /// Fixtures with app-level (`class_`) tables.
     static let objectStoreFixtures = ["sync-metadata-v5.realm", "sync-metadata-v6.realm", "test_flx_metadata_tables_v1.realm",
-                                      "allTypes_v24.realm", "synced_tasks_v0.realm"]
+                                      "allTypes_v24.realm", "synced_tasks_v0.realm", "synced_partition_v24.realm", "synced_flexible_v24.realm"]
 
     /// A copy of fixture `name` as `default.realm` in a new folder.
     static func copy(_ name: String, in folder: TemporaryFolder) throws -> URL {

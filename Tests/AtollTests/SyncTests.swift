@@ -93,6 +93,33 @@ final class SyncedTask: Object {
         }
     }
 
+    /// A partition-synced device's file as realm-swift left it (realm-core 14, its sync client
+    /// history inside, six commits never uploaded: Tools/realm-fixtures): the objects as the file
+    /// holds them reach the server.
+    @Test func aRealmSyncedFileWithUnsyncedChangesUploadsThem() async throws {
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("AtollRealmFileTests/Fixtures/synced_partition_v24.realm")
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let sam = try await server.app(device: "sam").login(credentials: .anonymous)
+            var synced = frodo.configuration(partitionValue: "shire")
+            synced.objectTypes = [SyncedTask.self]
+            synced.seedFilePath = seed
+            let realm = try await Realm(configuration: synced, downloadBeforeOpen: .never)
+            #expect(realm.objects(SyncedTask.self).count == 20)
+            try await realm.syncSession!.wait(for: .upload)
+            let other = try await open(sam, "shire", .always)
+            func task(_ n: UInt8) -> SyncedTask? {
+                other.object(ofType: SyncedTask.self, forPrimaryKey: ObjectId(bytes: [0x67, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, n]))
+            }
+            #expect(other.objects(SyncedTask.self).count == 20)
+            #expect(task(7)?.name == "synced task 7")   // the last commit's correction
+            #expect(task(12)?.done == true)
+            #expect(task(20) == nil)                     // created, then deleted, never uploaded
+            #expect(other.objects(SyncedTask.self).where { $0.owner == "Frodo" }.count == 10)
+        }
+    }
+
     @Test func aLocalRealmWithAClassWithoutPrimaryKeyCannotBecomeSynced() async throws {
         try await withSyncTestServer { server in
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
