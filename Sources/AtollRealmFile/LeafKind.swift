@@ -267,7 +267,7 @@ struct MixedLeaf {
         return try decoder.reader.int(array, Int(index))
     }
 
-    private func string(_ index: Int64) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    private func string(_ index: Int64) throws(RealmFileError) -> ByteSpan? {
         guard index >= 0, index < Int64(Int32.max), top.count > Self.stringsSlot else { throw .invalidDatabase(reason: "mixed string index \(index) out of range") }
         let strings = try decoder.reader.requiredChild(top, Self.stringsSlot, "mixed strings")
         return try StringLeaf.stringBytes(decoder.reader, strings, Int(index), enumKeys: nil)

@@ -12,16 +12,21 @@ import Darwin
 final class MappedBytes: @unchecked Sendable {
     let base: UnsafeRawPointer?
     let count: Int
-    /// For a decrypted file with pages that could not be decrypted: reading them is an error. Nil otherwise.
-    let unreadablePages: UnreadablePages?
+    /// For an encrypted file: decrypts pages as reads need them (`base` is nil then).
+    let decryptor: PageDecryptor?
     private let release: @Sendable (UnsafeMutableRawPointer?, Int) -> Void
 
-    private init(base: UnsafeMutableRawPointer?, count: Int, unreadablePages: UnreadablePages? = nil,
+    private init(base: UnsafeMutableRawPointer?, count: Int, decryptor: PageDecryptor? = nil,
                  release: @escaping @Sendable (UnsafeMutableRawPointer?, Int) -> Void) {
         self.base = UnsafeRawPointer(base)
         self.count = count
-        self.unreadablePages = unreadablePages
+        self.decryptor = decryptor
         self.release = release
+    }
+
+    /// The logical bytes of an encrypted file, decrypted page by page as they are read.
+    static func decrypting(_ decryptor: PageDecryptor) -> MappedBytes {
+        MappedBytes(base: nil, count: decryptor.logicalSize, decryptor: decryptor, release: { _, _ in })
     }
 
     deinit { release(UnsafeMutableRawPointer(mutating: base), count) }
@@ -52,34 +57,17 @@ final class MappedBytes: @unchecked Sendable {
         return MappedBytes(base: buffer, count: data.count, release: { pointer, _ in pointer?.deallocate() })
     }
 
-    /// A zero-filled buffer of `count` bytes that `fill` writes once (the decrypted contents of an encrypted file);
-    /// read-only afterwards. `fill` returns the pages it could not decrypt, or nil when there are none.
-    static func build(count: Int, fill: (UnsafeMutableRawBufferPointer) throws(RealmFileError) -> UnreadablePages?) throws(RealmFileError) -> MappedBytes {
-        guard count > 0 else { return MappedBytes(base: nil, count: 0, release: { _, _ in }) }
-        // calloc: zeroed memory, which the system supplies lazily for large sizes.
-        guard let buffer = calloc(count, 1) else {
-            throw .invalidDatabase(reason: "cannot allocate \(count) bytes for the decrypted file")
-        }
-        let unreadable: UnreadablePages?
-        do {
-            unreadable = try fill(UnsafeMutableRawBufferPointer(start: buffer, count: count))
-        } catch {
-            free(buffer)
-            throw error
-        }
-        return MappedBytes(base: buffer, count: count, unreadablePages: unreadable, release: { pointer, _ in free(pointer) })
-    }
-
     /// Throws when `offset..<offset+length` (already known to lie inside the bytes) touches a page of a decrypted
     /// file that could not be decrypted.
     @inline(__always)
     func checkReadable(_ offset: Int, _ length: Int) throws(RealmFileError) {
-        if let unreadablePages { try unreadablePages.check(offset, length) }
+        if let decryptor { try decryptor.check(offset, length) }
     }
 
     /// Little-endian unsigned integer of `size` (1, 2, 4 or 8) bytes at `offset`; the caller has checked the bounds.
     @inline(__always)
     func uint(at offset: Int, size: Int) -> UInt64 {
+        if let decryptor { return decryptor.uint(at: offset, size: size) }
         let base = base!
         switch size {
         case 1: return UInt64(base.load(fromByteOffset: offset, as: UInt8.self))
@@ -91,12 +79,19 @@ final class MappedBytes: @unchecked Sendable {
 
     @inline(__always)
     func byte(at offset: Int) -> UInt8 {
-        base!.load(fromByteOffset: offset, as: UInt8.self)
+        if let decryptor { return UInt8(truncatingIfNeeded: decryptor.uint(at: offset, size: 1)) }
+        return base!.load(fromByteOffset: offset, as: UInt8.self)
     }
 
-    /// The bytes in `offset..<offset+length`; the caller has checked the bounds.
-    func slice(_ offset: Int, _ length: Int) -> UnsafeRawBufferPointer {
-        guard length > 0, let base else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: base + offset, count: length)
+    /// The bytes in `offset..<offset+length`; the caller has checked the bounds (and, for an encrypted file,
+    /// that they can be decrypted).
+    func span(_ offset: Int, _ length: Int) -> ByteSpan {
+        guard length > 0 else { return .empty }
+        if let decryptor { return decryptor.span(offset, length) }
+        guard let base else { return .empty }
+        return ByteSpan(UnsafeRawBufferPointer(start: base + offset, count: length))
     }
+
+    /// The whole mapping (plain files).
+    var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: base == nil ? 0 : count) }
 }

@@ -146,11 +146,11 @@ struct NodeReader: Sendable {
     }
 
     /// `length` payload bytes starting `offset` bytes into the payload of `node`.
-    func payloadBytes(_ node: Node, offset: Int, length: Int) throws(RealmFileError) -> UnsafeRawBufferPointer {
+    func payloadBytes(_ node: Node, offset: Int, length: Int) throws(RealmFileError) -> ByteSpan {
         guard offset >= 0, length >= 0, offset <= node.payloadLength, length <= node.payloadLength - offset else {
             throw .invalidDatabase(reason: "read of \(length) bytes at \(offset) outside node \(node.ref)")
         }
-        return bytes.slice(node.payload + offset, length)
+        return bytes.span(node.payload + offset, length)
     }
 
     private func checkIntegerAccess(_ node: Node, _ index: Int) throws(RealmFileError) {

@@ -116,15 +116,17 @@ enum RealmEncryption {
         .invalidDatabase(reason: "Realm file decryption failed: \(what)")
     }
 
-    /// Decrypts the encrypted Realm file `raw` with `key` into a new buffer of its logical size.
+    /// Reads the encrypted Realm file in `physical` with `key`: its logical bytes, decrypted page by page as
+    /// reads need them (at most ``PageDecryptor/cachedPages`` pages are held at once, never the whole file).
     ///
-    /// Every page is authenticated and decrypted up front. Page 0 (the file header) must decrypt, or the key is
-    /// reported wrong (or the file damaged or not encrypted); other pages that cannot be decrypted are recorded,
-    /// and reading them later throws, as in realm-core.
-    static func decrypt(_ raw: UnsafeRawBufferPointer, key: Data) throws(RealmFileError) -> MappedBytes {
+    /// Page 0 (the file header) is authenticated and decrypted now: if it fails, the key is reported wrong
+    /// (or the file damaged or not encrypted). Another page that cannot be decrypted fails the read that needs
+    /// it, not the open, as in realm-core.
+    static func decrypt(_ physical: MappedBytes, key: Data) throws(RealmFileError) -> MappedBytes {
         guard key.count == keySize else {
             throw .invalidDatabase(reason: "encryption key must be \(keySize) bytes (32 bytes of AES-256 key, then 32 of HMAC-SHA224 key), not \(key.count)")
         }
+        let raw = physical.raw
         let size = raw.count
         guard size >= minimumFileSize, size % pageSize == 0 else {
             if hasPlainHeader(raw) { throw notEncrypted }
@@ -135,45 +137,31 @@ enum RealmEncryption {
         }
         let keyBytes = [UInt8](key)
         let hmac = HMACSHA224(key: Array(keyBytes[32..<64]))
-        let aesKey = SymmetricKey(data: keyBytes[0..<32])
         let pageCount = logicalSize(physicalSize: size) / pageSize
-
         guard case .verified = check(raw, page: 0, hmac: hmac) else { throw diagnoseFirstPage(raw, pageCount: pageCount, hmac: hmac) }
-
-        return try MappedBytes.build(count: pageCount * pageSize) { (output) throws(RealmFileError) -> UnreadablePages? in
-            var states: [UnreadablePages.State] = []
-            for page in 0..<pageCount {
-                let state: UnreadablePages.State
-                switch check(raw, page: page, hmac: hmac) {
-                case let .verified(counter):
-                    let offset = pageOffset(page: page)
-                    let plaintext: Data
-                    do {
-                        plaintext = try AES._CBC.decrypt(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + pageSize]), using: aesKey,
-                                                         iv: AES._CBC.IV(ivBytes: aesIV(counter: counter, page: page)), noPadding: true)
-                    } catch {
-                        throw failure("AES-CBC decryption of page \(page) failed: \(error)")
-                    }
-                    guard plaintext.count == pageSize else { throw failure("AES-CBC decryption of page \(page) returned \(plaintext.count) bytes") }
-                    plaintext.copyBytes(to: output.baseAddress!.advanced(by: page * pageSize).assumingMemoryBound(to: UInt8.self), count: pageSize)
-                    // The HMAC authenticates with the key's second half only: a wrong first half (the AES key)
-                    // passes it and decrypts to noise, which the header's mnemonic exposes.
-                    if page == 0 && !hasPlainHeader(UnsafeRawBufferPointer(output)) {
-                        throw failure("the encryption key is wrong (its HMAC half, bytes 32–63, matches, but page 0 does not decrypt to a Realm header with its AES half, bytes 0–31), or the file is not a Realm file")
-                    }
-                    state = .readable
-                case .zeroFilled: state = .readable  // left zero
-                case .neverWritten: state = .neverWritten
-                case .interruptedFirstWrite: state = .interruptedFirstWrite
-                case .mismatch: state = .hmacMismatch
-                }
-                if state != .readable {
-                    if states.isEmpty { states = Array(repeating: .readable, count: pageCount) }
-                    states[page] = state
-                }
-            }
-            return states.isEmpty ? nil : UnreadablePages(states: states)
+        let decryptor = PageDecryptor(physical: physical, aesKey: SymmetricKey(data: keyBytes[0..<32]), hmac: hmac, pageCount: pageCount)
+        // The HMAC authenticates with the key's second half only: a wrong first half (the AES key) passes it
+        // and decrypts to noise, which the header's mnemonic exposes.
+        let header = try decryptor.span(0, FileHeader.size, checking: true)
+        guard header.withContiguousStorageIfAvailable({ hasPlainHeader(UnsafeRawBufferPointer($0)) }) == true else {
+            throw failure("the encryption key is wrong (its HMAC half, bytes 32–63, matches, but page 0 does not decrypt to a Realm header with its AES half, bytes 0–31), or the file is not a Realm file")
         }
+        return MappedBytes.decrypting(decryptor)
+    }
+
+    /// Decrypts verified page `page` of `raw` into `output` (4096 bytes).
+    static func decryptPage(_ raw: UnsafeRawBufferPointer, page: Int, counter: UInt32, aesKey: SymmetricKey,
+                            into output: UnsafeMutableRawPointer) throws(RealmFileError) {
+        let offset = pageOffset(page: page)
+        let plaintext: Data
+        do {
+            plaintext = try AES._CBC.decrypt(UnsafeRawBufferPointer(rebasing: raw[offset..<offset + pageSize]), using: aesKey,
+                                             iv: AES._CBC.IV(ivBytes: aesIV(counter: counter, page: page)), noPadding: true)
+        } catch {
+            throw failure("AES-CBC decryption of page \(page) failed: \(error)")
+        }
+        guard plaintext.count == pageSize else { throw failure("AES-CBC decryption of page \(page) returned \(plaintext.count) bytes") }
+        plaintext.copyBytes(to: output.assumingMemoryBound(to: UInt8.self), count: pageSize)
     }
 
     static let notEncrypted = RealmFileError.invalidDatabase(
@@ -206,27 +194,153 @@ enum RealmEncryption {
     }
 }
 
-/// The pages of a decrypted file that could not be decrypted. realm-core fails a read of such a page, not the
-/// open, and so does this reader: a Realm file may hold never-written pages in its free space.
-struct UnreadablePages: Sendable {
-    enum State: UInt8, Sendable {
-        case readable, neverWritten, interruptedFirstWrite, hmacMismatch
+/// The decrypted pages of an encrypted file, made as reads need them and kept in a small cache, so that an
+/// encrypted file is never in memory whole. A page that cannot be decrypted (never written, its first write
+/// interrupted, or failing its HMAC check in both IV slots) fails the read that needs it, as in realm-core.
+final class PageDecryptor: @unchecked Sendable {
+    /// Pages held at once (1 MiB). A read holds on to the page (or copy) it returned as long as it uses it.
+    static let cachedPages = 256
+
+    enum State: UInt8 { case unknown, readable, neverWritten, interruptedFirstWrite, hmacMismatch }
+
+    private let physical: MappedBytes
+    private let aesKey: SymmetricKey
+    private let hmac: HMACSHA224
+    let pageCount: Int
+    var logicalSize: Int { pageCount * RealmEncryption.pageSize }
+
+    private let lock = NSLock()
+    private var states: [State]
+    private var cache: [Int: DecryptedPage] = [:]
+    private var order: [Int] = []
+    private var next = 0
+    /// Pages decrypted so far, cached or not (tests).
+    private(set) var decryptions = 0
+
+    init(physical: MappedBytes, aesKey: SymmetricKey, hmac: HMACSHA224, pageCount: Int) {
+        self.physical = physical
+        self.aesKey = aesKey
+        self.hmac = hmac
+        self.pageCount = pageCount
+        states = Array(repeating: .unknown, count: pageCount)
     }
 
-    let states: [State]
+    /// Pages in the cache now (tests).
+    var cachedCount: Int { lock.withLock { cache.count } }
 
+    /// Throws when `offset..<offset+length` touches a page that cannot be decrypted.
     func check(_ offset: Int, _ length: Int) throws(RealmFileError) {
+        for page in pages(offset, length) { _ = try load(page) }
+    }
+
+    /// Little-endian integer of `size` bytes at `offset` (checked before: a page that cannot be read gives 0).
+    func uint(at offset: Int, size: Int) -> UInt64 {
+        let pageSize = RealmEncryption.pageSize
+        var value: UInt64 = 0
+        var index = 0
+        while index < size {
+            let position = offset + index
+            guard let page = try? load(position / pageSize) else { return 0 }
+            let start = position % pageSize
+            let available = min(size - index, pageSize - start)
+            for byte in 0..<available {
+                value |= UInt64(page.bytes.load(fromByteOffset: start + byte, as: UInt8.self)) << (8 * UInt64(index + byte))
+            }
+            index += available
+        }
+        return value
+    }
+
+    /// The bytes of `offset..<offset+length`: within one page, that page's; across pages, a copy.
+    func span(_ offset: Int, _ length: Int, checking: Bool = false) throws(RealmFileError) -> ByteSpan {
+        let pageSize = RealmEncryption.pageSize
+        let range = pages(offset, length)
+        if range.count == 1 {
+            let page = try load(range.lowerBound)
+            return ByteSpan(UnsafeRawBufferPointer(start: page.bytes + offset % pageSize, count: length), owner: page)
+        }
+        let copy = OwnedBytes(count: length)
+        var written = 0
+        for index in range {
+            let page = try load(index)
+            let start = index == range.lowerBound ? offset % pageSize : 0
+            let count = min(length - written, pageSize - start)
+            (copy.bytes + written).copyMemory(from: page.bytes + start, byteCount: count)
+            written += count
+        }
+        return ByteSpan(UnsafeRawBufferPointer(start: copy.bytes, count: length), owner: copy)
+    }
+
+    /// `span(_:_:checking:)` for ranges already checked.
+    func span(_ offset: Int, _ length: Int) -> ByteSpan {
+        (try? span(offset, length, checking: false)) ?? .empty
+    }
+
+    private func pages(_ offset: Int, _ length: Int) -> ClosedRange<Int> {
         let pageSize = RealmEncryption.pageSize
         let first = offset / pageSize
-        let last = min((offset + max(length, 1) - 1) / pageSize, states.count - 1)
-        guard first <= last else { return }
-        for page in first...last where states[page] != .readable {
+        let last = min((offset + max(length, 1) - 1) / pageSize, pageCount - 1)
+        return first...max(first, last)
+    }
+
+    /// Page `page`, decrypted (from the cache, or now).
+    private func load(_ page: Int) throws(RealmFileError) -> DecryptedPage {
+        guard page >= 0, page < pageCount else {
+            throw RealmEncryption.failure("page \(page) is outside the file's \(pageCount) pages")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = cache[page] { return cached }
+        let raw = physical.raw
+        var counter: UInt32?
+        switch states[page] {
+        case .unknown, .readable:
+            switch RealmEncryption.check(raw, page: page, hmac: hmac) {
+            case .verified(let verified): counter = verified; states[page] = .readable
+            case .zeroFilled: counter = nil; states[page] = .readable
+            case .neverWritten: states[page] = .neverWritten
+            case .interruptedFirstWrite: states[page] = .interruptedFirstWrite
+            case .mismatch: states[page] = .hmacMismatch
+            }
+        default:
+            break
+        }
+        guard states[page] == .readable else {
+            let pageSize = RealmEncryption.pageSize
             let what = switch states[page] {
             case .neverWritten: "was never written (its IV entry is empty)"
             case .interruptedFirstWrite: "fails its HMAC check and has no earlier version (damaged, or its first write was interrupted)"
             default: "fails its HMAC check in both IV slots (damaged)"
             }
-            throw RealmEncryption.failure("page \(page) (bytes \(page * pageSize)..<\((page + 1) * pageSize)) \(what), and the file needs bytes \(offset)..<\(offset + length)")
+            throw RealmEncryption.failure("page \(page) (bytes \(page * pageSize)..<\((page + 1) * pageSize)) \(what)")
         }
+        let decrypted = DecryptedPage()
+        if let counter {
+            try RealmEncryption.decryptPage(raw, page: page, counter: counter, aesKey: aesKey, into: decrypted.bytes)
+        }
+        decryptions += 1
+        if order.count < Self.cachedPages {
+            order.append(page)
+        } else {
+            cache[order[next]] = nil
+            order[next] = page
+            next = (next + 1) % Self.cachedPages
+        }
+        cache[page] = decrypted
+        return decrypted
     }
+}
+
+/// One decrypted 4096-byte page (zeros until written).
+final class DecryptedPage: @unchecked Sendable {
+    let bytes = UnsafeMutableRawPointer.allocate(byteCount: RealmEncryption.pageSize, alignment: 8)
+    init() { bytes.initializeMemory(as: UInt8.self, repeating: 0, count: RealmEncryption.pageSize) }
+    deinit { bytes.deallocate() }
+}
+
+/// A copy of bytes that span pages.
+final class OwnedBytes: @unchecked Sendable {
+    let bytes: UnsafeMutableRawPointer
+    init(count: Int) { bytes = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 8) }
+    deinit { bytes.deallocate() }
 }

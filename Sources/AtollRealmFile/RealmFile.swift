@@ -26,7 +26,8 @@ public final class RealmFile: Sendable {
     /// Opens the Realm file at `path` read-only.
     ///
     /// - Parameter encryptionKey: the 64-byte key the file was encrypted with (Realm's `encryptionKey`), or nil
-    ///   for an unencrypted file. An encrypted file is decrypted into memory (its logical size) when opened.
+    ///   for an unencrypted file. An encrypted file is decrypted page by page as it is read (a small cache of
+    ///   pages, never the whole file).
     public convenience init(path: String, encryptionKey: Data? = nil) throws(RealmFileError) {
         let mapped = try MappedBytes.map(path: path)
         try self.init(bytes: encryptionKey.map { key throws(RealmFileError) in try Self.decrypt(mapped, key: key) } ?? mapped)
@@ -38,14 +39,11 @@ public final class RealmFile: Sendable {
             try self.init(bytes: MappedBytes.copy(data))
             return
         }
-        let decrypted = data.withUnsafeBytes { raw in
-            Result { () throws(RealmFileError) in try RealmEncryption.decrypt(raw, key: encryptionKey) }
-        }
-        try self.init(bytes: decrypted.get())
+        try self.init(bytes: RealmEncryption.decrypt(MappedBytes.copy(data), key: encryptionKey))
     }
 
     private static func decrypt(_ mapped: MappedBytes, key: Data) throws(RealmFileError) -> MappedBytes {
-        try RealmEncryption.decrypt(UnsafeRawBufferPointer(start: mapped.base, count: mapped.count), key: key)
+        try RealmEncryption.decrypt(mapped, key: key)
     }
 
     private init(bytes: MappedBytes) throws(RealmFileError) {

@@ -22,7 +22,7 @@ enum StringLeaf {
     }
 
     /// Raw bytes of element `index` of a string leaf (`ArrayString` forms), without the stored terminator.
-    static func stringBytes(_ reader: NodeReader, _ leaf: Node, _ index: Int, enumKeys: Node?) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    static func stringBytes(_ reader: NodeReader, _ leaf: Node, _ index: Int, enumKeys: Node?) throws(RealmFileError) -> ByteSpan? {
         if !leaf.hasRefs {
             if leaf.scheme == .multiply { return try shortString(reader, leaf, index) }
             guard let enumKeys else { throw .invalidDatabase(reason: "enumerated string leaf \(leaf.ref) without enum keys") }
@@ -38,7 +38,7 @@ enum StringLeaf {
     }
 
     /// Raw bytes of element `index` of a binary leaf (`ArrayBinary` forms).
-    static func binaryBytes(_ reader: NodeReader, _ leaf: Node, _ index: Int) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    static func binaryBytes(_ reader: NodeReader, _ leaf: Node, _ index: Int) throws(RealmFileError) -> ByteSpan? {
         guard leaf.hasRefs else { throw .invalidDatabase(reason: "binary leaf \(leaf.ref) has no refs flag") }
         if leaf.contextFlag { return try bigBlob(reader, leaf, index, dropTerminator: false) }
         return try smallBlob(reader, leaf, index, dropTerminator: false)
@@ -51,7 +51,7 @@ enum StringLeaf {
     }
 
     /// Fixed-width slots of `width` bytes; the last byte of a slot counts the unused bytes (== width means null).
-    private static func shortString(_ reader: NodeReader, _ leaf: Node, _ index: Int) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    private static func shortString(_ reader: NodeReader, _ leaf: Node, _ index: Int) throws(RealmFileError) -> ByteSpan? {
         guard index >= 0, index < leaf.count else { throw .invalidDatabase(reason: "string index \(index) outside leaf \(leaf.ref)") }
         let width = leaf.width
         if width == 0 { return nil }
@@ -59,11 +59,11 @@ enum StringLeaf {
         let padding = Int(slot[width - 1])
         if padding == width { return nil }
         guard padding < width else { throw .invalidDatabase(reason: "short string padding \(padding) exceeds width \(width)") }
-        return UnsafeRawBufferPointer(rebasing: slot[0..<(width - 1 - padding)])
+        return slot.prefixSpan(width - 1 - padding)
     }
 
     /// Offsets array, one blob of concatenated bytes, and a nulls array.
-    private static func smallBlob(_ reader: NodeReader, _ leaf: Node, _ index: Int, dropTerminator: Bool) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    private static func smallBlob(_ reader: NodeReader, _ leaf: Node, _ index: Int, dropTerminator: Bool) throws(RealmFileError) -> ByteSpan? {
         let offsets = try reader.requiredChild(leaf, 0, "blob offsets")
         let blob = try reader.requiredChild(leaf, 1, "blob data")
         guard index >= 0, index < offsets.count else { throw .invalidDatabase(reason: "blob index \(index) outside leaf \(leaf.ref)") }
@@ -82,7 +82,7 @@ enum StringLeaf {
     }
 
     /// One ref per element to its own blob node (0 means null).
-    private static func bigBlob(_ reader: NodeReader, _ leaf: Node, _ index: Int, dropTerminator: Bool) throws(RealmFileError) -> UnsafeRawBufferPointer? {
+    private static func bigBlob(_ reader: NodeReader, _ leaf: Node, _ index: Int, dropTerminator: Bool) throws(RealmFileError) -> ByteSpan? {
         guard let blob = try reader.child(leaf, index) else { return nil }
         guard !blob.contextFlag else { throw .unsupported("blobs split over several nodes (values larger than 16 MB)") }
         var length = blob.payloadLength

@@ -73,12 +73,48 @@ import Testing
     /// realm-core's test key when that file was written.
     static let legacyKey = Data("1234567890123456789012345678901123456789012345678901234567890123".utf8)
 
+    /// Every page of an encrypted file decrypted (zeros for one that cannot be), and the pages that could be.
+    static func decryptWhole(_ raw: [UInt8], key: Data) throws -> (image: [UInt8], readable: [Int]) {
+        let decrypted = try RealmEncryption.decrypt(MappedBytes.copy(Data(raw)), key: key)
+        let decryptor = try #require(decrypted.decryptor)
+        var image: [UInt8] = []
+        var readable: [Int] = []
+        for page in 0..<decryptor.pageCount {
+            if let span = try? decryptor.span(page * 4096, 4096, checking: true) {
+                image += Array(span)
+                readable.append(page)
+            } else {
+                image += [UInt8](repeating: 0, count: 4096)
+            }
+        }
+        return (image, readable)
+    }
+
+    /// An encrypted file is decrypted as it is read, a few pages at a time: reading all of a file of
+    /// more pages than the cache holds never holds more than the cache.
+    @Test func anEncryptedFileIsNeverDecryptedWhole() throws {
+        let name = "test_upgrade_database_1000_23.realm"
+        let plain = TestEncryptor.logicalImage([UInt8](try Fixtures.data(name)), extraPages: PageDecryptor.cachedPages + 10)
+        let encrypted = TestEncryptor.encrypt(plain)
+        let file = try RealmFile(data: Data(encrypted), encryptionKey: Self.key)
+        #expect(try FileSnapshot(file) == FileSnapshot(Fixtures.open(name)))
+        // Page by page through more pages than the cache holds.
+        let decrypted = try RealmEncryption.decrypt(MappedBytes.copy(Data(encrypted)), key: Self.key)
+        let decryptor = try #require(decrypted.decryptor)
+        #expect(decryptor.pageCount > PageDecryptor.cachedPages)
+        var spans = 0
+        for page in 0..<decryptor.pageCount {
+            if (try? decryptor.span(page * 4096, 4096, checking: true)) != nil { spans += 1 }
+            #expect(decryptor.cachedCount <= PageDecryptor.cachedPages)
+        }
+        #expect(spans == decryptor.pageCount)
+    }
+
     @Test func realmWrittenEncryptedFileDecrypts() throws {
         let raw = [UInt8](try Fixtures.data(Self.legacyName))
         #expect(raw.count == 77824)
-        let decrypted = try raw.withUnsafeBytes { try RealmEncryption.decrypt($0, key: Self.legacyKey) }
-        #expect(decrypted.count == 73728)
-        let image = [UInt8](UnsafeRawBufferPointer(start: decrypted.base, count: decrypted.count))
+        let (image, readable) = try Self.decryptWhole(raw, key: Self.legacyKey)
+        #expect(image.count == 73728)
         // The whole logical image, never-written pages as zeros, as an independent decryption produced it.
         let digest = Self.hex(Array(Crypto.SHA256.hash(data: image)))
         #expect(digest == "5fa78b2ca697ec6d3d07fe3ab4afcb290903edf0a3172723404e4d8bc9bf793f")
@@ -87,7 +123,7 @@ import Testing
         // Page 0 was written three times (iv1 3, iv2 2); pages 1–8 and 10–15 never.
         let entry = TestEncryptor.entry(raw, page: 0)
         #expect(entry.iv1 == 3 && entry.iv2 == 2)
-        #expect(decrypted.unreadablePages?.states.enumerated().filter { $0.element == .readable }.map(\.offset) == [0, 9, 16, 17])
+        #expect(readable == [0, 9, 16, 17])
         // The test wrote one string of 1.5 × 4096 'a's, across pages 16 and 17.
         #expect(image[65544..<65544 + 6144].allSatisfy { $0 == UInt8(ascii: "a") })
 
@@ -297,9 +333,9 @@ import Testing
             RealmEncryption.check(raw, page: pages - 2, hmac: HMACSHA224(key: Array(TestEncryptor.key[32...])))
         }
         #expect(check == .zeroFilled)
-        let decrypted = try encrypted.withUnsafeBytes { try RealmEncryption.decrypt($0, key: Self.key) }
-        #expect(decrypted.unreadablePages == nil)
-        #expect(UnsafeRawBufferPointer(start: decrypted.base, count: decrypted.count).elementsEqual(plain))
+        let (image, readable) = try Self.decryptWhole(encrypted, key: Self.key)
+        #expect(readable == Array(0..<pages))
+        #expect(image == plain)
         #expect(try FileSnapshot(RealmFile(data: Data(encrypted), encryptionKey: Self.key)) == FileSnapshot(Fixtures.open(name)))
     }
 
