@@ -41,7 +41,7 @@ final class EncNotesStore {
             return realm
         } catch let error as Realm.Error {
             switch error.code {
-            case .fileAccess:
+            case .invalidDatabase:
                 lastError = "Cannot open the notes: \(error.localizedDescription)"
             default:
                 lastError = "Realm error \(error.code.rawValue)"

@@ -77,14 +77,14 @@ import Testing
         }
     }
 
-    @Test func aWrongKeyIsFileAccessAndLeavesTheFileWhole() throws {
+    @Test func aWrongKeyIsInvalidDatabaseAndLeavesTheFileWhole() throws {
         let t = try TestRealm(objectTypes: Self.types)
         do {
             let realm = try Realm(configuration: encrypted(t))
             try writeSecrets(realm)
             // While the file is open in this process, and in the log only (not checkpointed yet).
-            expectError(.fileAccess, containing: "decryption failed") { _ = try Realm(configuration: encrypted(t, key: otherKey)) }
-            expectError(.fileAccess, containing: "is encrypted") {
+            expectError(.invalidDatabase, containing: "decryption failed") { _ = try Realm(configuration: encrypted(t, key: otherKey)) }
+            expectError(.invalidDatabase, containing: "is encrypted") {
                 _ = try Realm(configuration: encrypted(t))  // (same key: fine)
                 var plain = t.configuration
                 plain.encryptionKey = nil
@@ -93,9 +93,9 @@ import Testing
         }
         // With no realm of the file open: the key is checked against the file itself.
         for _ in 0..<2 {
-            expectError(.fileAccess, containing: "decryption failed") { _ = try Realm(configuration: encrypted(t, key: otherKey)) }
+            expectError(.invalidDatabase, containing: "decryption failed") { _ = try Realm(configuration: encrypted(t, key: otherKey)) }
         }
-        expectError(.fileAccess, containing: "is encrypted") { _ = try Realm(configuration: t.configuration) }
+        expectError(.invalidDatabase, containing: "is encrypted") { _ = try Realm(configuration: t.configuration) }
         let realm = try Realm(configuration: encrypted(t))
         #expect(realm.objects(Dog.self).count == 200, "failed opens neither lost nor damaged a commit")
     }
@@ -106,7 +106,7 @@ import Testing
             let realm = try t.open()
             try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
         }
-        expectError(.fileAccess, containing: "not encrypted") { _ = try Realm(configuration: encrypted(t)) }
+        expectError(.invalidDatabase, containing: "not encrypted") { _ = try Realm(configuration: encrypted(t)) }
         #expect(try t.open().objects(Dog.self).count == 1)
     }
 
@@ -190,7 +190,7 @@ import Testing
         var readOnly = encrypted(t)
         readOnly.readOnly = true
         #expect(try Realm(configuration: readOnly).objects(Dog.self).count == 200)
-        expectError(.fileAccess, containing: "different encryption key") {
+        expectError(.invalidDatabase, containing: "different encryption key") {
             var wrong = readOnly
             wrong.encryptionKey = otherKey
             _ = try Realm(configuration: wrong)
@@ -205,7 +205,7 @@ import Testing
         readOnly.readOnly = true
         #expect(try Realm(configuration: readOnly).objects(Dog.self).count == 200)
         readOnly.encryptionKey = otherKey
-        expectError(.fileAccess, containing: "decryption failed") { _ = try Realm(configuration: readOnly) }
+        expectError(.invalidDatabase, containing: "decryption failed") { _ = try Realm(configuration: readOnly) }
     }
 
     @Test func writeCopyAddsChangesOrDropsTheKey() throws {
@@ -221,7 +221,7 @@ import Testing
         // Another key: the copy opens with it, not with the source's.
         try realm.writeCopy(toFile: folder.appendingPathComponent("rekeyed.realm"), encryptionKey: otherKey)
         #expect(!holdsSecret(folder.appendingPathComponent("rekeyed.realm").path))
-        expectError(.fileAccess, containing: "decryption failed") { _ = try open("rekeyed.realm", key) }
+        expectError(.invalidDatabase, containing: "decryption failed") { _ = try open("rekeyed.realm", key) }
         #expect(try open("rekeyed.realm", otherKey).objects(Dog.self).count == 200)
         // No key: a plaintext copy.
         try realm.writeCopy(toFile: folder.appendingPathComponent("plain.realm"), encryptionKey: nil)
@@ -250,7 +250,7 @@ import Testing
         }
         var configuration = Realm.Configuration(fileURL: t.folder.url.appendingPathComponent("app/seeded.realm"),
                                                 objectTypes: Self.types, seedFilePath: seed)
-        expectError(.fileAccess, containing: "is encrypted") { _ = try Realm(configuration: configuration) }
+        expectError(.invalidDatabase, containing: "is encrypted") { _ = try Realm(configuration: configuration) }
         configuration.encryptionKey = key
         #expect(try Realm(configuration: configuration).objects(Dog.self).count == 200)
         #expect(!holdsSecret(configuration.fileURL!.path))
@@ -281,8 +281,8 @@ import Testing
         let t = try TestRealm(objectTypes: Self.types)
         do { try writeSecrets(Realm(configuration: encrypted(t))) }
         #expect(try schemaVersionAtURL(t.configuration.fileURL!, encryptionKey: key) == 0)
-        expectError(.fileAccess, containing: "decryption failed") { _ = try schemaVersionAtURL(t.configuration.fileURL!, encryptionKey: otherKey) }
-        expectError(.fileAccess, containing: "is encrypted") { _ = try schemaVersionAtURL(t.configuration.fileURL!) }
+        expectError(.invalidDatabase, containing: "decryption failed") { _ = try schemaVersionAtURL(t.configuration.fileURL!, encryptionKey: otherKey) }
+        expectError(.invalidDatabase, containing: "is encrypted") { _ = try schemaVersionAtURL(t.configuration.fileURL!) }
         let rows = try RawSQLite.fetch("SELECT count(*) FROM class_Dog", path: t.path, encryptionKey: key)
         #expect(rows == [["200"]])
     }
@@ -310,7 +310,7 @@ import Testing
         #expect(!Realm.fileExists(for: t.configuration))
         #expect(!holdsSecret(backup))
         var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: backup), objectTypes: Self.types)
-        expectError(.fileAccess, containing: "is encrypted") { _ = try Realm(configuration: configuration) }
+        expectError(.invalidDatabase, containing: "is encrypted") { _ = try Realm(configuration: configuration) }
         configuration.encryptionKey = key
         #expect(try Realm(configuration: configuration).objects(Dog.self).count == 200, "the backup opens with the realm's key")
     }

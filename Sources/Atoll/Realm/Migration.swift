@@ -290,8 +290,8 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     let version: Int64?
     do {
         version = try MigrationStore.schemaVersion(atPath: path, key: key)
-    } catch let error as Realm.Error where error.code == .fileAccess {
-        throw error  // a wrong key, or an encrypted file without one
+    } catch let error as Realm.Error {
+        throw error  // a wrong key, an encrypted file without one, a file that cannot be read
     } catch {
         throw Realm.Error(.invalidDatabase, "\(path) is not a realm file: \(error)", underlying: error as? any Error & Sendable)
     }

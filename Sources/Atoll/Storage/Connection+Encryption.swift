@@ -48,8 +48,8 @@ extension Connection {
 extension EncryptionKey {
     /// Binds the key to the new connection `db` on `path` (its first step, before any read).
     ///
-    /// - Throws: `.fileAccess` for a wrong key, a plaintext file or a file that cannot be read;
-    ///   `.invalidDatabase` for a file that is not a realm.
+    /// - Throws: `.invalidDatabase` for a wrong key, a plaintext file (as realm-swift: "Realm file decryption
+    ///   failed") or a file that is not a realm; `.fileAccess` for a file that cannot be read.
     func attach(_ db: Database, path: String) throws {
         var args = atoll_cipher_attach_args(key: Unmanaged.passUnretained(self).toOpaque(), detail: 0, code: 0)
         let rc = withExtendedLifetime(self) {
@@ -58,9 +58,9 @@ extension EncryptionKey {
         guard rc != SQLITE_OK else { return }
         switch Int(args.detail) {
         case Int(ATOLL_CIPHER_WRONG_KEY):
-            throw Realm.Error(.fileAccess, "Realm file decryption failed: the encryption key does not open '\(path)'", path: path)
+            throw Realm.Error(.invalidDatabase, "Realm file decryption failed: the encryption key does not open '\(path)'", path: path)
         case Int(ATOLL_CIPHER_PLAINTEXT):
-            throw Realm.Error(.fileAccess, "'\(path)' is not encrypted: open it without an encryption key (or write an encrypted copy with writeCopy(toFile:encryptionKey:))", path: path)
+            throw Realm.Error(.invalidDatabase, "Realm file decryption failed: '\(path)' is not encrypted: open it without an encryption key (or write an encrypted copy with writeCopy(toFile:encryptionKey:))", path: path)
         case Int(ATOLL_CIPHER_UNSUPPORTED):
             throw Realm.Error(.invalidDatabase, "'\(path)' is encrypted in a format this version of Atoll does not know", path: path)
         case Int(ATOLL_CIPHER_EMPTY_READ_ONLY):

@@ -82,7 +82,7 @@ final class Connection {
         let files = FileManager.default
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
             if CipherVFS.isEncryptedFile(atPath: path) {
-                return Realm.Error(.fileAccess, "'\(path)' is encrypted: open it with its encryption key", path: path, underlying: underlying)
+                return Realm.Error(.invalidDatabase, "'\(path)' is encrypted: open it with its encryption key", path: path, underlying: underlying)
             }
             return Realm.Error(.invalidDatabase, "\(path) is not a realm file (\(error.message ?? "not a database"))", underlying: underlying)
         }

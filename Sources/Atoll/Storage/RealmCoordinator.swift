@@ -84,7 +84,7 @@ final class RealmCoordinator: @unchecked Sendable {
     /// The coordinator for `configuration`'s storage, opening and migrating the file on first use
     /// (after copying the seed file and compacting, when the configuration asks for them).
     ///
-    /// - Throws: `.invalidInput` for an encryption key that is not 64 bytes; `.fileAccess` when
+    /// - Throws: `.invalidInput` for an encryption key that is not 64 bytes; `.invalidDatabase` when
     ///   the file is open in the process with another key (or without one).
     static func coordinator(for configuration: Realm.Configuration) throws -> RealmCoordinator {
         let key = configuration.storageKey
@@ -100,7 +100,9 @@ final class RealmCoordinator: @unchecked Sendable {
                     } else {
                         "Realm file decryption failed: '\(existing.path)' is already open with a different encryption key"
                     }
-                    throw Realm.Error(.fileAccess, message, path: existing.path)
+                    // As when the file itself is checked (Connection+Encryption), and as realm-core reports a key
+                    // that does not open a file: `.invalidDatabase`.
+                    throw Realm.Error(.invalidDatabase, message, path: existing.path)
                 }
                 return existing
             }

@@ -444,8 +444,8 @@ enum RealmFormatConversion {
         case .fileAccess(let path, _): return Realm.Error(.fileAccess, "\(error)", path: path, underlying: error)
         case .unsupportedFormat, .unsupported: return Realm.Error(.unsupportedFileFormatVersion, "\(error)", underlying: error)
         case .invalidDatabase(let reason) where reason.hasPrefix("Realm file decryption failed"):
-            // A wrong key is a file access error, as for Atoll's own encrypted files and in Realm.
-            return Realm.Error(.fileAccess, reason, underlying: error)
+            // Realm's own message, without the reader's prefix.
+            return Realm.Error(.invalidDatabase, reason, underlying: error)
         case .invalidDatabase, .notFound: return Realm.Error(.invalidDatabase, "\(error)", underlying: error)
         }
     }
