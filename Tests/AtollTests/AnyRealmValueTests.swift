@@ -37,7 +37,7 @@ final class MixedOwner: Object {
 
     static var scalars: [AnyRealmValue] { [
         .none, .int(-7), .bool(true), .float(2.5), .double(2.5), .string("Frodo"), .data(Data([0, 1, 2])),
-        .date(Date(timeIntervalSince1970: 1_700_000_000.25)), .objectId(ObjectId("65a1f0c2e4b0a1b2c3d4e5f6")),
+        .date(Date(timeIntervalSince1970: 1_700_000_000.25)), .objectId(try! ObjectId(string: "65a1f0c2e4b0a1b2c3d4e5f6")),
         .decimal128(try! Decimal128(string: "12.345")), .uuid(UUID(uuidString: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")!),
     ] }
 

@@ -201,20 +201,6 @@ extension ObjectId: CustomStringConvertible, LosslessStringConvertible {
     }
 }
 
-extension ObjectId: ExpressibleByStringLiteral {
-    /// An id from a literal of 24 hexadecimal digits; traps on anything else.
-    ///
-    /// ```swift
-    /// let id: ObjectId = "5f1b2c3d4e5f60718293a4b5"
-    /// ```
-    public init(stringLiteral value: String) {
-        do {
-            self = try ObjectId(string: value)
-        } catch {
-            preconditionFailure(error.description)
-        }
-    }
-}
 
 extension ObjectId: Codable {
     /// Decodes the 24-digit hexadecimal string.
