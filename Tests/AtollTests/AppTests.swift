@@ -134,6 +134,7 @@ import Testing
             let viaKey = try await buildServer.login(credentials: .userAPIKey(secret))
             #expect(viaKey.id == gandalf.id)
             try await gandalf.apiKeysAuth.disableAPIKey(key.objectId)
+            #expect(try await gandalf.apiKeysAuth.fetchAPIKey(key.objectId).disabled)
             await #expect { try await buildServer.login(credentials: .userAPIKey(secret)) } throws: { ($0 as? AppError) != nil }
             try await gandalf.apiKeysAuth.enableAPIKey(key.objectId)
             _ = try await buildServer.login(credentials: .userAPIKey(secret))

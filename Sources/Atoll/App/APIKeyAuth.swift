@@ -8,6 +8,8 @@ public struct UserAPIKey: Sendable, Hashable {
     /// The key itself: only known in the answer to `createAPIKey(named:)`.
     public let key: String?
     public let isEnabled: Bool
+    /// Whether the key is disabled (realm-swift's name).
+    public var disabled: Bool { !isEnabled }
 }
 
 /// Creates and manages a user's API keys.

@@ -35,6 +35,9 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
     }
 
     public var description: String { "Sync error \(code) (\(code.rawValue)): \(message)" }
+    /// A link to the server's log of the error. App Services sent one; `atoll-server` logs errors in
+    /// its own log (with the session and user), so it is nil.
+    public var serverLogURL: URL? { nil }
     public var localizedDescription: String { message }
     public var errorDescription: String? { message }
 

@@ -14,6 +14,10 @@ public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
     /// The server can no longer sync with the local copy: the realm must be reset.
     /// `clientResetInfo()` gives the backup path and the token that runs the reset.
     case clientResetError = 7
+    /// Realm's code for an authentication error under a sync error (deprecated there, never reported
+    /// by its sync client since v10): declared so that apps switching over the codes compile. Atoll
+    /// reports authentication failures as `clientUserError`, as Realm does.
+    case underlyingAuthError = 8
     /// The user may not sync this realm; its local copy is deleted at the next app start,
     /// or at once with the token of `deleteRealmUserInfo()`.
     case permissionDeniedError = 9
