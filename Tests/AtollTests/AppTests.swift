@@ -118,6 +118,13 @@ import Testing
         }
     }
 
+    /// realm-swift reports the address in use, its default when none was set.
+    @Test func theConfigurationsBaseURLIsTheOneInUse() {
+        #expect(App(id: "base-url-\(UUID().uuidString)").configuration.baseURL == AppConfiguration.defaultBaseURL)
+        let configured = App(id: "base-url-\(UUID().uuidString)", configuration: AppConfiguration(baseURL: "http://127.0.0.1:1234"))
+        #expect(configured.configuration.baseURL == "http://127.0.0.1:1234")
+    }
+
     @Test func apiKeysCreateListLogInDisableAndDelete() async throws {
         try await withSyncTestServer { server in
             let app = server.app()

@@ -15,7 +15,13 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
 
     /// The app's id on the server.
     public var appId: String { core.id }
-    public var configuration: AppConfiguration { core.configuration }
+    /// The app's configuration; its `baseURL` is the address in use (``baseUrl``): the default when
+    /// none was set, as Realm reports its own, and the new one after ``updateBaseUrl(to:)``.
+    public var configuration: AppConfiguration {
+        var configuration = core.configuration
+        configuration.baseURL = baseUrl
+        return configuration
+    }
 
     public convenience init(id: String) {
         self.init(id: id, configuration: AppConfiguration())
