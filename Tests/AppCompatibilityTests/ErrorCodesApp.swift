@@ -35,3 +35,12 @@ func apiKeyRow(_ key: UserAPIKey) -> String {
         #expect(SyncError.Code.underlyingAuthError.rawValue == 8)
     }
 }
+
+// A status line over every session state realm-swift declares: an exhaustive switch, no default.
+func sessionStatus(_ session: SyncSession) -> String {
+    switch session.state {
+    case .active: return "syncing"
+    case .inactive: return "paused"
+    case .invalid: return "stopped"
+    }
+}

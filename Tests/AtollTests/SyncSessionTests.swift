@@ -158,7 +158,7 @@ import Testing
             #expect(realms.allSatisfy { names($0) == ["shared"] })
 
             for realm in realms { realm.syncSession!.suspend() }
-            #expect(realms.allSatisfy { $0.syncSession!.state == .paused })
+            #expect(realms.allSatisfy { $0.syncSession!.state == .inactive })
             // Once the server let go of every session nothing can travel: an upload or a download
             // needs a bound session.
             #expect(await waitUntil(timeout: Self.syncTimeout) { activeSessions(server) == 0 })
@@ -277,9 +277,9 @@ import Testing
             defer { token.invalidate() }
 
             session.suspend()
-            #expect(session.state == .paused)
+            #expect(session.state == .inactive)
             #expect(await waitUntil(timeout: Self.syncTimeout) { session.connectionState == .disconnected })
-            #expect(session.state == .paused)
+            #expect(session.state == .inactive)
             // The other session of the same connection keeps syncing.
             #expect(other.syncSession!.connectionState == .connected)
 

@@ -89,6 +89,9 @@ extension SerialAppServicesTests {
             let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
             let realm = try await open(frodo)
             let session = try #require(realm.syncSession)
+            // Suspending an active session is a change of state (a session not started yet is inactive already).
+            try await upload(realm)
+            #expect(session.state == .active)
             let calls = Mutex(0)
             var observation: NSKeyValueObservation? = session.observe(\.state, options: [.initial, .new]) { _, change in
                 #expect(change.newValue != nil)
@@ -105,7 +108,7 @@ extension SerialAppServicesTests {
             observation = nil
             let heard = calls.withLock { $0 }
             session.suspend()
-            #expect(session.state == .paused)
+            #expect(session.state == .inactive)
             session.resume()
             try await upload(realm)
             #expect(calls.withLock { $0 } == heard)

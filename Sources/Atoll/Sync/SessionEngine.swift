@@ -217,12 +217,12 @@ actor SessionEngine {
         case .waitingForConnection: (.active, .connecting)
         case .binding: (.active, .connecting)
         case .active: (.active, .connected)
-        case .waitingForAccessToken: (.waitingForAccessToken, .connecting)
+        case .waitingForAccessToken: (.active, .connecting)
         case .waitingForReset: (.inactive, .connected)
-        case .dying: (.dying, .connected)
+        case .dying: (.active, .connected)
         case .failed: (.inactive, .disconnected)
         }
-        if userSuspended { state = .paused }
+        if userSuspended { state = .inactive }
         publicSession?.update(state: state, connection: connection)
     }
 }

@@ -13,17 +13,16 @@ public final class SyncSession: @unchecked Sendable {
     /// Waits of `nextConnectionFailure()`.
     let connectionFailureWaiters = Mutex<[UUID: FailureWaitBox]>([:])
     /// Whether the session syncs.
+    /// realm-swift's three states, so that apps' exhaustive `switch`es compile: a session that is
+    /// ending, or waiting for a new access token, is still `.active` (as realm-swift reports
+    /// realm-core's dying and token states); a suspended one is `.inactive`.
     public enum State: Sendable, Hashable {
-        /// Syncing, or trying to (connecting, binding, reconnecting after a backoff).
+        /// Syncing, or trying to (connecting, binding, reconnecting after a backoff, waiting for a
+        /// new access token, ending).
         case active
-        /// Ending: the server is told to stop sending.
-        case dying
-        /// Not syncing: not started, ended by its user logging out, or stopped by an error.
+        /// Not syncing: not started, suspended by `suspend()`, ended by its user logging out, or
+        /// stopped by an error.
         case inactive
-        /// The server refused the access token; a new one is on its way.
-        case waitingForAccessToken
-        /// Suspended by `suspend()` until `resume()`.
-        case paused
         /// Ended for good: its user logged out or was removed. Discard it; opening the realm
         /// again (after logging in) makes a new session.
         case invalid
@@ -108,7 +107,7 @@ public final class SyncSession: @unchecked Sendable {
 
     /// Stops syncing until `resume()`.
     public func suspend() {
-        update(state: .paused)
+        update(state: .inactive)
         // Uploads are held from now on, in the same step as the suspension is queued: a resume
         // racing on another thread cannot leave them held behind a resumed session.
         enqueue({ await $0.suspend() }, whileQueueing: { $0.uploadsHeld.store(true, ordering: .sequentiallyConsistent) })
