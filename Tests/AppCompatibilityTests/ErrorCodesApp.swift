@@ -44,3 +44,25 @@ func sessionStatus(_ session: SyncSession) -> String {
     case .invalid: return "stopped"
     }
 }
+
+// A model in the older style: the primary key named by overriding primaryKey().
+class LegacyKeyedNote: Object {
+    @Persisted var noteId = 0
+    @Persisted var text = ""
+    override class func primaryKey() -> String? { "noteId" }
+}
+
+@Suite struct LegacyPrimaryKeyApp {
+    @Test func anOverriddenPrimaryKeyIsThePrimaryKey() throws {
+        let realm = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: "legacy-key-\(UUID().uuidString)",
+                                                                 objectTypes: [LegacyKeyedNote.self]))
+        try realm.write {
+            realm.add(LegacyKeyedNote(value: ["noteId": 7, "text": "first"]))
+            realm.add(LegacyKeyedNote(value: ["noteId": 7, "text": "second"]), update: .modified)
+        }
+        #expect(realm.objects(LegacyKeyedNote.self).count == 1)
+        #expect(realm.object(ofType: LegacyKeyedNote.self, forPrimaryKey: 7)?.text == "second")
+        #expect(realm.schema["LegacyKeyedNote"]?.primaryKeyProperty?.name == "noteId")
+        #expect(LegacyKeyedNote.primaryKey() == "noteId")
+    }
+}

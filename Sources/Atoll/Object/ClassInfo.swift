@@ -59,6 +59,22 @@ final class ClassInfo: @unchecked Sendable {
         return info
     }
 
+    /// The primary key an `Object` subclass names by overriding `primaryKey()`, or nil when it does
+    /// not override it (the base implementation answers nil while this asks).
+    private static func overriddenPrimaryKey(of type: ObjectBase.Type) -> String? {
+        guard let objectType = type as? Object.Type else { return nil }
+        let flag = Thread.current.threadDictionary
+        let previous = flag[askingForOverride]
+        flag[askingForOverride] = true
+        defer { flag[askingForOverride] = previous }
+        return objectType.primaryKey()
+    }
+
+    static let askingForOverride = "atoll.ClassInfo.askingForPrimaryKeyOverride"
+
+    /// Whether `Object.primaryKey()` is being asked by schema discovery (its base answer is nil then).
+    static var isAskingForOverride: Bool { Thread.current.threadDictionary[askingForOverride] != nil }
+
     /// A class already seen under this schema name.
     static func named(_ name: String) -> ClassInfo? { byName.withLock { $0[name] } }
 
@@ -95,6 +111,8 @@ final class ClassInfo: @unchecked Sendable {
             return true
         }
         let mapping = type.propertiesMapping()
+        // Realm's older way to name the primary key: `override class func primaryKey() -> String?`.
+        let declaredKey = Self.overriddenPrimaryKey(of: type)
         let prototype = type.init()
         var properties: [Property] = []
         var linked: [ObjectBase.Type] = []
@@ -118,7 +136,8 @@ final class ClassInfo: @unchecked Sendable {
                     name: mapping[name] ?? name, type: shape.type, collection: shape.collection,
                     isOptional: shape.isOptional || (shape.type == .object && shape.collection == .single),
                     objectType: shape.objectClass?.className(),
-                    isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey))
+                    isPrimaryKey: options.primaryKey || name == declaredKey,
+                    isIndexed: options.indexed || options.primaryKey || name == declaredKey))
             }
         }
         self.schema = AtollCore.ObjectSchema(

@@ -146,8 +146,10 @@ open class ObjectBase: Hashable, CustomStringConvertible {
 open class Object: ObjectBase {
     public required init() { super.init() }
 
-    /// The primary key property name, if the type declares one.
+    /// The primary key property name, if the type declares one: with `@Persisted(primaryKey: true)`,
+    /// or, as older Realm models do, by overriding this method.
     open class func primaryKey() -> String? {
+        if ClassInfo.isAskingForOverride { return nil }
         let info = ClassInfo.of(self)
         return info.primaryKeyIndex.map { info.publicNames[$0] }
     }
