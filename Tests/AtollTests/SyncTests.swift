@@ -37,6 +37,20 @@ final class SyncedTask: Object {
         }
     }
 
+    /// `Realm.Configuration(syncConfiguration:…)`, as realm-swift declares it: the realm is the
+    /// user's synced realm, in the user's folder.
+    @Test func aConfigurationMadeWithASyncConfigurationIsTheUsersSyncedRealm() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let made = frodo.configuration(partitionValue: "shire")
+            let configuration = Realm.Configuration(syncConfiguration: made.syncConfiguration, objectTypes: [SyncedTask.self])
+            #expect(configuration.fileURL == made.fileURL)
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .never)
+            try realm.write { realm.add(SyncedTask(value: ["name": "from the initialiser", "owner": "Frodo"])) }
+            try await realm.syncSession!.wait(for: .upload)
+        }
+    }
+
     /// realm-swift's "convert a local realm to a synced realm": `writeCopy(configuration:)` with a
     /// synced configuration; the copy's objects are the device's first uploads.
     @Test func aLocalRealmCopiedToASyncedConfigurationUploadsItsObjects() async throws {

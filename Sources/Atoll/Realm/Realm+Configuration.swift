@@ -83,6 +83,7 @@ extension Realm {
             fileURL: URL? = URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)
                 .appendingPathComponent("default.realm"),
             inMemoryIdentifier: String? = nil,
+            syncConfiguration: SyncConfiguration? = nil,
             encryptionKey: Data? = nil,
             readOnly: Bool = false,
             schemaVersion: UInt64 = 0,
@@ -94,9 +95,13 @@ extension Realm {
         ) {
             if let inMemoryIdentifier {
                 self.inMemoryIdentifier = inMemoryIdentifier
+            } else if let syncConfiguration, fileURL == Self.defaultFileURL {
+                // A synced realm lives in its user's folder unless the caller chose a file.
+                self.fileURL = syncConfiguration.user.syncedFileURL(for: syncConfiguration)
             } else {
                 self.fileURL = fileURL
             }
+            self.syncConfiguration = syncConfiguration
             self.encryptionKey = encryptionKey
             self.readOnly = readOnly
             self.schemaVersion = schemaVersion
@@ -105,6 +110,11 @@ extension Realm {
             self.shouldCompactOnLaunch = shouldCompactOnLaunch
             self.objectTypes = objectTypes
             if let seedFilePath { self.seedFilePath = seedFilePath }
+        }
+
+        /// `default.realm` in ``Realm/defaultDirectory``: the `fileURL` of a configuration that names none.
+        static var defaultFileURL: URL {
+            URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true).appendingPathComponent("default.realm")
         }
 
         private static let defaultLock = NSLock()

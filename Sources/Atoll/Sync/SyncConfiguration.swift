@@ -97,9 +97,13 @@ extension User {
     }
 
     private func syncedConfiguration(_ sync: SyncConfiguration) -> Realm.Configuration {
-        let folder = core.folder.appendingPathComponent(AppCore.safeName(id), isDirectory: true)
-        var configuration = Realm.Configuration(fileURL: folder.appendingPathComponent(sync.fileName))
+        var configuration = Realm.Configuration(fileURL: syncedFileURL(for: sync))
         configuration.syncConfiguration = sync
         return configuration
+    }
+
+    /// Where this user's realm synced as `sync` lives.
+    func syncedFileURL(for sync: SyncConfiguration) -> URL {
+        core.folder.appendingPathComponent(AppCore.safeName(id), isDirectory: true).appendingPathComponent(sync.fileName)
     }
 }
