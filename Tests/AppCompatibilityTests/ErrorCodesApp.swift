@@ -66,3 +66,28 @@ class LegacyKeyedNote: Object {
         #expect(LegacyKeyedNote.primaryKey() == "noteId")
     }
 }
+
+// Realm's catch patterns over error codes.
+func loginMessage(_ body: () throws -> Void) -> String {
+    do {
+        try body()
+        return "ok"
+    } catch AppError.invalidPassword {
+        return "wrong password"
+    } catch SyncError.clientResetError {
+        return "reset"
+    } catch Realm.Error.fileNotFound {
+        return "no file"
+    } catch {
+        return "other"
+    }
+}
+
+@Suite struct CatchPatternsApp {
+    @Test func codesMatchInCatchClauses() {
+        #expect(loginMessage { throw AppError(.invalidPassword, "invalid username/password") } == "wrong password")
+        #expect(loginMessage { throw SyncError(.clientResetError, "reset") } == "reset")
+        #expect(loginMessage { throw Realm.Error(.fileNotFound, "gone") } == "no file")
+        #expect(loginMessage { throw AppError(.accountNameInUse, "name already in use") } == "other")
+    }
+}

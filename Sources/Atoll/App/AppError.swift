@@ -107,3 +107,47 @@ extension AppError: CustomNSError, LocalizedError {
     }
     public var errorDescription: String? { message }
 }
+
+extension AppError.Code {
+    /// Lets a code stand for every `AppError` with it in a `catch` clause or a `switch`:
+    ///
+    /// ```swift
+    /// do { try await app.login(credentials: credentials) } catch AppError.invalidPassword { … }
+    /// ```
+    public static func ~= (code: AppError.Code, error: any Swift.Error) -> Bool {
+        (error as? AppError)?.code == code
+    }
+}
+
+// The codes as members of `AppError`, as realm-swift spells them in a `catch`.
+extension AppError {
+    public static var unknown: Code { .unknown }
+    public static var httpRequestFailed: Code { .httpRequestFailed }
+    public static var invalidSession: Code { .invalidSession }
+    public static var badRequest: Code { .badRequest }
+    public static var userNotFound: Code { .userNotFound }
+    public static var userAppDomainMismatch: Code { .userAppDomainMismatch }
+    public static var domainNotAllowed: Code { .domainNotAllowed }
+    public static var readSizeLimitExceeded: Code { .readSizeLimitExceeded }
+    public static var invalidParameter: Code { .invalidParameter }
+    public static var missingParameter: Code { .missingParameter }
+    public static var functionExecutionError: Code { .functionExecutionError }
+    public static var internalServerError: Code { .internalServerError }
+    public static var authProviderNotFound: Code { .authProviderNotFound }
+    public static var valueNotFound: Code { .valueNotFound }
+    public static var valueAlreadyExists: Code { .valueAlreadyExists }
+    public static var valueDuplicateName: Code { .valueDuplicateName }
+    public static var functionNotFound: Code { .functionNotFound }
+    public static var functionSyntaxError: Code { .functionSyntaxError }
+    public static var functionInvalid: Code { .functionInvalid }
+    public static var apiKeyAlreadyExists: Code { .apiKeyAlreadyExists }
+    public static var executionTimeLimitExceeded: Code { .executionTimeLimitExceeded }
+    public static var notCallable: Code { .notCallable }
+    public static var userAlreadyConfirmed: Code { .userAlreadyConfirmed }
+    public static var userDisabled: Code { .userDisabled }
+    public static var authError: Code { .authError }
+    public static var accountNameInUse: Code { .accountNameInUse }
+    public static var invalidPassword: Code { .invalidPassword }
+    public static var maintenanceInProgress: Code { .maintenanceInProgress }
+    public static var mongoDBError: Code { .mongoDBError }
+}

@@ -81,3 +81,29 @@ public struct CompensatingWriteInfo: Sendable, Hashable, CustomStringConvertible
 
     public var description: String { "\(objectType) \(primaryKey): \(reason)" }
 }
+
+extension SyncError.Code {
+    /// Lets a code stand for every `SyncError` with it in a `catch` clause or a `switch`:
+    ///
+    /// ```swift
+    /// do { try await realm.syncSession?.wait(for: .upload) } catch SyncError.clientResetError { … }
+    /// ```
+    public static func ~= (code: SyncError.Code, error: any Swift.Error) -> Bool {
+        (error as? SyncError)?.code == code
+    }
+}
+
+// The codes as members of `SyncError`, as realm-swift spells them in a `catch`.
+extension SyncError {
+    public static var clientSessionError: Code { .clientSessionError }
+    public static var clientUserError: Code { .clientUserError }
+    public static var clientInternalError: Code { .clientInternalError }
+    public static var clientResetError: Code { .clientResetError }
+    public static var underlyingAuthError: Code { .underlyingAuthError }
+    public static var permissionDeniedError: Code { .permissionDeniedError }
+    public static var invalidFlexibleSyncSubscriptions: Code { .invalidFlexibleSyncSubscriptions }
+    public static var writeRejected: Code { .writeRejected }
+    public static var connectionFailed: Code { .connectionFailed }
+    public static var tlsHandshakeFailed: Code { .tlsHandshakeFailed }
+    public static var serverWarning: Code { .serverWarning }
+}
