@@ -91,3 +91,30 @@ func loginMessage(_ body: () throws -> Void) -> String {
         #expect(loginMessage { throw AppError(.accountNameInUse, "name already in use") } == "other")
     }
 }
+
+// List editing as Swift's collections do it (realm-swift's List has these).
+class ChecklistItemList: Object {
+    @Persisted var items: List<String>
+}
+
+@Suite struct ListEditingApp {
+    @Test func rangeEditsOnAManagedList() throws {
+        let realm = try Realm(configuration: Realm.Configuration(inMemoryIdentifier: "list-edits-\(UUID().uuidString)",
+                                                                 objectTypes: [ChecklistItemList.self]))
+        let list = ChecklistItemList()
+        try realm.write {
+            realm.add(list)
+            list.items.append(objectsIn: ["a", "b", "c", "d", "e"])
+            list.items.insert(contentsOf: ["x", "y"], at: 1)
+        }
+        #expect(Array(list.items) == ["a", "x", "y", "b", "c", "d", "e"])
+        try realm.write {
+            list.items.replaceSubrange(1..<3, with: ["z"])
+            list.items.removeFirst(1)
+            list.items.removeLast(2)
+        }
+        #expect(Array(list.items) == ["z", "b", "c"])
+        try realm.write { list.items.removeSubrange(0..<2) }
+        #expect(Array(list.items) == ["c"])
+    }
+}

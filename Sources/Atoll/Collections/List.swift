@@ -75,6 +75,35 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     public func removeLast() { remove(at: count - 1) }
     public func removeFirst() { remove(at: 0) }
 
+    /// Removes the last `k` elements.
+    public func removeLast(_ k: Int) {
+        precondition(k >= 0 && k <= count, "cannot remove \(k) elements from a list of \(count)")
+        for _ in 0..<k { remove(at: count - 1) }
+    }
+
+    /// Removes the first `k` elements.
+    public func removeFirst(_ k: Int) {
+        precondition(k >= 0 && k <= count, "cannot remove \(k) elements from a list of \(count)")
+        for _ in 0..<k { remove(at: 0) }
+    }
+
+    /// Removes the elements in `bounds`.
+    public func removeSubrange(_ bounds: Range<Int>) {
+        precondition(bounds.lowerBound >= 0 && bounds.upperBound <= count, "range \(bounds) outside a list of \(count)")
+        for _ in bounds { remove(at: bounds.lowerBound) }
+    }
+
+    /// Inserts the elements of `newElements` at `position`, in order.
+    public func insert<C: Collection>(contentsOf newElements: C, at position: Int) where C.Element == Element {
+        for (offset, element) in newElements.enumerated() { insert(element, at: position + offset) }
+    }
+
+    /// Replaces the elements in `subrange` with those of `newElements`.
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+        removeSubrange(subrange)
+        insert(contentsOf: newElements, at: subrange.lowerBound)
+    }
+
     public func move(from: Int, to: Int) {
         defer { nestedWriteBack?() }
         backing.modify(unmanaged: { elements in
