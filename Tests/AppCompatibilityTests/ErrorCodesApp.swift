@@ -118,3 +118,25 @@ class ChecklistItemList: Object {
         #expect(Array(list.items) == ["c"])
     }
 }
+
+// Iterating a Map as realm-swift does: SingleMapEntry values, or key/value tuples on request.
+class Scoreboard: Object {
+    @Persisted var scores: Map<String, Int>
+}
+
+@Suite struct MapIterationApp {
+    @Test func entriesAndKeyValueSequence() throws {
+        let board = Scoreboard()
+        board.scores["ann"] = 3
+        board.scores["bo"] = 5
+        var total = 0
+        for entry in board.scores {
+            let single: SingleMapEntry<String, Int> = entry
+            total += single.value
+        }
+        #expect(total == 8)
+        let dictionary = Dictionary(uniqueKeysWithValues: board.scores.asKeyValueSequence().map { ($0.key, $0.value) })
+        #expect(dictionary == ["ann": 3, "bo": 5])
+        for (key, value) in board.scores.asKeyValueSequence() { #expect(board.scores[key] == value) }
+    }
+}

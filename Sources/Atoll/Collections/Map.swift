@@ -23,7 +23,16 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: Sequence, Cus
     public var keys: [String] { entries.map(\.key) }
     public var values: [Value] { entries.map(\.value) }
 
-    public func makeIterator() -> IndexingIterator<[(key: String, value: Value)]> { entries.makeIterator() }
+    /// The entries, as realm-swift iterates a map: `for entry in map { entry.key; entry.value }`.
+    public func makeIterator() -> IndexingIterator<[SingleMapEntry<Key, Value>]> {
+        entries.map { SingleMapEntry(key: Key(_atollMapKey: $0.key), value: $0.value) }.makeIterator()
+    }
+
+    /// The entries as `(key, value)` tuples, for `for (key, value) in map.asKeyValueSequence()` and
+    /// Swift's dictionary initialisers.
+    public func asKeyValueSequence() -> [(key: Key, value: Value)] {
+        entries.map { (key: Key(_atollMapKey: $0.key), value: $0.value) }
+    }
 
     public subscript(key: Key) -> Value? {
         get { self[string: key._atollMapKey] }
@@ -100,4 +109,15 @@ public protocol _MapKey: Hashable {
 extension String: _MapKey {
     public var _atollMapKey: String { self }
     public init(_atollMapKey: String) { self = _atollMapKey }
+}
+
+/// One entry of a `Map`, as iterating one gives it.
+public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue> {
+    public let key: Key
+    public let value: Value
+
+    public init(key: Key, value: Value) {
+        self.key = key
+        self.value = value
+    }
 }
