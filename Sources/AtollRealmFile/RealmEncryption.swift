@@ -214,8 +214,6 @@ final class PageDecryptor: @unchecked Sendable {
     private var cache: [Int: DecryptedPage] = [:]
     private var order: [Int] = []
     private var next = 0
-    /// Pages decrypted so far, cached or not (tests).
-    private(set) var decryptions = 0
 
     init(physical: MappedBytes, aesKey: SymmetricKey, hmac: HMACSHA224, pageCount: Int) {
         self.physical = physical
@@ -318,7 +316,6 @@ final class PageDecryptor: @unchecked Sendable {
         if let counter {
             try RealmEncryption.decryptPage(raw, page: page, counter: counter, aesKey: aesKey, into: decrypted.bytes)
         }
-        decryptions += 1
         if order.count < Self.cachedPages {
             order.append(page)
         } else {

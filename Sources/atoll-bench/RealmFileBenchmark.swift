@@ -1,4 +1,5 @@
 import Atoll
+import AtollTesting
 import Foundation
 
 /// W9: opening a file Realm wrote converts it into Atoll (issue 22). The file holds 100,000
@@ -19,7 +20,7 @@ struct RealmFileBenchmark {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("tasks.realm")
-        try gunzip(Self.fixture, to: source)
+        try Gzip.decompress(Self.fixture, to: source)
 
         // The conversion first, while the process holds little else, for its memory figure.
         var best = (raw: Double.infinity, atoll: Double.infinity)
@@ -83,17 +84,6 @@ struct RealmFileBenchmark {
             let priority = Int(next() % 10)
             return TaskRow(id: id, preparedId: ObjectId(bytes: id), name: name, owner: owner, done: done, priority: priority)
         }
-    }
-
-    private func gunzip(_ source: URL, to destination: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-dc", source.path]
-        FileManager.default.createFile(atPath: destination.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: destination)
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw RawSQLite.Failure(description: "gzip -dc \(source.path) failed") }
     }
 
     private static func status(_ field: String) -> Int {

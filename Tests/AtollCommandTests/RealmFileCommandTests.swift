@@ -29,7 +29,7 @@ import Testing
         defer { folder.remove() }
         let input = Self.fixtures.appendingPathComponent("allTypes_v24_encrypted.realm").path
         let output = folder.url.appendingPathComponent("converted.realm")
-        var convert = try #require(try AtollCommand.parseAsRoot(
+        let convert = try #require(try AtollCommand.parseAsRoot(
             ["realm-file", "convert", input, output.path, "--key", Self.keyHex, "--quiet"]) as? RealmFileCommand.Convert)
         try convert.run()
         let key = Data((0..<64).map { UInt8($0) })
@@ -38,7 +38,7 @@ import Testing
         #expect(realm.dynamicObjects("Target").count == 5)
         // The input is untouched, and the output is not overwritten.
         #expect(!FileManager.default.fileExists(atPath: input + ".before-atoll"))
-        var again = try #require(try AtollCommand.parseAsRoot(
+        let again = try #require(try AtollCommand.parseAsRoot(
             ["realm-file", "convert", input, output.path, "--key", Self.keyHex, "--quiet"]) as? RealmFileCommand.Convert)
         #expect(throws: Realm.Error.self) { try again.run() }
     }

@@ -3,6 +3,7 @@ import AtollCore
 import AtollRealmFile
 import AtollTesting
 import Foundation
+import Synchronization
 import Testing
 
 /// Files Realm wrote open through `Realm(configuration:)`: converted once, in place, without loss
@@ -185,7 +186,7 @@ import Testing
         let file = try RealmFile(path: url.path)
         let version = try #require(file.schemaVersion)
         let users = try file.table(named: "class_UserMetadata").objectCount()
-        let seen = Locked<(old: UInt64, objects: Int)?>(nil)
+        let seen = Mutex<(old: UInt64, objects: Int)?>(nil)
         let configuration = Realm.Configuration(fileURL: url, schemaVersion: version + 1, migrationBlock: { migration, old in
             var count = 0
             migration.enumerateObjects(ofType: "UserMetadata") { oldObject, newObject in
@@ -193,11 +194,11 @@ import Testing
                 #expect(oldObject != nil && newObject == nil)
                 count += 1
             }
-            seen.value = (old, count)
+            seen.withLock { $0 = (old, count) }
         }, objectTypes: [])
         _ = try Realm(configuration: configuration)
-        #expect(seen.value?.old == version)
-        #expect(seen.value?.objects == users)
+        #expect(seen.withLock { $0 }?.old == version)
+        #expect(seen.withLock { $0 }?.objects == users)
     }
 
     @Test func aDamagedRealmFileIsAnErrorAndStaysAsItWas() throws {
@@ -260,16 +261,5 @@ import Testing
         let realm = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: version, objectTypes: []))
         #expect(realm.dynamicObjects("UserMetadata").count > 0)
         #expect(!FileManager.default.fileExists(atPath: work.path))
-    }
-}
-
-/// A value shared with a closure the test cannot make `Sendable` otherwise.
-final class Locked<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _value: T
-    init(_ value: T) { _value = value }
-    var value: T {
-        get { lock.withLock { _value } }
-        set { lock.withLock { _value = newValue } }
     }
 }

@@ -10,17 +10,6 @@ import Testing
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Benchmarks/tasks_w1_100k.realm.gz")
 
-    static func gunzip(_ source: URL, to destination: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["gzip", "-dc", source.path]
-        FileManager.default.createFile(atPath: destination.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: destination)
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-    }
-
     /// Runs `atoll-device open-realm-file` on `path`; with `killAfter`, kills it that long after
     /// its conversion started (its work file appeared). Returns what it printed.
     static func open(_ path: String, killAfter: Duration?) throws -> String {
@@ -50,7 +39,7 @@ import Testing
         let folder = try TemporaryFolder("conversion-kill")
         defer { folder.remove() }
         let path = folder.url.appendingPathComponent("default.realm").path
-        try Self.gunzip(Self.fixture, to: URL(fileURLWithPath: path))
+        try Gzip.decompress(Self.fixture, to: URL(fileURLWithPath: path))
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
 
         let killed = try Self.open(path, killAfter: .milliseconds(milliseconds))

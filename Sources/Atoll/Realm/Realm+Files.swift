@@ -157,25 +157,15 @@ extension Realm {
         let base = try history.currentVersion()
         try writeCopy(to: destination, key: key, keepingSyncState: false, creatingFolder: true) { copy in
             try copy.execute("DELETE FROM _atoll_history")
-            for (offset, instructions) in Self.uploadChunks(creating: state).enumerated() {
-                try HistoryStore(connection: copy).append(Changeset(
-                    version: base + 1 + Int64(offset), timestamp: Int64(Date().timeIntervalSince1970 * 1_000), instructions: instructions))
+            var uploads = RealmFormatConversion.UploadHistory(connection: copy, after: base)
+            try uploads.add(state.schema.keys.sorted().map { .addTable(state.schema[$0]!) })
+            for type in state.objects.keys.sorted() where state.schema[type]?.isEmbedded != true {
+                for key in state.primaryKeys(of: type) {
+                    try uploads.add(FlexibleSync.instructions(creating: ObjectID(type: type, primaryKey: key), in: state))
+                }
             }
+            try uploads.flush()
         }
-    }
-
-    /// The instructions that create `state`'s tables and objects, cut between objects into
-    /// changesets of at most 2,000 instructions (an upload message stays small).
-    static func uploadChunks(creating state: ReplicaState) -> [[Instruction]] {
-        var chunks: [[Instruction]] = [state.schema.keys.sorted().map { .addTable(state.schema[$0]!) }]
-        for type in state.objects.keys.sorted() where state.schema[type]?.isEmbedded != true {
-            for key in state.primaryKeys(of: type) {
-                let instructions = FlexibleSync.instructions(creating: ObjectID(type: type, primaryKey: key), in: state)
-                if chunks[chunks.count - 1].count + instructions.count > 2_000, !chunks[chunks.count - 1].isEmpty { chunks.append([]) }
-                chunks[chunks.count - 1] += instructions
-            }
-        }
-        return chunks
     }
 
     static func adoptSyncState(atPath path: String, keep: Bool, key: EncryptionKey? = nil,

@@ -231,23 +231,12 @@ enum RealmFormatConversion {
         private mutating func recordUpload(_ object: RealmObject, _ table: RealmTable, _ schema: AtollCore.ObjectSchema) throws {
             guard let pk = schema.primaryKey, let pkValue = object[pk] else { return }
             let id = ObjectID(type: schema.name, primaryKey: try atollValue(pkValue))
-            var instructions: [Instruction] = [.createObject(id)]
+            var fields: [String: Value] = [:]
             for property in schema.properties where !property.isPrimaryKey {
                 guard let value = object[property.name] else { continue }
-                let path: [PathElement] = [.property(property.name)]
-                switch (property.collection, try uploadValue(value, property)) {
-                case (.single, let value):
-                    instructions.append(.set(id, path: path, value: value))
-                case (.list, .list(let items)):
-                    for (i, item) in items.enumerated() { instructions.append(.listInsert(id, path: path, index: i, value: item)) }
-                case (.set, .set(let items)):
-                    for item in items { instructions.append(.setInsert(id, path: path, value: item)) }
-                case (.map, .map(let entries)):
-                    for key in entries.keys.sorted() { instructions.append(.set(id, path: path + [.key(key)], value: entries[key]!)) }
-                default:
-                    continue
-                }
+                fields[property.name] = try uploadValue(value, property)
             }
+            let instructions = FlexibleSync.instructions(creating: id, fields: fields, schema: schema)
             try uploads?.add(instructions)
         }
 
@@ -414,12 +403,18 @@ enum RealmFormatConversion {
         }
     }
 
-    /// The history of a converted synced realm: changesets of at most 2,000 instructions, cut
-    /// between objects, versions 1, 2, …
+    /// The history of a realm that becomes synced with objects already in it (a converted Realm
+    /// file, a local realm's synced copy): changesets that create them, of at most 2,000
+    /// instructions, cut between objects, numbered on from `version`.
     struct UploadHistory {
         let connection: Connection
         var pending: [Instruction] = []
         var version: Int64 = 0
+
+        init(connection: Connection, after version: Int64 = 0) {
+            self.connection = connection
+            self.version = version
+        }
 
         mutating func add(_ instructions: [Instruction]) throws {
             if !pending.isEmpty, pending.count + instructions.count > 2_000 { try flush() }

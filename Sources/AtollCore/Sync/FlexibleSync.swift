@@ -104,6 +104,12 @@ public enum FlexibleSync {
     /// not hold it).
     public static func instructions(creating id: ObjectID, in state: ReplicaState) -> [Instruction] {
         guard let fields = state.object(id), let schema = state.schema[id.type] else { return [] }
+        return instructions(creating: id, fields: fields, schema: schema)
+    }
+
+    /// The instructions that create object `id` of `schema` whole, with `fields` (collections as
+    /// whole `.list`/`.set`/`.map` values; an absent field keeps the property's default).
+    public static func instructions(creating id: ObjectID, fields: [String: Value], schema: ObjectSchema) -> [Instruction] {
         var out: [Instruction] = [.createObject(id)]
         for p in schema.properties where !p.isPrimaryKey {
             guard let value = fields[p.name] else { continue }  // absent: the property's default
