@@ -1,6 +1,9 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// Platforms without Apple's Combine and SwiftUI.
+let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
+
 let package = Package(
     name: "Atoll",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -32,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // jwt-kit 5.8 needs swift-crypto 4.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // Combine where Apple's is missing (Linux): Realm's publishers are written once against
+        // Combine's names and tested here (docs/from-realm.md, "Combine").
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         // Pure values and rules both sides agree on: no I/O, no clocks.
@@ -70,7 +76,16 @@ let package = Package(
                 // those of a connection attempt).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // Combine's publishers where the platform has no Combine.
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: nonApple)),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: nonApple)),
             ]
+        ),
+        // A stand-in for the SwiftUI names Atoll's SwiftUI wrappers use, with SwiftUI's signatures:
+        // SwiftUIShellTests compiles the wrappers against it where there is no SwiftUI (Linux).
+        .target(
+            name: "AtollSwiftUIStandIn",
+            dependencies: [.product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: nonApple))]
         ),
         // The sync server library: HTTP auth API, (later) WebSocket sync, the store behind `ServerStore`.
         .target(
@@ -200,6 +215,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                // Combine's names on Linux, for the publishers' tests.
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: nonApple)),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: nonApple)),
             ]),
         // The seed pages' Swift samples, compiled with only the import and the server URL changed.
         .testTarget(name: "SeedSampleTests", dependencies: ["Atoll", "AtollAdminClient", "AtollTesting"]),
@@ -208,8 +226,22 @@ let package = Package(
         .testTarget(
             name: "AppCompatibilityTests",
             // AtollServer: a test's own server configuration (apps, e-mail/password webhooks).
-            dependencies: ["Atoll", "AtollServer", "AtollTesting"],
+            dependencies: ["Atoll", "AtollServer", "AtollTesting",
+                           // `import Combine` where there is none: OpenCombine's shim.
+                           .product(name: "OpenCombineShim", package: "OpenCombine", condition: .when(platforms: nonApple))],
             swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Atoll's SwiftUI wrappers (Sources/Atoll/SwiftUI/Shell, linked here) compiled and driven
+        // against AtollSwiftUIStandIn where SwiftUI does not exist; on Apple platforms Atoll
+        // compiles them against SwiftUI and this target compiles nothing.
+        .testTarget(
+            name: "SwiftUIShellTests",
+            dependencies: [
+                "Atoll", "AtollTesting", "AtollSwiftUIStandIn",
+                .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: nonApple)),
+                .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: nonApple)),
+            ],
+            swiftSettings: [.define("ATOLL_SWIFTUI_CHECK"), .define("ATOLL_SWIFTUI_STAND_IN", .when(platforms: nonApple))]
         ),
         // Sync under injected faults (FaultProxy), a killed server process and killed clients.
         // `atoll-server` and `atoll-device` are dependencies so that they are built before these

@@ -67,13 +67,14 @@ final class AccountController {
     }
 
     func reloadSettings(of user: User, completion: @escaping (String?) -> Void) {
-        user.refreshCustomData { customData, error in
-            if let error = error {
+        user.refreshCustomData { result in
+            switch result {
+            case .failure(let error):
                 print("Failed to refresh custom data: \(error.localizedDescription)")
                 completion(nil)
-                return
+            case .success(let customData):
+                completion(customData["displayName"] as? String)
             }
-            completion(customData?["displayName"] as? String)
         }
     }
 

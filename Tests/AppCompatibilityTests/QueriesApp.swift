@@ -129,8 +129,13 @@ class QryProject: Object {
         let realm = try openRealm(folder)
         let tasks = realm.objects(QryTask.self).sorted(byKeyPath: "name")
 
-        let nearLondon = GeoCircle(center: GeoPoint(latitude: 51.5, longitude: -0.12)!, radius: .kilometers(25))!
+        let nearLondon = GeoCircle(center: GeoPoint(latitude: 51.5, longitude: -0.12)!, radius: .kilometers(25)!)
         #expect(tasks.where { $0.office.geoWithin(nearLondon) }.map(\.name) == ["Review r\u{E9}sum\u{E9}s", "Write docs"])
+        // realm-swift's string form of the same query.
+        #expect(tasks.filter("office IN %@", nearLondon).map(\.name) == ["Review r\u{E9}sum\u{E9}s", "Write docs"])
+        #expect(Distance.kilometers(-1) == nil, "a negative distance is no distance")
+        let box = GeoBox(bottomLeft: GeoPoint(latitude: 50, longitude: -1)!, topRight: GeoPoint(latitude: 52, longitude: 1)!)
+        #expect(tasks.filter("office IN %@", box).count == tasks.where { $0.office.geoWithin(box) }.count)
 
         let ireland = GeoBox(bottomLeft: (51.4, -10.5), topRight: (55.4, -5.9))!
         #expect(tasks.filter("office GEOWITHIN %@", ireland).map(\.name) == ["Ship release"])
@@ -138,6 +143,6 @@ class QryProject: Object {
         let britainAndIreland = GeoPolygon(outerRing: [(49.9, -11.0), (49.9, 2.0), (59.0, 2.0), (59.0, -11.0), (49.9, -11.0)],
                                            holes: [[(53.0, -7.0), (53.0, -5.5), (54.0, -5.5), (54.0, -7.0), (53.0, -7.0)]])!
         #expect(tasks.where { $0.office.geoWithin(britainAndIreland) }.count == 2)
-        #expect(tasks.filter("office GEOWITHIN geoCircle([-6.26, 53.35], %@)", Distance.miles(5).radians).count == 1)
+        #expect(tasks.filter("office GEOWITHIN geoCircle([-6.26, 53.35], %@)", Distance.miles(5)!.radians).count == 1)
     }
 }

@@ -110,6 +110,10 @@ final class CPContact: Object {
         #expect(contacts.filter("email == %@", ann).map(\.name) == ["ann"])
         #expect(contacts.filter("balance >= %@", CPCents(cents: 900)).map(\.name) == ["nobody"])
         #expect(contacts.sorted(byKeyPath: "balance", ascending: false).first?.name == "nobody")
+        // realm-swift's way to reach the stored form: `.persistableValue`.
+        #expect(contacts.where { $0.email.persistableValue.contains("work") || $0.email.persistableValue == "ann@example.com" }
+            .map(\.name) == ["ann"])
+        #expect(contacts.where { $0.balance.persistableValue.contains(800..<1000) }.map(\.name) == ["nobody"])
     }
 
     @Test func aStoredValueThatDoesNotConvertReadsAsNilWhenOptional() throws {

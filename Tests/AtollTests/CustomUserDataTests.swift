@@ -66,8 +66,8 @@ extension SerialAppServicesTests {
                 settings.tags.append(objectsIn: ["admin", "beta"])
             }
             let refreshed = try await user.refreshCustomData()
-            #expect(refreshed["favoriteColor"] as? String == "blue")
-            #expect(refreshed["age"] as? Int == 42)
+            #expect(refreshed["favoriteColor"]??.stringValue == "blue")
+            #expect(refreshed == user.customData)
             let data = user.customData
             #expect(data["favoriteColor"]??.stringValue == "blue")
             #expect(data["age"]??.asInt() == 42)
@@ -84,9 +84,8 @@ extension SerialAppServicesTests {
             // A change shows after the next refresh, through the completion form too.
             try await writeSettings(user) { $0.favoriteColor = "green" }
             let viaCompletion: String? = await withCheckedContinuation { continuation in
-                user.refreshCustomData { data, error in
-                    #expect(error == nil)
-                    continuation.resume(returning: data?["favoriteColor"] as? String)
+                user.refreshCustomData { result in
+                    continuation.resume(returning: (try? result.get())?["favoriteColor"] as? String)
                 }
             }
             #expect(viaCompletion == "green")
@@ -98,7 +97,7 @@ extension SerialAppServicesTests {
         try await withServer(maxBytes: 256) { server in
             let user = try await server.app().login(credentials: .anonymous)
             try await writeSettings(user) { $0.favoriteColor = "red" }
-            #expect(try await user.refreshCustomData()["favoriteColor"] as? String == "red")
+            #expect(try await user.refreshCustomData()["favoriteColor"] == .string("red"))
             try await writeSettings(user) { $0.favoriteColor = String(repeating: "r", count: 1000) }
             let refreshed = try await user.refreshCustomData()
             #expect(refreshed.isEmpty)
@@ -113,7 +112,7 @@ extension SerialAppServicesTests {
         try await withServer { server in
             let user = try await server.app().login(credentials: .anonymous)
             try await writeSettings(user) { $0.favoriteColor = "blue" }
-            #expect(try await user.refreshCustomData()["favoriteColor"] as? String == "blue")
+            #expect(try await user.refreshCustomData()["favoriteColor"] == .string("blue"))
 
             var configuration = user.flexibleSyncConfiguration()
             configuration.objectTypes = [MemberSettings.self]

@@ -188,7 +188,7 @@ final class DynOwner: Object {
         try realm.write {
             ann.dynamicMutableSet("favourites").insert(fido)
             (ann["luckyNumbers"] as! MutableSet<Int>).insert(7)
-            let rooms: Map<String, DynamicObject> = ann.dynamicMap("dogsByRoom")
+            let rooms: Map<String, DynamicObject?> = ann.dynamicMap("dogsByRoom")
             rooms["kitchen"] = fido
             (ann["scores"] as! Map<String, Double>)["agility"] = 9.5
         }
@@ -197,7 +197,7 @@ final class DynOwner: Object {
         #expect(Array(typed.luckyNumbers) == [7])
         #expect(typed.dogsByRoom["kitchen"]??.name == "Fido")
         #expect(typed.scores["agility"] == 9.5)
-        #expect((ann["dogsByRoom"] as? Map<String, DynamicObject>)?["kitchen"]?["age"] as? Int == 5)
+        #expect((ann["dogsByRoom"] as? Map<String, DynamicObject?>)?["kitchen"]??["age"] as? Int == 5)
         #expect(ann.dynamicMutableSet("favourites").contains(fido))
     }
 

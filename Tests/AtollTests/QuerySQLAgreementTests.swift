@@ -69,12 +69,12 @@ import Testing
             centers.append(center)
             switch index % 3 {
             case 0:
-                shapes.append(.circle(GeoCircle(center: center, radius: .radians(Double.random(in: 0.01...0.5, using: &rng)))!))
+                shapes.append(.circle(GeoCircle(center: center, radius: .radians(Double.random(in: 0.01...0.5, using: &rng))!)))
             case 1:
                 let height = Double.random(in: 1...20, using: &rng), width = Double.random(in: 1...60, using: &rng)
                 var east = center.longitude + width
                 if east > 180 { east -= 360 }
-                shapes.append(.box(GeoBox(bottomLeft: center, topRight: GeoPoint(latitude: min(90, center.latitude + height), longitude: east)!)!))
+                shapes.append(.box(GeoBox(bottomLeft: center, topRight: GeoPoint(latitude: min(90, center.latitude + height), longitude: east)!)))
             default:
                 let radius = Double.random(in: 0.05...0.3, using: &rng)
                 func star(_ scale: Double) -> [GeoPoint] {

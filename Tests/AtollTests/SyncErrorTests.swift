@@ -168,7 +168,7 @@ final class LogCapture: @unchecked Sendable {
             let sessions = Recorder<SyncSession>()
             let configuration = self.configuration(frodo, .manual(errorHandler: { error, session in
                 manual.append(error)
-                sessions.append(session)
+                if let session { sessions.append(session) }
             }))
             let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
             let session = try #require(realm.syncSession)

@@ -87,7 +87,7 @@ final class TQUser: Object {
         Case(text: "owners.@count == 0", typed: { $0.owners.count == 0 }, expected: ["Read"]),
         Case(text: "owners.@max.age > 25", typed: { $0.owners.age.max > 25 }, expected: ["Buy milk", "Caf\u{E9} visit"]),
         Case(text: "location GEOWITHIN geoCircle([2.35, 48.85], 0.2)",
-             typed: { $0.location.geoWithin(GeoCircle(center: (48.85, 2.35), radius: .radians(0.2))!) },
+             typed: { $0.location.geoWithin(GeoCircle(center: (48.85, 2.35), radius: .radians(0.2)!)!) },
              expected: ["Buy milk", "Caf\u{E9} visit"]),
         Case(text: "location GEOWITHIN geoBox([150, -40], [155, -30])",
              typed: { $0.location.geoWithin(GeoBox(bottomLeft: (-40, 150), topRight: (-30, 155))!) }, expected: ["Read"]),
@@ -168,14 +168,15 @@ final class TQUser: Object {
         let tasks = try realm(t).objects(TQTask.self).sorted(byKeyPath: "title")
         let europe = GeoBox(bottomLeft: (40, 0), topRight: (55, 20))!
         #expect(try tasks.filter(query: "location GEOWITHIN %@", arguments: [europe]).map(\.title) == ["Buy milk", "Caf\u{E9} visit"])
-        let paris = GeoCircle(center: (48.85, 2.35), radius: .kilometers(20))!
+        let paris = GeoCircle(center: (48.85, 2.35), radius: .kilometers(20)!)!
         #expect(tasks.filter("location GEOWITHIN $0", paris).map(\.title) == ["Buy milk"])
         #expect(tasks.filter("NOT location GEOWITHIN $0", paris).count == 3)
     }
 
     @Test func invalidShapesAreTypedErrors() throws {
         #expect(GeoPoint(latitude: 91, longitude: 0) == nil)
-        #expect(GeoCircle(center: (0, 0), radius: .radians(-1)) == nil)
+        #expect(Distance.radians(-1) == nil)
+        #expect(GeoCircle(center: (0, 0), radiusInRadians: -1) == nil)
         #expect(throws: GeoError.self) { try GeoPoint(checkedLatitude: 0, longitude: 181) }
         do {
             _ = try GeoPolygon(checkedOuterRing: [GeoPoint(latitude: 0, longitude: 0)!, GeoPoint(latitude: 0, longitude: 1)!,

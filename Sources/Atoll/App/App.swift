@@ -96,8 +96,13 @@ final class AppCore: @unchecked Sendable {
     private let lock = NSLock()
     private var users: [String: User] = [:]
     private var currentId: String?
+    /// Told when a user logs in, out, is removed or becomes the current one (`app.objectWillChange`).
+    let changes = ChangeObservers()
 
     private static let cores = Mutex<[String: AppCore]>([:])
+
+    /// Every app made in this process (`@AsyncOpen` without an app id takes the only one).
+    static var all: [AppCore] { cores.withLock { Array($0.values) } }
 
     static func shared(id: String, configuration: AppConfiguration, clock: WallClock = .system, fresh: Bool = false) -> AppCore {
         // The trusted roots are part of the sync connection, so they make another app.
@@ -153,6 +158,7 @@ final class AppCore: @unchecked Sendable {
         user.touch()
         lock.withLock { currentId = user.id }
         metadata?.currentUserId = user.id
+        changes.fire()
     }
 
     struct LoginAnswer: Decodable {
@@ -209,6 +215,7 @@ final class AppCore: @unchecked Sendable {
             return currentId
         }
         metadata?.currentUserId = current
+        changes.fire()
     }
 }
 

@@ -33,12 +33,15 @@ public struct AppConfiguration: Sendable, Equatable {
     public var syncTimeouts: SyncTimeoutOptions?
     /// Kept for source compatibility: an app always shares one sync connection among its realms.
     public var enableSessionMultiplexing = true
+    /// What sends the app's HTTP requests; `nil`: `RLMNetworkTransport` (URLSession).
+    public var transport: RLMNetworkTransport?
 
     public static let defaultBaseURL = "http://localhost:9090"
 
-    public init(baseURL: String? = nil, transport: (any Sendable)? = nil, localAppName: String? = nil,
+    public init(baseURL: String? = nil, transport: RLMNetworkTransport? = nil, localAppName: String? = nil,
                 localAppVersion: String? = nil, defaultRequestTimeoutMS: UInt = 60_000, rootDirectory: URL? = nil) {
         self.baseURL = baseURL
+        self.transport = transport
         self.localAppName = localAppName
         self.localAppVersion = localAppVersion
         self.defaultRequestTimeoutMS = defaultRequestTimeoutMS
@@ -47,7 +50,7 @@ public struct AppConfiguration: Sendable, Equatable {
 
     /// An app configuration with the given values; `nil` keeps a value's default.
     @_disfavoredOverload  // `AppConfiguration(baseURL: nil)` means the initializer above
-    public init(baseURL: String? = nil, transport: (any Sendable)? = nil, defaultRequestTimeoutMS: UInt? = nil,
+    public init(baseURL: String? = nil, transport: RLMNetworkTransport? = nil, defaultRequestTimeoutMS: UInt? = nil,
                 enableSessionMultiplexing: Bool? = nil, syncTimeouts: SyncTimeoutOptions? = nil) {
         self.init(baseURL: baseURL, transport: transport)
         if let defaultRequestTimeoutMS { self.defaultRequestTimeoutMS = defaultRequestTimeoutMS }

@@ -19,10 +19,14 @@ struct HTTPClient: Sendable {
         init(_ url: String) { self.url = Mutex(url) }
     }
 
+    /// What sends the requests (`AppConfiguration.transport`).
+    let transport: RLMNetworkTransport
+
     init(configuration: AppConfiguration, settings: RequestSettings = RequestSettings()) {
         location = Location(configuration.resolvedBaseURL)
         timeout = TimeInterval(configuration.defaultRequestTimeoutMS) / 1000
         self.settings = settings
+        transport = configuration.transport ?? RLMNetworkTransport()
     }
 
     /// The SDK's own session: `URLSession.shared` allows 6 connections per host, which a few slow
@@ -44,40 +48,41 @@ struct HTTPClient: Sendable {
         guard let url = URL(string: baseURL + path) else {
             throw AppError(.invalidParameter, "'\(baseURL + path)' is not a valid URL")
         }
-        var request = URLRequest(url: url, timeoutInterval: timeout)
-        request.httpMethod = method
-        for (name, value) in RequestSettings.sendable(settings.headers) { request.setValue(value, forHTTPHeaderField: name) }
-        request.setValue(settings.userAgentHeader, forHTTPHeaderField: "User-Agent")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let bearer { request.setValue("Bearer " + bearer, forHTTPHeaderField: "Authorization") }
+        let request = RLMRequest()
+        request.method = RLMHTTPMethod(name: method)
+        request.url = url.absoluteString
+        request.timeout = timeout
+        for (name, value) in RequestSettings.sendable(settings.headers) { request.headers[name] = value }
+        request.headers["User-Agent"] = settings.userAgentHeader
+        request.headers["Accept"] = "application/json"
+        if let bearer { request.headers[settings.authorizationHeaderName ?? "Authorization"] = "Bearer " + bearer }
         if let json {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(json)
+            request.headers["Content-Type"] = "application/json"
+            request.body = String(decoding: try JSONEncoder().encode(json), as: UTF8.self)
         } else if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = body
+            request.headers["Content-Type"] = "application/json"
+            request.body = String(decoding: body, as: UTF8.self)
         }
-        let data: Data
-        let response: URLResponse
         // The line names the request, never its headers or body (tokens, passwords).
         let started = Date()
         Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString)")
-        do {
-            (data, response) = try await Self.session.data(for: request)
-        } catch {
-            Logger.log(.error, Category.app, "HTTP \(method) \(url.absoluteString) failed: \(error.localizedDescription)")
-            throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(error.localizedDescription)",
-                           underlying: error as? any Error & Sendable)
+        let transport = transport
+        let response: RLMResponse = await withCheckedContinuation { continuation in
+            transport.sendRequest(toServer: request) { continuation.resume(returning: $0) }
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) got no HTTP answer")
+        guard response.customStatusCode == 0 else {
+            Logger.log(.error, Category.app, "HTTP \(method) \(url.absoluteString) failed: \(response.body)")
+            throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(response.body)")
         }
-        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString) -> \(http.statusCode) (\(data.count) bytes, "
+        let data = Data(response.body.utf8)
+        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString) -> \(response.httpStatusCode) (\(data.count) bytes, "
                    + "\(Int(Date().timeIntervalSince(started) * 1000)) ms)")
-        guard (200..<300).contains(http.statusCode) else {
+        guard (200..<300).contains(response.httpStatusCode) else {
             let body = try? JSONDecoder().decode(ErrorBody.self, from: data)
-            let code = body?.error_code.map(AppError.code(forServerCode:)) ?? (http.statusCode == 401 ? .invalidSession : .httpRequestFailed)
-            throw AppError(code, body?.error ?? "the server answered \(http.statusCode) to \(method) \(path)", httpStatusCode: http.statusCode)
+            let code = body?.error_code.map(AppError.code(forServerCode:))
+                ?? (response.httpStatusCode == 401 ? .invalidSession : .httpRequestFailed)
+            throw AppError(code, body?.error ?? "the server answered \(response.httpStatusCode) to \(method) \(path)",
+                           httpStatusCode: response.httpStatusCode)
         }
         return data
     }

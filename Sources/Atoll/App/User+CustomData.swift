@@ -18,21 +18,20 @@ extension User {
     }
 
     /// Refreshes the access token, and with it the custom data, and returns the new data.
-    public func refreshCustomData() async throws -> [AnyHashable: Any] {
+    public func refreshCustomData() async throws -> Document {
         _ = try await validAccessToken(forceRefresh: true)
-        return customData.reduce(into: [AnyHashable: Any]()) { result, entry in
-            result[entry.key] = entry.value?.foundationValue ?? NSNull()
-        }
+        return customData
     }
 
-    /// Refreshes the custom data and calls `completion` with it, or with the error.
-    public func refreshCustomData(_ completion: @escaping @Sendable ([AnyHashable: Any]?, Swift.Error?) -> Void) {
+    /// Refreshes the custom data and calls `completion` with it (as Foundation values), or with
+    /// the error.
+    public func refreshCustomData(_ completion: @escaping @Sendable (Result<[AnyHashable: Any], Swift.Error>) -> Void) {
         _Concurrency.Task {
             do {
-                let data = try await refreshCustomData()
-                completion(data, nil)
+                let data: Document = try await refreshCustomData()
+                completion(.success(data.foundationDictionary))
             } catch {
-                completion(nil, error)
+                completion(.failure(error))
             }
         }
     }
@@ -50,5 +49,13 @@ extension JWTPayload {
         var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64)
+    }
+}
+
+extension Dictionary where Key == String, Value == AnyBSON? {
+    /// The document as Foundation values (`NSNull` for nulls), as realm-swift's completion and
+    /// Combine forms of `refreshCustomData` hand them out.
+    var foundationDictionary: [AnyHashable: Any] {
+        reduce(into: [AnyHashable: Any]()) { result, entry in result[entry.key] = entry.value?.foundationValue ?? NSNull() }
     }
 }

@@ -6,17 +6,31 @@ public struct UserIdentity: Sendable, Hashable, Codable {
     public let identifier: String
 }
 
-/// What the auth provider knows about a user.
+/// What the auth provider knows about a user (the fields App Services' profile has).
 public struct UserProfile: Sendable, Hashable {
-    public let email: String?
     public let name: String?
-    /// Everything the provider reported, as strings.
-    public let metadata: [String: String]
+    public let email: String?
+    public let pictureURL: String?
+    public let firstName: String?
+    public let lastName: String?
+    public let gender: String?
+    public let birthday: String?
+    public let minAge: String?
+    public let maxAge: String?
+    /// Everything the provider reported.
+    public let metadata: Document
 
     init(_ data: [String: String]) {
-        email = data["email"]
         name = data["name"]
-        metadata = data
+        email = data["email"]
+        pictureURL = data["picture_url"] ?? data["pictureURL"]
+        firstName = data["first_name"] ?? data["firstName"]
+        lastName = data["last_name"] ?? data["lastName"]
+        gender = data["gender"]
+        birthday = data["birthday"]
+        minAge = data["min_age"] ?? data["minAge"]
+        maxAge = data["max_age"] ?? data["maxAge"]
+        metadata = data.mapValues { .string($0) }
     }
 }
 
@@ -57,6 +71,8 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
     private(set) var lastUsed: Double = 0
     /// One refresh at a time; others wait for its result.
     private var refreshing: _Concurrency.Task<String, Swift.Error>?
+    /// Told when the user's state, tokens or profile change (`user.objectWillChange`).
+    let changes = ChangeObservers()
 
     init(id: String, core: AppCore) {
         self.id = id
@@ -110,6 +126,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
             lastUsed = Date().timeIntervalSince1970
         }
         core.userChanged(self)
+        changes.fire()
     }
 
     func touch() {
@@ -153,6 +170,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
         }
         core.syncClient.stopSessions(of: self)
         core.userChanged(self)
+        changes.fire()
     }
 
     // MARK: Tokens
@@ -191,6 +209,7 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
                 refreshing = nil
             }
             core.metadata?.save(record)
+            changes.fire()
             return token
         } catch let error as AppError where error.isRefusedByServer && [.invalidSession, .userDisabled, .userNotFound].contains(error.code) {
             lock.withLock { refreshing = nil }

@@ -5,6 +5,9 @@ import Foundation
 public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
     associatedtype Key: _MapKey
     associatedtype Value: RealmCollectionValue
+    /// The value for `key`; setting `nil` removes the key.
+    subscript(key: Key) -> Value? { get set }
+    func removeObject(for key: Key)
 }
 
 extension Map: RealmKeyedCollection {}

@@ -68,6 +68,17 @@ extension RealmCollectionChange {
     }
 }
 
+extension RealmCollection {
+    /// The position of the first element matching a typed query.
+    ///
+    /// ```swift
+    /// let first = dogs.index(matching: { $0.age > 3 })
+    /// ```
+    public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        self.where(isIncluded).first.flatMap { index(of: $0) }
+    }
+}
+
 extension Results: RealmCollection {
     /// The position of the first element matching a query (of a value: the first equal value).
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {

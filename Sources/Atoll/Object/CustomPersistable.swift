@@ -168,3 +168,12 @@ extension Query where T: _CustomPersistable, T.PersistedType: _QueryBinary {
         compare(.like, value._queryValue, options: caseInsensitive ? .caseInsensitive : [])
     }
 }
+
+extension Query where T: _CustomPersistable {
+    /// The stored form of the value, for every operator of its type:
+    /// `$0.homepage.persistableValue.contains("example")`.
+    public var persistableValue: Query<T.PersistedType> {
+        let (keyPath, collection) = pathAndCollection
+        return Query<T.PersistedType>(.path(keyPath, collection: collection))
+    }
+}

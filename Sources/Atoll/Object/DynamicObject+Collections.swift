@@ -14,7 +14,8 @@ enum DynamicCollections {
     static func open<M: Maker>(_ property: Property, _ maker: M) -> M.Made {
         let optional = property.isOptional
         switch property.type {
-        case .object: return maker.make(DynamicObject.self)
+        // A map's objects are optional (a value whose object was deleted is nil), as in Realm.
+        case .object: return property.collection == .map ? maker.make(DynamicObject?.self) : maker.make(DynamicObject.self)
         case .bool: return optional ? maker.make(Bool?.self) : maker.make(Bool.self)
         case .int: return optional ? maker.make(Int?.self) : maker.make(Int.self)
         case .double: return optional ? maker.make(Double?.self) : maker.make(Double.self)

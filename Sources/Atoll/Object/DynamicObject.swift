@@ -15,7 +15,7 @@ import Foundation
 /// Values read as key-value coding gives them (`Int`, `String`, an enum's raw value, `nil`);
 /// links as `DynamicObject`; a list of objects as `List<DynamicObject>`, a list of values as the
 /// list of its element type (`List<String>`), likewise `MutableSet` and
-/// `Map<String, DynamicObject>`. An unknown name stops the program as it does on any object.
+/// `Map<String, DynamicObject?>`. An unknown name stops the program as it does on any object.
 @dynamicMemberLookup
 public final class DynamicObject: Object {
     /// How a migration's old object reads its values (it has no row in the new schema).
@@ -234,9 +234,10 @@ extension Object {
         dynamicCollection(propertyName, as: MutableSet<DynamicObject>.self)
     }
 
-    /// The map property `propertyName` of this object, with `DynamicObject` values.
-    public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject> {
-        if Key.self == String.self { return dynamicCollection(propertyName, as: Map<Key, DynamicObject>.self) }
+    /// The map property `propertyName` of this object, with `DynamicObject` values (`nil` for a
+    /// key whose object was deleted), as realm-swift's.
+    public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
+        if Key.self == String.self { return dynamicCollection(propertyName, as: Map<Key, DynamicObject?>.self) }
         guard let state = _managedState, let index = DynamicObject.propertyIndex(state.table, propertyName) else {
             preconditionFailure("Invalid property name '\(propertyName)' for class '\(objectSchema.name)'.")
         }

@@ -103,9 +103,9 @@ public struct Query<T> {
     }
 
     /// `self op other`, two properties of the same object.
-    func compare(_ op: QueryOperator, _ other: Query<T>) -> Query<Bool> {
+    func compare<U>(_ op: QueryOperator, _ other: Query<U>, options: QueryStringOptions = []) -> Query<Bool> {
         let (lhs, lq) = operand, (rhs, rq) = other.operand
-        return Query<Bool>(.comparison(lhs, op, rhs, quantifier: lq || rq ? .any : nil),
+        return Query<Bool>(.comparison(lhs, op, rhs, options: options, quantifier: lq || rq ? .any : nil),
                            collections: collectionPrefix + other.collectionPrefix)
     }
 }
@@ -217,6 +217,27 @@ extension Query where T: _QueryBinary {
     }
     public func notEquals(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.notEqual, value._queryValue, options: options.queryOptions)
+    }
+
+    // Against another string (or data) property of the object: `$0.name.contains($0.nickname)`.
+
+    public func contains<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        compare(.contains, column, options: options.queryOptions)
+    }
+    public func starts<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        compare(.beginsWith, column, options: options.queryOptions)
+    }
+    public func ends<U: _QueryBinary>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        compare(.endsWith, column, options: options.queryOptions)
+    }
+    public func like<U: _QueryBinary>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
+        compare(.like, column, options: caseInsensitive ? .caseInsensitive : [])
+    }
+    public func equals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        compare(.equal, column, options: options.queryOptions)
+    }
+    public func notEquals<U: _QueryBinary>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+        compare(.notEqual, column, options: options.queryOptions)
     }
 }
 

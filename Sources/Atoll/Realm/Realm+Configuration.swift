@@ -52,6 +52,11 @@ extension Realm {
         public var migrationBlock: MigrationBlock?
         public var deleteRealmIfMigrationNeeded = false
         public var readOnly = false
+        /// The most versions of the file that open realms of this process may hold at once (live
+        /// ones, and frozen ones kept alive): a write that would make one more fails with
+        /// `Realm.Error.fail` instead. Versions held for long make the file grow; a low limit
+        /// during development finds where. `nil` (or 0): no limit.
+        public var maximumNumberOfActiveVersions: UInt?
         /// A 64-byte key that encrypts the file (and its log) at rest, or `nil` for a plaintext
         /// file. Every open of the file needs the same key; keep it in the keychain, never in
         /// the app's files. docs/storage.md says what it protects and what it does not.

@@ -107,6 +107,14 @@ extension Realm {
         }
         let old = snapshotVersion
         let version = old + 1
+        if let limit = configuration.maximumNumberOfActiveVersions, limit > 0 {
+            // The committing realm moves to the new version: what the others hold stays.
+            let held = coordinator.activeVersions(besides: self).union([version])
+            if held.count > Int(limit) {
+                cancelWrite()
+                throw Error(.fail, "Number of active versions (\(held.count)) in the Realm exceeded the limit of \(limit)")
+            }
+        }
         coordinator.willCommit(version: version, summary: transaction.summary)
         do {
             try connection.run { _ in

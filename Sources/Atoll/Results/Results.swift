@@ -159,6 +159,11 @@ public struct SortDescriptor: Sendable, Hashable, ExpressibleByStringLiteral {
         self.ascending = ascending
     }
 
+    /// A sort on the property a key path names (`SortDescriptor(keyPath: \Person.age)`).
+    public init<Element: ObjectBase>(keyPath: PartialKeyPath<Element>, ascending: Bool = true) {
+        self.init(keyPath: KeyPathNames.name(of: keyPath), ascending: ascending)
+    }
+
     public init(stringLiteral value: String) { self.init(keyPath: value) }
 
     public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }

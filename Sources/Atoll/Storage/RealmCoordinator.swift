@@ -295,6 +295,15 @@ final class RealmCoordinator: @unchecked Sendable {
         }
     }
 
+    /// The versions the open realms of the file hold, frozen ones included, but for `realm`.
+    func activeVersions(besides realm: Realm) -> Set<Int64> {
+        var alive: [Realm] = []
+        lock.withLock { alive = realms.compactMap(\.realm) + frozen.values.compactMap(\.realm) }
+        let versions = Set(alive.filter { $0 !== realm }.map(\.snapshotVersion))
+        withExtendedLifetime(alive) {}
+        return versions
+    }
+
     // MARK: Frozen realms
 
     /// A frozen realm of `version` someone still holds, to share instead of opening another.

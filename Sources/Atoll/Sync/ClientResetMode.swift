@@ -1,6 +1,9 @@
 import AtollCore
 import Foundation
 
+/// What hears a sync error: `app.syncManager.errorHandler`, a `.manual(errorHandler:)` client reset.
+public typealias ErrorReportingBlock = @Sendable (Swift.Error, SyncSession?) -> Void
+
 /// What a synced realm does when the server can no longer sync with its local copy (a client
 /// reset). See docs/client-reset.md.
 public enum ClientResetMode: @unchecked Sendable {
@@ -11,8 +14,9 @@ public enum ClientResetMode: @unchecked Sendable {
     case recoverOrDiscardUnsyncedChanges(beforeReset: ((Realm) -> Void)? = nil, afterReset: ((Realm, Realm) -> Void)? = nil)
     /// Discard the local changes not yet synced and continue with the server's copy.
     case discardUnsyncedChanges(beforeReset: ((Realm) -> Void)? = nil, afterReset: ((Realm, Realm) -> Void)? = nil)
-    /// The app handles the reset: the handler gets the error with the backup path and action token.
-    case manual(errorHandler: ((SyncError, SyncSession) -> Void)? = nil)
+    /// The app handles the reset: the handler gets the error (a `SyncError` with the backup path
+    /// and action token) and the session.
+    case manual(errorHandler: ErrorReportingBlock? = nil)
 
     /// The earlier name of `.discardUnsyncedChanges`.
     @available(*, deprecated, renamed: "discardUnsyncedChanges")
@@ -72,7 +76,7 @@ extension ClientResetMode {
     ///
     /// - Throws: `Realm.Error` with code `.invalidConfiguration`.
     public init(_ mode: RLMClientResetMode, beforeReset: ((Realm) -> Void)? = nil, afterReset: ((Realm, Realm) -> Void)? = nil,
-                manualClientResetHandler: ((SyncError, SyncSession) -> Void)? = nil) throws {
+                manualClientResetHandler: ErrorReportingBlock? = nil) throws {
         switch mode {
         case .manual:
             guard beforeReset == nil, afterReset == nil else {

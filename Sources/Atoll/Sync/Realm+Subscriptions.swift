@@ -139,7 +139,7 @@ extension SyncConfiguration {
         let subscriptions = realm.subscriptions
         let rerun = rerunOnOpen
         let version = try subscriptions.box.commit(onlyIf: { latest in rerun || latest == 0 }) {
-            initialSubscriptions(subscriptions)
+            initialSubscriptions.callback(subscriptions)
         }
         if version != nil, let url = realm.configuration.fileURL {
             Logger.log(.debug, "initial subscriptions of \(url.lastPathComponent) ran (set version \(version!))")

@@ -23,7 +23,7 @@ extension SessionEngine {
         await stop(.fileActionPending)
         let session = publicSession
         let what = "client reset of \(configuration.fileURL?.path ?? configuration.storageKey)"
-        if case .manual(let handler?) = sync.clientResetMode, let session {
+        if case .manual(let handler?) = sync.clientResetMode {
             Logger.log(.error, "\(what): \(error) (handled by the configuration's manual client reset handler)")
             handler(error, session)
         } else if let handler = core.syncManager.errorHandler {

@@ -13,8 +13,35 @@ extension Int64: PartitionValueConvertible { public var _partitionValue: Partiti
 extension Int32: PartitionValueConvertible { public var _partitionValue: PartitionValue { .int(Int64(self)) } }
 extension ObjectId: PartitionValueConvertible { public var _partitionValue: PartitionValue { .objectId(self) } }
 extension UUID: PartitionValueConvertible { public var _partitionValue: PartitionValue { .uuid(self) } }
+extension AnyBSON: PartitionValueConvertible {
+    /// A string, integer, ObjectId or UUID; `.null` is the null partition. Other kinds name no
+    /// partition: the server refuses such a session with a typed error.
+    public var _partitionValue: PartitionValue {
+        switch self {
+        case .string(let value): .string(value)
+        case .int32(let value): .int(Int64(value))
+        case .int64(let value): .int(value)
+        case .objectId(let value): .objectId(value)
+        case .uuid(let value): .uuid(value)
+        default: .null
+        }
+    }
+}
+
 extension Optional: PartitionValueConvertible where Wrapped: PartitionValueConvertible {
     public var _partitionValue: PartitionValue { self?._partitionValue ?? .null }
+}
+
+/// The subscriptions a flexible-sync realm starts with: `callback` adds them in an update of the
+/// subscription set when the file is first opened, or every time with `rerunOnOpen`.
+public final class InitialSubscriptionsConfiguration: Sendable {
+    public let callback: @Sendable (SyncSubscriptionSet) -> Void
+    public let rerunOnOpen: Bool
+
+    public init(callback: @escaping @Sendable (SyncSubscriptionSet) -> Void, rerunOnOpen: Bool = false) {
+        self.callback = callback
+        self.rerunOnOpen = rerunOnOpen
+    }
 }
 
 /// How a realm syncs: which user, and which partition or flexible sync.
@@ -23,16 +50,28 @@ public struct SyncConfiguration: @unchecked Sendable {
     public let user: User
     /// The partition, for partition-based sync.
     public let partition: PartitionValue?
+    /// The partition as BSON (realm-swift's name); `nil` for flexible sync.
+    public var partitionValue: AnyBSON? {
+        switch partition {
+        case nil: nil
+        case .string(let value)?: .string(value)
+        case .int(let value)?: .int64(value)
+        case .objectId(let value)?: .objectId(value)
+        case .uuid(let value)?: .uuid(value)
+        case .null?: .null
+        }
+    }
     /// Whether the realm uses flexible sync (subscriptions choose its content).
     public var enableFlexibleSync: Bool { partition == nil }
     public var clientResetMode: ClientResetMode
     /// Whether an asynchronous open fails on errors it would otherwise retry (connection failures).
     public var cancelAsyncOpenOnNonFatalErrors: Bool
-    /// For flexible sync: adds the subscriptions a realm starts with, when it is first opened.
-    public var initialSubscriptions: (@Sendable (SyncSubscriptionSet) -> Void)? = nil
-    /// Whether `initialSubscriptions` runs again whenever the file is opened anew (the first
+    /// For flexible sync: the subscriptions a realm starts with, added when it is first opened
+    /// (or whenever it is opened anew, with `rerunOnOpen`).
+    public var initialSubscriptions: InitialSubscriptionsConfiguration? = nil
+    /// Whether the initial subscriptions run again whenever the file is opened anew (the first
     /// `Realm` of it in the process), to recompute dynamic queries such as time ranges.
-    public var rerunOnOpen = false
+    public var rerunOnOpen: Bool { initialSubscriptions?.rerunOnOpen ?? false }
 
     var target: SyncTarget { partition.map(SyncTarget.partition) ?? .flexible }
 
@@ -93,7 +132,7 @@ extension User {
         syncedConfiguration(SyncConfiguration(
             user: self, partition: nil, clientResetMode: clientResetMode,
             cancelAsyncOpenOnNonFatalErrors: cancelAsyncOpenOnNonFatalErrors,
-            initialSubscriptions: initialSubscriptions, rerunOnOpen: rerunOnOpen))
+            initialSubscriptions: InitialSubscriptionsConfiguration(callback: initialSubscriptions, rerunOnOpen: rerunOnOpen)))
     }
 
     private func syncedConfiguration(_ sync: SyncConfiguration) -> Realm.Configuration {

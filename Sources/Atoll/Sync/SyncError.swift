@@ -64,18 +64,18 @@ public struct SyncError: Error, Sendable, CustomStringConvertible, LocalizedErro
 ///     print("\(write.objectType) \(write.primaryKey): \(write.reason)")
 /// }
 /// ```
-public struct CompensatingWriteInfo: Sendable, Hashable, CustomStringConvertible {
+public struct CompensatingWriteInfo: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The class name of the object written.
     public let objectType: String
-    /// The primary key of the object written (Realm's is an `AnyRealmValue`; Atoll has no
-    /// mixed type yet, so it is the sync protocol's `Value`: `.objectId(id)`, `.string(s)`, `.int(i)`, …).
-    public let primaryKey: Value
+    /// The primary key of the object written: `.objectId(id)`, `.string(s)`, `.int(i)`, `.uuid(u)`
+    /// (a scalar, so the value is safe to pass across threads).
+    public let primaryKey: AnyRealmValue
     /// Why the server rejected the write.
     public let reason: String
 
     init(_ write: CompensatingWrite) {
         objectType = write.objectType
-        primaryKey = write.primaryKey
+        primaryKey = AnyRealmValue(primaryKey: write.primaryKey)
         reason = write.reason
     }
 
@@ -106,4 +106,17 @@ extension SyncError {
     public static var connectionFailed: Code { .connectionFailed }
     public static var tlsHandshakeFailed: Code { .tlsHandshakeFailed }
     public static var serverWarning: Code { .serverWarning }
+}
+
+extension AnyRealmValue {
+    /// A primary key of the sync protocol as a mixed value.
+    init(primaryKey: Value) {
+        switch primaryKey {
+        case .objectId(let id): self = .objectId(id)
+        case .string(let string): self = .string(string)
+        case .int(let int): self = .int(Int(int))
+        case .uuid(let uuid): self = .uuid(uuid)
+        default: self = .none
+        }
+    }
 }

@@ -8,6 +8,7 @@ final class RequestSettings: Sendable {
         var headers: [String: String] = [:]
         var userAgent: String?
         var appID: String?
+        var authorizationHeaderName: String?
         /// Counts changes of the headers: the sync connection reconnects to send new ones.
         var generation: UInt64 = 0
     }
@@ -37,6 +38,12 @@ final class RequestSettings: Sendable {
     var appID: String? {
         get { values.withLock { $0.appID } }
         set { values.withLock { $0.appID = newValue } }
+    }
+
+    /// The header the app's requests carry their bearer token in (`Authorization` by default).
+    var authorizationHeaderName: String? {
+        get { values.withLock { $0.authorizationHeaderName } }
+        set { values.withLock { $0.authorizationHeaderName = newValue } }
     }
 
     /// The `User-Agent` of the app's requests and connections: the SDK, plus the app's own.
@@ -91,6 +98,14 @@ extension SyncManager {
     public var userAgent: String? {
         get { settings.userAgent }
         set { settings.userAgent = newValue }
+    }
+
+    /// The header the app's requests send their bearer token in, for a server (or a proxy in
+    /// front of it) that expects another than `Authorization` (the Atoll server's
+    /// `authorizationHeaderName` setting). `nil`: `Authorization`.
+    public var authorizationHeaderName: String? {
+        get { settings.authorizationHeaderName }
+        set { settings.authorizationHeaderName = newValue }
     }
 
     /// A reverse-DNS name of the application, kept for source compatibility (the bundle

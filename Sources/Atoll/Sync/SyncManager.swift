@@ -9,7 +9,7 @@ import Synchronization
 /// ```
 public final class SyncManager: @unchecked Sendable {
     private let lock = NSLock()
-    private var _errorHandler: (@Sendable (Swift.Error, SyncSession?) -> Void)?
+    private var _errorHandler: ErrorReportingBlock?
     /// Where the file actions of sync errors wait for the next app start (`nil` when the app's
     /// metadata store could not be opened: actions then run only through their tokens).
     let metadata: MetadataStore?
@@ -33,7 +33,7 @@ public final class SyncManager: @unchecked Sendable {
 
     /// Gets every sync error with the session it happened on (`nil` when none). A client reset
     /// goes to the configuration's `.manual(errorHandler:)` instead when it has one.
-    public var errorHandler: (@Sendable (Swift.Error, SyncSession?) -> Void)? {
+    public var errorHandler: ErrorReportingBlock? {
         get { lock.withLock { _errorHandler } }
         set { lock.withLock { _errorHandler = newValue } }
     }

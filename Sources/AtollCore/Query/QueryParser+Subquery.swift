@@ -54,7 +54,7 @@ extension QueryParser {
                     let center = try parsePoint()
                     _ = try expect(",")
                     let radius = try parseNumber("a radius in radians")
-                    shape = .circle(try GeoCircle(checkedCenter: center, radius: .radians(radius)))
+                    shape = .circle(try GeoCircle(checkedCenter: center, radius: Distance(radians: radius)))
                 case "geobox":
                     let bottomLeft = try parsePoint()
                     _ = try expect(",")

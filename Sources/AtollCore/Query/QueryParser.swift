@@ -15,7 +15,7 @@ extension QueryExpression {
     /// Parses query text whose arguments may also be geospatial shapes (`location GEOWITHIN %@`).
     ///
     /// ```swift
-    /// let circle = GeoCircle(center: (48.85, 2.35), radius: .kilometers(5))!
+    /// let circle = GeoCircle(center: (48.85, 2.35), radius: .kilometers(5)!)!
     /// let q = try QueryExpression.parse("location GEOWITHIN $0", arguments: [.geometry(.circle(circle))])
     /// ```
     public static func parse(_ text: String, arguments: [QueryArgument]) throws(QueryError) -> QueryExpression {
@@ -169,9 +169,11 @@ struct QueryParser {
             }
         }
         let lhs = try parseOperand(expecting: quantifier == nil ? "a key path or a value" : "a key path")
-        guard let (op, opToken) = parseOperator() else {
+        guard let (parsedOperator, opToken) = parseOperator() else {
             throw expected("a comparison operator")
         }
+        // realm-swift's string form of a geospatial query: `location IN %@` with a shape.
+        let op = parsedOperator == .in && isGeometryPlaceholder(current) ? .geoWithin : parsedOperator
         let options = try parseOptions(for: op, opToken: opToken)
         let rhs: QueryOperand
         switch op {
@@ -191,6 +193,13 @@ struct QueryParser {
         let comparison = QueryComparison(lhs, op, rhs, options: options, quantifier: quantifier,
                                          operatorRange: opToken.range)
         return QueryPredicate(.comparison(comparison), range: start.through(rhs.range))
+    }
+
+    /// Whether `token` is a placeholder whose argument is a geospatial shape (without taking it).
+    func isGeometryPlaceholder(_ token: QueryToken) -> Bool {
+        guard case .placeholder = token.kind else { return false }
+        var probe = self
+        return (try? probe.geometryArgument(token)) != nil
     }
 
     mutating func parseOperator() -> (QueryOperator, QueryToken)? {

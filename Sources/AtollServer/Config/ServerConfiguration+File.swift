@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import HTTPTypes
 
 /// A configuration that cannot be used, with the field at fault.
 public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
@@ -54,6 +55,9 @@ extension ServerConfiguration {
         try limits.validate()
         for (index, proxy) in trustedProxies.enumerated() where IPNetwork(proxy) == nil {
             throw ConfigurationError(field: "trustedProxies[\(index)]", "must be an IP address or a CIDR such as 10.0.0.0/8")
+        }
+        if let name = authorizationHeaderName, HTTPField.Name(name) == nil {
+            throw ConfigurationError(field: "authorizationHeaderName", "must be a valid HTTP header name")
         }
         guard ClientAddressResolver.Header(rawValue: forwardedHeader) != nil else {
             throw ConfigurationError(field: "forwardedHeader", "must be \"X-Forwarded-For\" or \"Forwarded\"")
@@ -124,7 +128,7 @@ extension ServerConfiguration {
     enum CodingKeys: String, CodingKey {
         case host, port, dataDirectory, developmentMode, accessTokenLifetime, refreshTokenLifetime, tokenSecret
         case adminKey, passwordHashRounds, apps, tls, durability, limits, store, trustedProxies, forwardedHeader
-        case allowDevelopmentModeOnNetwork, secretKey, metricsToken
+        case allowDevelopmentModeOnNetwork, secretKey, metricsToken, authorizationHeaderName
     }
 
     public init(from decoder: any Decoder) throws {
@@ -154,6 +158,7 @@ extension ServerConfiguration {
         allowDevelopmentModeOnNetwork = try container.decodeIfPresent(Bool.self, forKey: .allowDevelopmentModeOnNetwork) ?? false
         secretKey = try container.decodeIfPresent(String.self, forKey: .secretKey)
         metricsToken = try container.decodeIfPresent(String.self, forKey: .metricsToken)
+        authorizationHeaderName = try container.decodeIfPresent(String.self, forKey: .authorizationHeaderName)
     }
 
     /// Reads the client addresses of requests as ``trustedProxies`` and ``forwardedHeader`` say.

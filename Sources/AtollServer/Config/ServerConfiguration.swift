@@ -48,6 +48,10 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     /// The header the trusted proxies append the client's address to: `X-Forwarded-For` (the
     /// default) or `Forwarded` (RFC 7239). Only that one is read.
     public var forwardedHeader: String = "X-Forwarded-For"
+    /// Another header clients may send their bearer token in (`Authorization` is always read):
+    /// what an SDK's `syncManager.authorizationHeaderName` names, when a proxy in front of the
+    /// server uses `Authorization` for itself.
+    public var authorizationHeaderName: String?
     /// Development mode (server-wide or of a declared app) on an address other than loopback is
     /// refused unless this says it is meant (`--allow-development-mode-on-network`): anyone who
     /// reaches the port could create apps and push schemas.

@@ -1,5 +1,6 @@
 import AtollCore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -156,7 +157,9 @@ public struct AtollServer: Sendable {
                 liveLogins: liveLogins)
             let requestHeads = RequestHeadRecorder()
             let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store,
-                                         metricsToken: configuration.metricsToken, logger: logger)
+                                         metricsToken: configuration.metricsToken,
+                                         authorizationHeader: configuration.authorizationHeaderName.flatMap { HTTPField.Name($0) },
+                                         logger: logger)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
@@ -190,7 +193,8 @@ public struct AtollServer: Sendable {
 
     static func makeRouter(auth: AuthService, metrics: ServerMetrics,
                            requestHeads: RequestHeadRecorder = RequestHeadRecorder(), store: (any ServerStore)? = nil,
-                           metricsToken: String? = nil, logger: Logger = Logger(label: "atoll-server")) -> Router<AtollRequestContext> {
+                           metricsToken: String? = nil, authorizationHeader: HTTPField.Name? = nil,
+                           logger: Logger = Logger(label: "atoll-server")) -> Router<AtollRequestContext> {
         let router = Router(context: AtollRequestContext.self)
         router.add(middleware: RequestHeadMiddleware(recorder: requestHeads))
         router.add(middleware: APIMiddleware(metrics: metrics))
@@ -234,7 +238,7 @@ public struct AtollServer: Sendable {
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition())))
         }
-        AuthRoutes(auth: auth).add(to: router)
+        AuthRoutes(auth: auth, customAuthorization: authorizationHeader).add(to: router)
         return router
     }
 }

@@ -6,7 +6,7 @@ extension AuthRoutes {
     func link(_ request: Request, _ context: AtollRequestContext, appID: String, provider: String,
               body: AuthService.LoginRequest) async throws -> Response {
         let result = try await auth.link(
-            accessToken: try Self.bearer(request), appID: appID, providerName: provider, request: body,
+            accessToken: try bearer(request), appID: appID, providerName: provider, request: body,
             clientAddress: clientAddress(request, context))
         return try JSONBody.response(LinkAnswer(accessToken: result.accessToken, userID: result.user.id))
     }

@@ -1,9 +1,12 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// The routes of docs/protocol.md §1: logins, registration, sessions, profile, API keys.
 struct AuthRoutes: Sendable {
     let auth: AuthService
+    /// The configuration's other header for bearer tokens (``ServerConfiguration/authorizationHeaderName``).
+    var customAuthorization: HTTPField.Name? = nil
 
     func add(to router: Router<AtollRequestContext>) {
         let client = router.group("api/client/v1")
@@ -14,21 +17,21 @@ struct AuthRoutes: Sendable {
             try await logIn(request, context)
         }
         client.post("auth/session") { request, _ in
-            let accessToken = try await auth.refreshAccessToken(refreshToken: try Self.bearer(request))
+            let accessToken = try await auth.refreshAccessToken(refreshToken: try bearer(request))
             return try JSONBody.response(["access_token": accessToken], status: .created)
         }
         client.delete("auth/session") { request, _ in
-            try await auth.logOut(refreshToken: try Self.bearer(request))
+            try await auth.logOut(refreshToken: try bearer(request))
             return JSONBody.empty()
         }
         client.get("auth/profile") { request, _ in
-            let user = try await auth.user(forAccessToken: try Self.bearer(request))
+            let user = try await auth.user(forAccessToken: try bearer(request))
             var profile = Profile(user)
             profile.customData = await auth.customUserData(for: user)
             return try JSONBody.response(profile)
         }
         client.delete("auth/delete") { request, _ in
-            try await auth.deleteUser(accessToken: try Self.bearer(request))
+            try await auth.deleteUser(accessToken: try bearer(request))
             return JSONBody.empty()
         }
         addAPIKeyRoutes(to: client)
@@ -38,29 +41,29 @@ struct AuthRoutes: Sendable {
 
     func addAPIKeyRoutes(to client: RouterGroup<AtollRequestContext>) {
         client.post("auth/api_keys") { request, _ in
-            let token = try Self.bearer(request)
+            let token = try bearer(request)
             let body = try await JSONBody.decode(NewAPIKey.self, from: request)
             let key = try await auth.createAPIKey(refreshToken: token, name: body.name)
             return try JSONBody.response(
                 CreatedAPIKeyBody(id: key.id, key: key.key, name: key.name, disabled: key.disabled), status: .created)
         }
         client.get("auth/api_keys") { request, _ in
-            let keys = try await auth.apiKeys(refreshToken: try Self.bearer(request))
+            let keys = try await auth.apiKeys(refreshToken: try bearer(request))
             return try JSONBody.response(keys.map(APIKeyBody.init))
         }
         client.get("auth/api_keys/:id") { request, context in
             let key = try await auth.apiKey(
-                id: try context.parameters.require("id"), refreshToken: try Self.bearer(request))
+                id: try context.parameters.require("id"), refreshToken: try bearer(request))
             return try JSONBody.response(APIKeyBody(key))
         }
         client.delete("auth/api_keys/:id") { request, context in
-            try await auth.deleteAPIKey(id: try context.parameters.require("id"), refreshToken: try Self.bearer(request))
+            try await auth.deleteAPIKey(id: try context.parameters.require("id"), refreshToken: try bearer(request))
             return JSONBody.empty()
         }
         for (action, disabled) in [("enable", false), ("disable", true)] {
             client.put("auth/api_keys/:id/\(action)") { request, context in
                 try await auth.setAPIKeyDisabled(
-                    id: try context.parameters.require("id"), disabled: disabled, refreshToken: try Self.bearer(request))
+                    id: try context.parameters.require("id"), disabled: disabled, refreshToken: try bearer(request))
                 return JSONBody.empty()
             }
         }
@@ -94,9 +97,9 @@ struct AuthRoutes: Sendable {
         auth.clientAddresses.key(request, peer: context.remoteAddress)
     }
 
-    /// The token of an `Authorization: Bearer <token>` header.
-    static func bearer(_ request: Request) throws -> String {
-        guard let header = request.headers[.authorization] else {
+    /// The token of an `Authorization: Bearer <token>` header, or of the configured other header.
+    func bearer(_ request: Request) throws -> String {
+        guard let header = customAuthorization.flatMap({ request.headers[$0] }) ?? request.headers[.authorization] else {
             throw ServerError(.invalidToken, "missing Authorization: Bearer header")
         }
         let parts = header.split(separator: " ", maxSplits: 1)

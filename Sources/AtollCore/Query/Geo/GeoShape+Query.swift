@@ -43,11 +43,11 @@ extension GeoShape {
             let numbers = text.dropFirst().split(separator: " ").compactMap { Double($0) }
             if kind == "c" {
                 guard numbers.count == 3, let center = points(numbers[0..<2])?.first,
-                      let circle = GeoCircle(center: center, radius: .radians(numbers[2])) else { return nil }
-                self = .circle(circle)
+                      let radius = Distance.radians(numbers[2]) else { return nil }
+                self = .circle(GeoCircle(center: center, radius: radius))
             } else {
                 guard numbers.count == 4, let corners = points(numbers[...]),
-                      let box = GeoBox(bottomLeft: corners[0], topRight: corners[1]) else { return nil }
+                      let box = try? GeoBox(checkedBottomLeft: corners[0], topRight: corners[1]) else { return nil }
                 self = .box(box)
             }
         case "p":

@@ -47,16 +47,22 @@ public struct Distance: Hashable, Sendable {
     /// The distance as an angle at the Earth's centre.
     public let radians: Double
 
-    public init(radians: Double) { self.radians = radians }
+    init(radians: Double) { self.radians = radians }
 
-    public static func radians(_ value: Double) -> Distance { Distance(radians: value) }
-    public static func degrees(_ value: Double) -> Distance { Distance(radians: value * .pi / 180) }
-    public static func kilometers(_ value: Double) -> Distance { Distance(radians: value / earthRadiusKilometers) }
-    public static func miles(_ value: Double) -> Distance { Distance(radians: value / earthRadiusMiles) }
+    // As realm-swift's: `nil` for a negative (or not finite) distance.
+    public static func radians(_ value: Double) -> Distance? { value.isFinite && value >= 0 ? Distance(radians: value) : nil }
+    public static func degrees(_ value: Double) -> Distance? { radians(value * .pi / 180) }
+    public static func kilometers(_ value: Double) -> Distance? { radians(value / earthRadiusKilometers) }
+    public static func miles(_ value: Double) -> Distance? { radians(value / earthRadiusMiles) }
 
     public var degrees: Double { radians * 180 / .pi }
     public var kilometers: Double { radians * Self.earthRadiusKilometers }
     public var miles: Double { radians * Self.earthRadiusMiles }
+
+    /// realm-swift's names for the conversions.
+    public func asKilometers() -> Double { kilometers }
+    public func asMiles() -> Double { miles }
+    public func asDegrees() -> Double { degrees }
 }
 
 /// The points within a great-circle distance of a centre (the boundary included).
@@ -64,20 +70,27 @@ public struct GeoCircle: Hashable, Sendable {
     public let center: GeoPoint
     public let radius: Distance
 
+    /// A circle; a `Distance` is never negative.
+    public init(center: GeoPoint, radius: Distance) {
+        self.center = center
+        self.radius = radius
+    }
+
     /// `nil` for a negative or non-finite radius.
-    public init?(center: GeoPoint, radius: Distance) {
-        guard let circle = try? GeoCircle(checkedCenter: center, radius: radius) else { return nil }
-        self = circle
-    }
-
     public init?(center: GeoPoint, radiusInRadians: Double) {
-        self.init(center: center, radius: .radians(radiusInRadians))
+        guard let radius = Distance.radians(radiusInRadians) else { return nil }
+        self.init(center: center, radius: radius)
     }
 
-    /// The centre as `(latitude, longitude)`.
+    /// The centre as `(latitude, longitude)`; `nil` when it is out of range.
     public init?(center: (Double, Double), radius: Distance) {
         guard let point = GeoPoint(latitude: center.0, longitude: center.1) else { return nil }
         self.init(center: point, radius: radius)
+    }
+
+    public init?(center: (Double, Double), radiusInRadians: Double) {
+        guard let point = GeoPoint(latitude: center.0, longitude: center.1) else { return nil }
+        self.init(center: point, radiusInRadians: radiusInRadians)
     }
 
     /// Throws ``GeoError/Code/invalidRadius`` for a negative or non-finite radius.
@@ -98,10 +111,11 @@ public struct GeoBox: Hashable, Sendable {
     public let bottomLeft: GeoPoint
     public let topRight: GeoPoint
 
-    /// `nil` when the bottom is north of the top.
-    public init?(bottomLeft: GeoPoint, topRight: GeoPoint) {
-        guard let box = try? GeoBox(checkedBottomLeft: bottomLeft, topRight: topRight) else { return nil }
-        self = box
+    /// A box, as realm-swift makes one (unchecked): a box whose bottom is north of its top
+    /// contains nothing. ``init(checkedBottomLeft:topRight:)`` refuses it.
+    public init(bottomLeft: GeoPoint, topRight: GeoPoint) {
+        self.bottomLeft = bottomLeft
+        self.topRight = topRight
     }
 
     /// Corners as `(latitude, longitude)`.
@@ -156,6 +170,11 @@ public struct GeoPolygon: Hashable, Sendable {
             inner.append(ring)
         }
         self.init(outerRing: outer, holes: inner)
+    }
+
+    /// Points as `(latitude, longitude)`, holes as further arguments.
+    public init?(outerRing: [(Double, Double)], holes: [(Double, Double)]...) {
+        self.init(outerRing: outerRing, holes: holes)
     }
 
     /// Throws ``GeoError`` for a ring that is not closed, has fewer than 3 distinct points or does

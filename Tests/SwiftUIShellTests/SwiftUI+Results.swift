@@ -1,0 +1,1 @@
+../../Sources/Atoll/SwiftUI/Shell/SwiftUI+Results.swift
