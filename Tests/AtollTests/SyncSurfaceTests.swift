@@ -334,6 +334,22 @@ extension LoggerTests {
     /// At `.trace` a login and a sync say what they do: the HTTP requests and their status, the
     /// connection and session life cycle, each upload and download with its size; never a token,
     /// a password or a value.
+    /// As an app sets logging up with Realm: a detail logger as `Logger.shared` sees the App's
+    /// requests, and a level interpolated in a line prints as realm-swift's does.
+    @Test func aDetailLoggerSeesTheLoginsRequestsAndLevelsPrintAsRealms() async throws {
+        let captured = Mutex<[String]>([])
+        let previous = Logger.shared
+        Logger.shared = Logger(level: .detail) { level, message in captured.withLock { $0.append("\(level) \(message)") } }
+        defer { Logger.shared = previous }
+        try await withSyncTestServer(appId: "logging-app") { server in
+            _ = try await server.app(device: "logging").login(credentials: .anonymous)
+        }
+        #expect(captured.withLock { $0 }.contains {
+            $0.hasPrefix("RLMLogLevel(rawValue: 5) HTTP POST") && $0.contains("logging-app/auth/providers/anon-user/login")
+        })
+        #expect("\(LogLevel.debug)" == "RLMLogLevel(rawValue: 6)")
+    }
+
     @Test func aLoginAndASyncAtTraceLogRequestsLifeCycleAndTransfers() async throws {
         try await capturingLog(level: .trace) { capture in
             try await withSyncTestServer { server in
@@ -348,7 +364,7 @@ extension LoggerTests {
                 let session = try #require(realm.syncSession)
                 try await withTimeout(.seconds(30)) { try await session.wait(for: .upload) }
                 let mine = capture.lines(containing: port)
-                #expect(mine.contains { $0.level == .debug && $0.message.contains("HTTP POST") && $0.message.contains("/login -> 200") })
+                #expect(mine.contains { $0.level == .detail && $0.message.contains("HTTP POST") && $0.message.contains("/login -> 200") })
                 #expect(mine.contains { $0.level == .debug && $0.message.contains("[Realm.Sync.Client.Network]") && $0.message.contains(": open") })
                 #expect(mine.contains { $0.level == .trace && $0.message.contains("sending upload of") && $0.message.contains("bytes)") })
                 #expect(mine.contains { $0.level == .trace && $0.message.contains("received download") })

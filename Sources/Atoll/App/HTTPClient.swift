@@ -65,7 +65,8 @@ struct HTTPClient: Sendable {
         }
         // The line names the request, never its headers or body (tokens, passwords).
         let started = Date()
-        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString)")
+        // Realm logs each app request and its answer at the detail level.
+        Logger.log(.detail, Category.app, "HTTP \(method) \(url.absoluteString)")
         let transport = transport
         let response: RLMResponse = await withCheckedContinuation { continuation in
             transport.sendRequest(toServer: request) { continuation.resume(returning: $0) }
@@ -75,7 +76,7 @@ struct HTTPClient: Sendable {
             throw AppError(.httpRequestFailed, "\(method) \(url.absoluteString) failed: \(response.body)")
         }
         let data = Data(response.body.utf8)
-        Logger.log(.debug, Category.app, "HTTP \(method) \(url.absoluteString) -> \(response.httpStatusCode) (\(data.count) bytes, "
+        Logger.log(.detail, Category.app, "HTTP \(method) \(url.absoluteString) -> \(response.httpStatusCode) (\(data.count) bytes, "
                    + "\(Int(Date().timeIntervalSince(started) * 1000)) ms)")
         guard (200..<300).contains(response.httpStatusCode) else {
             let body = try? JSONDecoder().decode(ErrorBody.self, from: data)

@@ -9,7 +9,12 @@ public enum LogLevel: UInt, Sendable, Hashable, Comparable, CaseIterable, Custom
 
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    public var description: String {
+    /// As realm-swift's `LogLevel` (Objective-C's `RLMLogLevel`) prints: `RLMLogLevel(rawValue: 6)`
+    /// for `.debug`, so log callbacks that interpolate a level print what they printed with Realm.
+    public var description: String { "RLMLogLevel(rawValue: \(rawValue))" }
+
+    /// The level's name, for Atoll's own log lines.
+    var name: String {
         switch self {
         case .off: "off"
         case .fatal: "fatal"
@@ -34,11 +39,11 @@ public typealias SyncLogLevel = LogLevel
 /// ```swift
 /// Logger.shared.level = .warn
 /// Logger.shared = Logger(function: { level, category, message in
-///     print("Atoll \(category.rawValue) \(level): \(message)")
+///     print("Atoll \(category.rawValue) \(level): \(message)")   // level: RLMLogLevel(rawValue: 4)
 /// })
 /// ```
 /// The default logger writes lines of level `.info` and below to standard error. In normal
-/// operation the SDK logs nothing at `.info` or above: HTTP requests are `.debug`, connections
+/// operation the SDK logs nothing at `.info` or above: HTTP requests are `.detail`, connections
 /// and sessions `.detail`/`.debug`, uploads and downloads `.trace`, failures `.warn`/`.error`.
 /// No line carries a token, password or object value.
 public final class Logger: Sendable {
@@ -75,7 +80,7 @@ public final class Logger: Sendable {
     /// The logger of a new process: `.info` and below to standard error.
     static func standardError() -> Logger {
         Logger(level: .info) { level, message in
-            let line = "\(Date().formatted(.iso8601)) Atoll \(level): \(message)\n"
+            let line = "\(Date().formatted(.iso8601)) Atoll \(level.name): \(message)\n"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }
