@@ -32,6 +32,27 @@ import Testing
         }
     }
 
+    /// `for … in results` reads the results at each step: an object a write takes out of the
+    /// results while iterating moves the later ones up, and the loop ends where the results do
+    /// (indexing past their new end used to trap).
+    @Test func iteratingResultsReadsThemAtEachStep() throws {
+        let t = try TestRealm(objectTypes: [Assignee.self, Chore.self])
+        let realm = try t.open()
+        _ = try fill(realm)
+        let adults = realm.objects(Assignee.self).where { $0.age >= 18 }.sorted(byKeyPath: "name")
+        var seen: [String] = []
+        try realm.write {
+            for person in adults {
+                seen.append(person.name)
+                person.age = 0
+            }
+        }
+        // Ali, Cy, Team: after Ali leaves, Cy is at index 0 and Team at index 1.
+        #expect(seen == ["Ali", "Team"])
+        #expect(Array(adults.map(\.name)) == ["Cy"])
+        #expect(Array(realm.objects(Assignee.self).sorted(byKeyPath: "name")).map(\.name) == ["Ali", "Bo", "Cy", "Team"])
+    }
+
     @Test func genericCodeRunsOnEveryKindOfCollection() throws {
         let t = try TestRealm(objectTypes: [Assignee.self, Chore.self])
         let realm = try t.open()

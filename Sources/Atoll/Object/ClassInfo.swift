@@ -47,6 +47,12 @@ final class ClassInfo: @unchecked Sendable {
     var isEmbedded: Bool { schema.isEmbedded }
     var primaryKeyIndex: Int? { schema.properties.firstIndex(where: \.isPrimaryKey) }
 
+    /// Per property index, what fires the property's Swift Observation (see `PropertyFirer`),
+    /// recorded by the property's first read in the process. `recordedFirers` has bit `i` set once
+    /// property `i` (below 64) has one, so a read checks without the lock.
+    private let observationFirers = Mutex<[Int: PropertyFirer]>([:])
+    private let recordedFirers = Atomic<UInt64>(0)
+
     private static let cache = Mutex<[ObjectIdentifier: ClassInfo]>([:])
     private static let byName = Mutex<[String: ClassInfo]>([:])
 
@@ -192,6 +198,30 @@ final class ClassInfo: @unchecked Sendable {
                 }
                 return content
             }
+        }
+    }
+
+    // MARK: Observation
+
+    /// Whether property `index` has its `PropertyFirer`.
+    func hasFirer(_ index: Int) -> Bool {
+        if index < 64 { return recordedFirers.load(ordering: .acquiring) & (1 << UInt64(index)) != 0 }
+        return observationFirers.withLock { $0[index] != nil }
+    }
+
+    /// Records the `PropertyFirer` of property `index` unless one is recorded already.
+    func recordFirer(_ index: Int, _ make: () -> PropertyFirer) {
+        observationFirers.withLock { firers in
+            if firers[index] == nil { firers[index] = make() }
+        }
+        if index < 64 { recordedFirers.bitwiseOr(1 << UInt64(index), ordering: .releasing) }
+    }
+
+    /// The recorded firers of the properties in `indices` (all of them for `nil`).
+    func firers(for indices: Set<Int>?) -> [PropertyFirer] {
+        observationFirers.withLock { firers in
+            guard let indices else { return Array(firers.values) }
+            return indices.compactMap { firers[$0] }
         }
     }
 

@@ -11,6 +11,8 @@ public final class _ManagedObjectState {
     private var cacheStamp = -1
     /// Managed collection accessors handed out, so repeated reads return the same instance.
     var collections: [Int: AnyObject] = [:]
+    /// The row's Swift Observation registrar, once a read registered it (ObservationRegistry.swift).
+    @exclusivity(unchecked) var observation: RowObservation?
 
     /// The bound probe instance of the object's class.
     @usableFromInline var _probe: ObjectBase { table.probe }

@@ -5,6 +5,9 @@ import Foundation
 open class ObjectBase: Hashable, CustomStringConvertible {
     /// Set once the object is managed by a realm.
     @usableFromInline package var _managedState: _ManagedObjectState?
+    /// The Swift Observation registrar of an unmanaged object, made by its first read (see
+    /// Observation+Objects.swift).
+    @usableFromInline final var _atollObservation: _UnmanagedObservation?
 
     public required init() {}
 

@@ -79,6 +79,7 @@ extension Realm {
 
     func collectionCount(_ state: _ManagedObjectState, _ index: Int) -> Int {
         verifyThread()
+        observeCollection(state, index)
         let visibleOnly = Self.hidesUnresolved(state.table.property(index))
         return Int((try? store.count(state.table, state.row, index, visibleOnly: visibleOnly)) ?? 0)
     }
@@ -96,6 +97,7 @@ extension Realm {
     /// Every element (lists in order, sets in insertion order) or map entry (keys sorted).
     func collectionElements(_ state: _ManagedObjectState, _ index: Int) -> [(key: String?, element: _StoredElement)] {
         verifyThread()
+        observeCollection(state, index)
         let property = state.table.property(index)
         let rows = (try? store.elements(state.table, state.row, index, visibleOnly: Self.hidesUnresolved(property))) ?? []
         return rows.map { ($0.key, element($0.value, property)) }
@@ -195,6 +197,7 @@ extension Realm {
 
     func setContains(_ state: _ManagedObjectState, _ index: Int, _ element: _StoredElement) -> Bool {
         verifyThread()
+        observeCollection(state, index)
         guard let value = setKey(element, state.table.property(index)) else { return false }
         return (try? store.setElement(state.table, state.row, index, holding: value)) ?? nil != nil
     }
@@ -232,6 +235,7 @@ extension Realm {
 
     func mapValue(_ state: _ManagedObjectState, _ index: Int, key: String) -> _StoredElement? {
         verifyThread()
+        observeCollection(state, index)
         guard let raw = try? store.mapValue(state.table, state.row, index, key: key) else { return nil }
         return element(raw, state.table.property(index))
     }

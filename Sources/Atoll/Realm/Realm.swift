@@ -62,6 +62,9 @@ public final class Realm {
     private let notified = Atomic<Int64>(0)
     private let refreshPending = Atomic<Bool>(false)
     let notifiers = NotifierList()
+    /// What reads registered with Swift Observation, fired as the realm advances; `nil` for a
+    /// frozen realm, which never changes, and a migration's.
+    let observations: ObservationRegistry?
     /// Writes asked for with `writeAsync`/`beginAsyncWrite`, and commit callbacks due.
     let asyncWrites = AsyncWrites()
     private var resolvedTables: [ObjectIdentifier: TableInfo] = [:]
@@ -101,6 +104,7 @@ public final class Realm {
     init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration
         self.confinement = confinement
+        if case .frozen = confinement { observations = nil } else { observations = ObservationRegistry() }
         coordinator = try RealmCoordinator.coordinator(for: configuration)
         do {
             var isFrozen = false
@@ -135,6 +139,7 @@ public final class Realm {
         self.confinement = .thread(pthread_self())
         self.coordinator = coordinator
         self.connection = connection
+        observations = nil
         store = ObjectStore(connection: connection)
         history = HistoryStore(connection: connection)
         isMigrating = true
@@ -322,9 +327,12 @@ public final class Realm {
         refresh()
     }
 
+    /// After the realm advanced from version `old`: fires what Swift Observation registered, then
+    /// the notification blocks, with what changed in between.
     func deliverNotifications(from old: Int64) {
         let summary = coordinator.changes(from: old, to: snapshotVersion)
         notified.store(snapshotVersion, ordering: .relaxed)
+        observations?.deliver(summary)
         notifiers.deliver(summary, in: self)
     }
 

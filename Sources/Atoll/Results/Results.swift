@@ -51,6 +51,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     public var description: String { "Results<\(Element.self)> (\(count) objects)" }
 
+    /// Iterates the results as they are at each step, reading them once per element (an
+    /// `IndexingIterator` read them for the end index, the bounds check and the element, and
+    /// trapped when a write in the loop took more than one object out of them).
+    public func makeIterator() -> RLMIterator<Element> { RLMIterator(results: self) }
+
     // MARK: Derived results
 
     func with(_ expression: QueryExpression, bound: BoundQuery? = nil) -> Results<Element> {
@@ -146,6 +151,22 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     public func thaw() -> Results<Element>? {
         guard isFrozen, let live = try? Realm(configuration: core.realm.configuration) else { return self }
         return Results(core: core.moved(to: live))
+    }
+}
+
+/// The iterator of `Results` (realm-swift's name): it reads the results at each step, and ends
+/// when its position passes their end.
+public struct RLMIterator<Element: RealmCollectionValue>: IteratorProtocol {
+    private let results: Results<Element>
+    private var position = 0
+
+    init(results: Results<Element>) { self.results = results }
+
+    public mutating func next() -> Element? {
+        let rows = results.core.rows()
+        guard position < rows.count else { return nil }
+        defer { position += 1 }
+        return Element.decoded(results.core.element(at: position, rows))
     }
 }
 

@@ -37,6 +37,8 @@ final class ResultsCore {
     private var cacheStamp = -1
     private var plan: QueryPlan?
     private var bound: BoundQuery?
+    /// The Swift Observation registrar of the contents, made by the first read.
+    private var observation: ContentsObservation?
 
     init(realm: Realm, objectType: String, base: Base = .table, expression: QueryExpression, bound: BoundQuery? = nil) {
         self.realm = realm
@@ -141,8 +143,39 @@ final class ResultsCore {
     /// The matching rows with their values, evaluated once per snapshot.
     func rows() -> [(row: Int64, values: [SQLValue])] {
         realm.verifyThread()
+        observeContents()
         realm.repinSnapshot()
         return realm.connection.serialized { evaluate() }
+    }
+
+    /// Registers a read of the contents with Swift Observation (Observation+Collections.swift).
+    func observeContents() {
+        if let observation { return observation.access() }
+        guard let registry = realm.observations else { return }
+        let made = registry.results(self, tables: observedTables, anchor: observedAnchor)
+        observation = made
+        made.access()
+    }
+
+    /// The tables whose changes may change the contents: the objects' table and the tables its
+    /// objects link to or embed (a query or sort may read them).
+    private var observedTables: [String] {
+        if case .values = base { return [] }
+        var names = [objectType]
+        for property in table?.schema.properties ?? [] where property.type == .object {
+            if let target = property.objectType, !names.contains(target) { names.append(target) }
+        }
+        return names
+    }
+
+    /// The row the contents hang on, and the property of it that holds them (`nil`: linking
+    /// objects, which change with the origin table).
+    private var observedAnchor: (state: _ManagedObjectState, property: Int?)? {
+        switch base {
+        case .table: nil
+        case .collection(let owner, let property), .values(let owner, let property): (owner, property)
+        case .linking(let target, _): (target, nil)
+        }
     }
 
     private func evaluate() -> [(row: Int64, values: [SQLValue])] {

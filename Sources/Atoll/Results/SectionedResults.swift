@@ -55,7 +55,9 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
 
     /// The sections of the results as they are now: keys, and each section's row positions.
     var sections: [(key: Key, positions: [Int])] {
-        cache.sections(stamp: results.core.realm.stamp, isFrozen: results.isFrozen) {
+        // Cached sections read no rows: register the read of the results here.
+        results.core.observeContents()
+        return cache.sections(stamp: results.core.realm.stamp, isFrozen: results.isFrozen) {
             Self.group(results.map(keyOf))
         }
     }
