@@ -33,7 +33,13 @@ final class TopLevel: Object {
             #expect(realm.subscriptions.count == 2)
             #expect(realm.subscriptions.first(named: "frodo")?.queryString == "owner == \"Frodo\"")
             #expect(realm.subscriptions.contains { $0.name == nil && $0.queryString == "done == true" })
-            #expect(realm.objects(SyncedTask.self).count == 10)
+            // The file's ten tasks are the realm's; the server may already have answered the upload
+            // of the five outside the subscriptions with compensating deletions (the realm's thread
+            // is the cooperative pool's, where the session integrates: it advances as soon as that
+            // lands). The five the subscriptions match stay either way.
+            let tasks = realm.objects(SyncedTask.self)
+            #expect(tasks.count == 10 || tasks.count == 5, "\(tasks.count) tasks")
+            #expect(tasks.where { $0.owner == "Frodo" || $0.done == true }.count == 5)
             try await realm.syncSession!.wait(for: .upload)
             // Another device subscribed to Frodo's tasks gets the five the file had.
             let sam = try await server.app(device: "sam").login(credentials: .anonymous)
