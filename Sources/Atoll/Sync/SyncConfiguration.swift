@@ -15,7 +15,7 @@ extension ObjectId: PartitionValueConvertible { public var _partitionValue: Part
 extension UUID: PartitionValueConvertible { public var _partitionValue: PartitionValue { .uuid(self) } }
 extension AnyBSON: PartitionValueConvertible {
     /// A string, integer, ObjectId or UUID; `.null` is the null partition. Other kinds name no
-    /// partition: the server refuses such a session with a typed error.
+    /// partition: the program stops, as Realm's does, rather than sync the null partition.
     public var _partitionValue: PartitionValue {
         switch self {
         case .string(let value): .string(value)
@@ -23,7 +23,8 @@ extension AnyBSON: PartitionValueConvertible {
         case .int64(let value): .int(value)
         case .objectId(let value): .objectId(value)
         case .uuid(let value): .uuid(value)
-        default: .null
+        case .null: .null
+        default: preconditionFailure("a partition value is a string, an integer, an ObjectId, a UUID or null, not \(self)")
         }
     }
 }
