@@ -162,11 +162,12 @@ import Testing
             #expect(states.withLock { $0 } == ["waitingForUser"])
             queue.sync { storage.setUp() }
             _ = try await app.login(credentials: .anonymous)
-            let opened = await waitUntil { states.withLock { $0.last == "open" } }
+            // Generous limits: the open is a login and a download, slow on a loaded machine.
+            let opened = await waitUntil(timeout: .seconds(60)) { states.withLock { $0.last == "open" } }
             #expect(opened, "\(states.withLock { $0 })")
             #expect(states.withLock { $0.contains("connecting") })
             try await app.currentUser!.logOut()
-            #expect(await waitUntil { states.withLock { $0.last == "waitingForUser" } }, "\(states.withLock { $0 })")
+            #expect(await waitUntil(timeout: .seconds(60)) { states.withLock { $0.last == "waitingForUser" } }, "\(states.withLock { $0 })")
             queue.sync { storage.cancel() }
             cancellable.cancel()
         }
@@ -191,7 +192,7 @@ import Testing
                     if !text.isEmpty { states.withLock { $0.append("\(kind) \(text)") } }
                 }
                 queue.sync { storage.setUp() }
-                #expect(await waitUntil { states.withLock { $0.count } == (kind == .asyncOpen ? 1 : 2) })
+                #expect(await waitUntil(timeout: .seconds(60)) { states.withLock { $0.count } == (kind == .asyncOpen ? 1 : 2) })
                 queue.sync { storage.cancel() }
                 cancellable.cancel()
             }

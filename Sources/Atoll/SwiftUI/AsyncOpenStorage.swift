@@ -127,6 +127,7 @@ package final class AsyncOpenStorage: ObservableObject {
         openedFor = user
         let configuration = configuration(for: user)
         openCancellable = Realm.asyncOpen(configuration: configuration)
+            // Delivered on the callback queue, as the open is (`receive(on:)` sets both).
             .onProgressNotification { [weak self] progress in
                 guard let self else { return }
                 switch state {
