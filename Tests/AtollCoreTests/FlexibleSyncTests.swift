@@ -172,6 +172,34 @@ import Testing
         }
     }
 
+    /// What a session's own upload created, it holds (its entries come back to it whole): when the
+    /// query set does not match such an object, the view change erases it, as for any held object
+    /// (Realm's `rerunOnOpen` sample: an upload integrated just before a set that no longer
+    /// matches it); when the set matches it, it is sent whole; with no set it stays.
+    @Test(arguments: ["odd", "even"]) func anObjectTheSessionCreatedLeavesTheViewWhenTheSetDoesNotMatchIt(title: String) throws {
+        var state = Self.items()
+        let z = MergeFixture.id("z")
+        let own = Changeset(version: 3, timestamp: 1, fileIdent: 9, instructions: [
+            .createObject(z), .set(z, path: [.property("title")], value: .string(title)),
+        ])
+        for instruction in own.instructions { state.apply(instruction) }
+        let set = try Self.querySet(["title == 'even'"])
+        let held = set.matches(in: Self.items())
+        let plan = FlexibleSync.catchUp(held: held, unconfirmed: [], entries: [HistoryEntry(serverVersion: 7, changeset: own)],
+                                        ownFile: 9, state: state, querySet: set, mayRead: { _ in true })
+        #expect(plan.entries.map(\.changeset) == [own], "its own entry comes back whole")
+        if title == "odd" {
+            #expect(plan.viewChange == [.eraseObject(z)])
+            #expect(!plan.held.contains(z))
+        } else {
+            #expect(plan.viewChange.first == .createObject(z))
+            #expect(plan.held.contains(z))
+        }
+        let kept = FlexibleSync.catchUp(held: held, unconfirmed: [], entries: [HistoryEntry(serverVersion: 7, changeset: own)],
+                                        ownFile: 9, state: state, querySet: nil, mayRead: { _ in true })
+        #expect(kept.viewChange.isEmpty, "no set yet: the session keeps what it has")
+    }
+
     @Test func heldObjectsRoundTrip() throws {
         let message = ClientMessage.heldObjects(HeldObjects(session: 3, objects: [
             MergeFixture.id("a"), ObjectID(type: "Other", primaryKey: .int(7)), MergeFixture.id("b"),

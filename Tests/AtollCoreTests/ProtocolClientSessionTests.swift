@@ -450,6 +450,55 @@ import Testing
         #expect(sent(s.changeQuerySet(version: 3, queries: [])).count == 1)
     }
 
+    /// A query set goes to the server after the writes committed before it (the server checks
+    /// each write against the set the session has when it arrives) and before those after it,
+    /// even when an upload in flight holds the earlier writes back until its echo.
+    @Test func aQuerySetFollowsTheWritesCommittedBeforeItAndPrecedesTheLaterOnes() {
+        var s = Self.session(target: .flexible)
+        _ = s.start(connectionIsOpen: true)
+        _ = s.received(Self.answer())
+        let query = QueryChange(session: 1, querySetVersion: 1, queries: [TypeQuery(objectType: "Task", query: "TRUEPREDICATE")])
+        // Committed: 1 (sent at once), 2 (waits for 1's echo), the set at version 3, then 4.
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(1))) == [.upload(Upload(session: 1, changesets: [
+            UploadChangeset(ProtocolFixtures.changeset(1), lastServerVersion: 0)]))])
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(2))).isEmpty)
+        #expect(sent(s.changeQuerySet(version: 1, queries: query.queries, after: 3)).isEmpty, "2 was written under the old set")
+        #expect(sent(s.localChangesetCommitted(ProtocolFixtures.changeset(4))).isEmpty)
+        // 1's echo lets 2 go, alone, then the set; 4 follows 2's echo.
+        let afterOne = sent(Self.applied(s.received(Self.download([Self.echo(1, at: 1)], to: 1)), to: &s))
+        #expect(afterOne == [.upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(2), lastServerVersion: 1)])),
+                             .queryChange(query)])
+        let afterTwo = sent(Self.applied(s.received(Self.download([Self.echo(2, at: 2)], to: 2)), to: &s))
+        #expect(afterTwo == [.upload(Upload(session: 1, changesets: [UploadChangeset(ProtocolFixtures.changeset(4), lastServerVersion: 2)]))])
+    }
+
+    /// With nothing written before it unsent, a set goes at once, and what follows it goes after.
+    @Test func aQuerySetWithNothingUnsentBeforeItGoesAtOnce() {
+        var s = Self.session(target: .flexible)
+        _ = s.start(connectionIsOpen: true)
+        _ = s.received(Self.answer())
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(1))
+        _ = Self.applied(s.received(Self.download([Self.echo(1, at: 1)], to: 1)), to: &s)
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(3))  // already queued, after the set
+        let actions = sent(s.changeQuerySet(version: 1, queries: [], after: 2))
+        #expect(actions.first == .queryChange(QueryChange(session: 1, querySetVersion: 1, queries: [])))
+        #expect(actions.count == 1 || actions.dropFirst().allSatisfy { if case .upload = $0 { true } else { false } })
+    }
+
+    /// After ident the set follows the first upload even when more written before it remain: the
+    /// server sends no echo (which would let the next upload go) before it has a set.
+    @Test func afterIdentTheQuerySetFollowsTheFirstUploadOfALongBacklog() {
+        let total = Int64(ClientSession.maxUploadChangesets + 4)
+        let pending = (1...total).map { ProtocolFixtures.changeset($0) }
+        var s = ClientSession(id: 1, target: .flexible, accessToken: "t",
+                              saved: ClientSyncState(fileIdent: Self.file, serverVersion: 4, epoch: Self.epoch, queuedClientVersion: total, pending: pending))
+        _ = s.changeQuerySet(version: 2, queries: [], after: total + 1)
+        _ = s.start(connectionIsOpen: true)
+        let messages = sent(s.received(Self.answer(latest: 4)))
+        #expect(messages.count == 2)
+        #expect(messages.last == .queryChange(QueryChange(session: 1, querySetVersion: 2, queries: [])))
+    }
+
     // MARK: Error actions
 
     struct ErrorCase: Sendable, CustomTestStringConvertible {

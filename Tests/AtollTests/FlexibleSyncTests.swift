@@ -15,6 +15,12 @@ final class TopLevel: Object {
 
 /// Flexible sync end to end: subscriptions choose what a device holds; the server sends exactly
 /// the matching objects, bootstraps when the set changes and removes what leaves the view.
+final class DatedTask: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var name = ""
+    @Persisted var dueDate = Date()
+}
+
 @MainActor @Suite(.serialized) struct FlexibleSyncEndToEndTests {
     /// A flexible-sync file Realm wrote, as a synced configuration's seed: its subscription set
     /// (one `TRUEPREDICATE` on `TopLevel`) is the realm's, sent to the server and completed.
@@ -287,6 +293,47 @@ final class TopLevel: Object {
             #expect(reopened.subscriptions.count == 1)
             #expect(reopened.subscriptions.first(named: "frodo's") != nil)
             #expect(names(reopened) == ["Ring"])
+        }
+    }
+
+    /// Realm's documentation sample for `rerunOnOpen`: a subscription window of ± one week,
+    /// recomputed on each open. Of a task due tomorrow and one due two weeks ago, only the first is
+    /// in the realm, and nothing is reported as a compensating write.
+    @Test func rerunOnOpenWithADateWindowShowsOnlyTheTasksInTheWindow() async throws {
+        try await withSyncTestServer { server in
+            let app = server.app(device: "frodo")
+            let errors = Recorder<any Error>()
+            app.syncManager.errorHandler = { error, _ in errors.append(error) }
+            let user = try await app.login(credentials: .anonymous)
+            var allConfiguration = user.flexibleSyncConfiguration()
+            allConfiguration.objectTypes = [DatedTask.self]
+            let first = try await Realm(configuration: allConfiguration, downloadBeforeOpen: .never)
+            let subscriptions = first.subscriptions
+            try await subscriptions.update { subscriptions.append(QuerySubscription<DatedTask>(name: "all")) }
+            let day: TimeInterval = 86_400
+            try first.write {
+                first.add(DatedTask(value: ["name": "Tomorrow", "dueDate": Date().addingTimeInterval(day)]))
+                first.add(DatedTask(value: ["name": "Two weeks ago", "dueDate": Date().addingTimeInterval(-14 * day)]))
+            }
+            // Not waiting for the upload: the writes were made under "all", whenever they arrive.
+            try await subscriptions.update { subscriptions.removeAll() }
+
+            let again = try await app.login(credentials: .anonymous)
+            let lastWeek = Date().addingTimeInterval(-7 * day)
+            let nextWeek = Date().addingTimeInterval(7 * day)
+            var configuration = again.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<DatedTask> { $0.dueDate > lastWeek && $0.dueDate < nextWeek })
+            }, rerunOnOpen: true)
+            configuration.objectTypes = [DatedTask.self]
+            let reopened = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+            reopened.refresh()
+            #expect(reopened.objects(DatedTask.self).map(\.name) == ["Tomorrow"])
+            try await reopened.syncSession!.wait(for: .download)
+            try await reopened.syncSession!.wait(for: .upload)
+            reopened.refresh()
+            #expect(reopened.objects(DatedTask.self).map(\.name) == ["Tomorrow"])
+            #expect(errors.all.isEmpty, "\(errors.all)")
+            withExtendedLifetime(first) {}
         }
     }
 

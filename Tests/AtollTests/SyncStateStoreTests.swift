@@ -82,8 +82,31 @@ import Testing
             """, path: path)
         let realm = try Realm(configuration: configuration)
         #expect(try internalTables(path) == Self.internalTables)
-        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["3"]])
+        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["4"]])
         try realm.write { try realm.saveSyncState(SyncState(serverVersion: 2)) }
         #expect(try realm.loadSyncState().serverVersion == 2)
+    }
+
+    /// Format 4 records the local version each subscription set was committed at; a format 3 file
+    /// gets the column when opened, its sets ordered after no write in particular (0).
+    @Test func aFileOfFormatThreeGetsTheClientVersionOfItsSubscriptionSets() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let configuration = folder.configuration(objectTypes: Self.types)
+        let path = try #require(configuration.fileURL).path
+        do { _ = try Realm(configuration: configuration) }
+        try RawSQLite.execute("""
+            DROP TABLE _atoll_subscription_sets;
+            CREATE TABLE _atoll_subscription_sets (version INTEGER PRIMARY KEY, state TEXT NOT NULL, error TEXT, created_at REAL NOT NULL);
+            INSERT INTO _atoll_subscription_sets VALUES (1, 'pending', NULL, 0);
+            UPDATE _atoll_meta SET value = 3 WHERE key = 'format';
+            """, path: path)
+        var readOnly = configuration
+        readOnly.readOnly = true
+        #expect(try Realm(configuration: readOnly).latestSubscriptionSet()?.clientVersion == 0, "read-only: not upgraded, still read")
+        let realm = try Realm(configuration: configuration)
+        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["4"]])
+        #expect(try RawSQLite.fetch("SELECT version, client_version FROM _atoll_subscription_sets", path: path) == [["1", "0"]])
+        #expect(try realm.latestSubscriptionSet()?.clientVersion == 0)
     }
 }

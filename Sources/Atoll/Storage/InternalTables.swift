@@ -8,8 +8,9 @@ enum InternalTables {
     /// The storage format: 2 added unresolved links (the `link` column of object collections,
     /// `_atoll_links`, `_atoll_unresolved`); 3 made every file hold the sync tables (sync state,
     /// pending reset, subscriptions), created until then on first use, and dropped the unused
-    /// `_atoll_sync`.
-    static let format: Int64 = 3
+    /// `_atoll_sync`; 4 added the local version each subscription set was committed at
+    /// (`client_version`), which orders the set's upload after the writes made before it.
+    static let format: Int64 = 4
 
     static let statements = [
         "CREATE TABLE IF NOT EXISTS _atoll_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
@@ -36,7 +37,8 @@ enum InternalTables {
     static let subscriptionStatements = [
         """
         CREATE TABLE IF NOT EXISTS \(SubscriptionStorage.setsTable) (
-            version INTEGER PRIMARY KEY, state TEXT NOT NULL, error TEXT, created_at REAL NOT NULL)
+            version INTEGER PRIMARY KEY, state TEXT NOT NULL, error TEXT, created_at REAL NOT NULL,
+            client_version INTEGER NOT NULL DEFAULT 0)
         """,
         """
         CREATE TABLE IF NOT EXISTS \(SubscriptionStorage.subscriptionsTable) (
@@ -53,7 +55,7 @@ enum InternalTables {
     }
 
     /// Brings a file of an older format up to ``format``: the internal tables it lacks, the `link`
-    /// column of object collections, no `_atoll_sync`.
+    /// column of object collections, no `_atoll_sync`, the subscription sets' `client_version`.
     static func upgrade(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
         let current = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'format'") ?? 1
         guard current < format else { return }
@@ -67,6 +69,11 @@ enum InternalTables {
             }
         }
         try connection.execute("DROP TABLE IF EXISTS _atoll_sync")
+        let setColumns = try connection.fetchAll("SELECT name FROM pragma_table_info('\(SubscriptionStorage.setsTable)')")
+        if !setColumns.contains(where: { $0.first == .text("client_version") }) {
+            // Sets committed before format 4 order after no particular write (0).
+            try connection.execute("ALTER TABLE \(SubscriptionStorage.setsTable) ADD COLUMN client_version INTEGER NOT NULL DEFAULT 0")
+        }
         try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
     }
 }

@@ -35,6 +35,9 @@ enum StoredSubscriptionState: Equatable {
 struct StoredSubscriptionSet: Equatable {
     var version: Int64
     var subscriptions: [StoredSubscription]
+    /// The local version of the commit that made the set: local changesets before it were written
+    /// under the previous set, and reach the server before this one does (0: no such order).
+    var clientVersion: Int64 = 0
 
     static let empty = StoredSubscriptionSet(version: 0, subscriptions: [])
 }
@@ -62,7 +65,9 @@ enum SubscriptionStorage {
             SELECT id, name, object_type, query, created_at, updated_at FROM \(subscriptionsTable)
             WHERE set_version = ? ORDER BY position
             """, [.integer(version)])
-        return StoredSubscriptionSet(version: version, subscriptions: try rows.map(subscription))
+        // A file not yet brought to format 4 (opened read-only) has no `client_version`: 0.
+        let clientVersion = (try? connection.fetchInt("SELECT client_version FROM \(setsTable) WHERE version = ?", [.integer(version)])) ?? 0
+        return StoredSubscriptionSet(version: version, subscriptions: try rows.map(subscription), clientVersion: clientVersion ?? 0)
     }
 
     private static func subscription(_ row: [SQLValue]) throws -> StoredSubscription {
@@ -99,11 +104,12 @@ enum SubscriptionStorage {
     }
 
     /// Stores `subscriptions` as the next version, pending; supersedes older pending versions.
-    /// Inside a write transaction.
-    static func insert(_ subscriptions: [StoredSubscription], _ connection: Connection) throws -> Int64 {
+    /// Inside a write transaction, which commits as local version `clientVersion` (0 where no local
+    /// writes precede it that matter: a converted file, a reset's side realm).
+    static func insert(_ subscriptions: [StoredSubscription], clientVersion: Int64 = 0, _ connection: Connection) throws -> Int64 {
         let version = (try connection.fetchInt("SELECT MAX(version) FROM \(setsTable)") ?? 0) + 1
-        try connection.execute("INSERT INTO \(setsTable) (version, state, error, created_at) VALUES (?, 'pending', NULL, ?)",
-                               [.integer(version), .real(Date().timeIntervalSinceReferenceDate)])
+        try connection.execute("INSERT INTO \(setsTable) (version, state, error, created_at, client_version) VALUES (?, 'pending', NULL, ?, ?)",
+                               [.integer(version), .real(Date().timeIntervalSinceReferenceDate), .integer(clientVersion)])
         for (position, subscription) in subscriptions.enumerated() {
             try connection.execute("""
                 INSERT INTO \(subscriptionsTable) (set_version, position, id, name, object_type, query, created_at, updated_at)

@@ -9,6 +9,8 @@ import Synchronization
 struct SubscriptionSetRecord: Equatable, Sendable {
     var version: Int64
     var queries: [TypeQuery]
+    /// Local changesets before this version go to the server before the set.
+    var clientVersion: Int64 = 0
 }
 
 // MARK: - The sync engine's side
@@ -25,7 +27,7 @@ extension Realm {
         var seen = Set<TypeQuery>()
         let queries = latest.subscriptions.map { TypeQuery(objectType: $0.objectType, query: $0.query) }
             .filter { seen.insert($0).inserted }
-        return SubscriptionSetRecord(version: latest.version, queries: queries)
+        return SubscriptionSetRecord(version: latest.version, queries: queries, clientVersion: latest.clientVersion)
     }
 
     /// Called by the engine INSIDE a write transaction it already opened (this opens none): the

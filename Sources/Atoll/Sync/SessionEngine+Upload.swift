@@ -18,13 +18,17 @@ extension SessionEngine {
         }
     }
 
-    /// A new subscription set was committed: send it (at once when the session is active).
+    /// A new subscription set was committed: send it (at once when the session is active, after
+    /// the writes committed before it).
     func subscriptionsChanged() async {
         guard let realm, session != nil else { return }
+        // The writes committed before the set are handed over first: the session sends them
+        // before the set, so the server checks them against the set they were written under.
+        await localCommitted()
         realm.refresh()
         do {
             guard let set = try realm.latestSubscriptionSet() else { return }
-            await run { $0.changeQuerySet(version: set.version, queries: set.queries) }
+            await run { $0.changeQuerySet(version: set.version, queries: set.queries, after: set.clientVersion) }
         } catch {
             report(SyncError(.clientInternalError, "cannot read the subscriptions: \(error)", underlying: error as? any Swift.Error & Sendable))
         }

@@ -94,7 +94,7 @@ actor SessionEngine {
                 // The file holds the pending list unless commits were added to it here.
                 savedPendingGeneration = unqueued.isEmpty ? session.pendingGeneration : nil
                 if sync.enableFlexibleSync, let set = try realm.latestSubscriptionSet() {
-                    _ = self.session?.changeQuerySet(version: set.version, queries: set.queries)
+                    _ = self.session?.changeQuerySet(version: set.version, queries: set.queries, after: set.clientVersion)
                 }
                 await connection.register(self, id: id)
                 reportProgress(session.uploadProgress)

@@ -325,8 +325,11 @@ final class SubscriptionSetBox {
             }
             precondition(transaction.instructions.isEmpty,
                          "Objects cannot be changed inside a subscription update block: write them in realm.write { }")
-            let version = try SubscriptionStorage.insert(subscriptions, realm.connection)
-            committed = StoredSubscriptionSet(version: version, subscriptions: subscriptions)
+            // This transaction commits as the next local version: every write committed before it
+            // has a lower one.
+            let clientVersion = realm.snapshotVersion + 1
+            let version = try SubscriptionStorage.insert(subscriptions, clientVersion: clientVersion, realm.connection)
+            committed = StoredSubscriptionSet(version: version, subscriptions: subscriptions, clientVersion: clientVersion)
             try realm.commitWrite(recordingHistory: false)
         } catch {
             draft = nil

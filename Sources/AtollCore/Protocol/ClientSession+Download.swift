@@ -29,6 +29,6 @@ extension ClientSession {
     /// The download's transaction committed: upload what waited for it (an echo, or commits the
     /// transaction found) and complete the upload waits its echoes settled.
     public mutating func downloadApplied() -> [Action] {
-        [.reportProgress(uploadProgress)] + completeUploadWaits() + uploads()
+        [.reportProgress(uploadProgress)] + completeUploadWaits() + uploadsAndQuerySet()
     }
 }

@@ -84,12 +84,9 @@ extension ClientSession {
         }
         state = .active
         configuration.backoff.reset()
-        // Uploads first: they may declare the types the query set names (the schema).
-        actions += uploads()
-        if let querySet, !querySetSent {
-            querySetSent = true
-            actions.append(.send(.queryChange(querySet)))
-        }
+        // Uploads first: they may declare the types the query set names (the schema), and
+        // those written before the set was committed were written under the previous one.
+        actions += uploadsAndQuerySet(identified: true)
         for request in downloadWaits.keys.sorted() { actions.append(.send(.mark(Mark(session: id, requestID: request)))) }
         return actions
     }

@@ -12,7 +12,7 @@ extension ClientSession {
                 action: .warning, isFatal: false))]
         }
         record(changeset)
-        return [.reportProgress(uploadProgress)] + uploads()
+        return [.reportProgress(uploadProgress)] + uploadsAndQuerySet()
     }
 
     /// Takes a committed local changeset into the pending list.
@@ -66,17 +66,44 @@ extension ClientSession {
         guard state == .active, let batch = merger.upload(), let first = batch.changesets.first, let last = batch.changesets.last,
               first.version > uploadedOnBind, last.version > acknowledgedClientVersion
         else { return [] }
+        // Until the query set is sent, only what was written before it (0: a set with no such order).
+        let limit = querySetHeld && querySetBoundary > 0 ? querySetBoundary : Int64.max
         var part: [Changeset] = []
         var bytes = 0
         for changeset in batch.changesets {
+            guard changeset.version < limit else { break }
             let size = unacknowledgedSizes[changeset.version] ?? changeset.encoded().count
             if !part.isEmpty, part.count == Self.maxUploadChangesets || bytes + size > Self.maxUploadBytes { break }
             part.append(changeset)
             bytes += size
         }
-        uploadedOnBind = part[part.count - 1].version
+        guard let newest = part.last else { return [] }
+        uploadedOnBind = newest.version
         return [.send(.upload(Upload(
             session: id, changesets: part.map { UploadChangeset($0, lastServerVersion: batch.baseServerVersion) })))]
+    }
+
+    /// Uploads what may go now, then the query set once everything written before it went, then
+    /// what was written after it (as far as one upload at a time allows).
+    ///
+    /// Right after ident the set follows the first upload in any case: the server sends nothing
+    /// (no echo that would let the next upload go) until it has a set. Only a backlog of more than
+    /// one upload written before the set then reaches the server after it.
+    mutating func uploadsAndQuerySet(identified: Bool = false) -> [Action] {
+        var actions = uploads()
+        guard state == .active, querySetHeld, let querySet, identified || !unsentChangesets(before: querySetBoundary) else { return actions }
+        querySetSent = true
+        actions.append(.send(.queryChange(querySet)))
+        return actions + uploads()
+    }
+
+    /// A query set waits to be sent.
+    var querySetHeld: Bool { querySet != nil && !querySetSent }
+
+    /// Whether a pending changeset before `version` was neither acknowledged nor sent on this bind.
+    func unsentChangesets(before version: Int64) -> Bool {
+        let sent = max(acknowledgedClientVersion, uploadedOnBind)
+        return merger.pending.contains { $0.version < version && $0.version > sent }
     }
 
     /// The most changesets one upload carries.

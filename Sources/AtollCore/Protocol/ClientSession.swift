@@ -56,6 +56,10 @@ public struct ClientSession: Sendable {
     /// The newest query set (flexible sync), sent after ident and on every change.
     public internal(set) var querySet: QueryChange?
     var querySetSent = false
+    /// Local changesets before this client version were written under the previous query set:
+    /// until the set is sent they go first, and none after it does (the server checks a write
+    /// against the set the session has when the write arrives).
+    var querySetBoundary: Int64 = 0
 
     // Waits.
     var nextWaitID: UInt64 = 1
@@ -244,16 +248,17 @@ public struct ClientSession: Sendable {
         return completeUploadWaits() + connect()
     }
 
-    /// Replaces the flexible-sync query set; sent at once when active.
-    public mutating func changeQuerySet(version: Int64, queries: [TypeQuery]) -> [Action] {
+    /// Replaces the flexible-sync query set, committed locally as client version `clientVersion`:
+    /// sent when active, once every local changeset before that version was sent (they were
+    /// written under the previous set); the changesets after it follow the set.
+    public mutating func changeQuerySet(version: Int64, queries: [TypeQuery], after clientVersion: Int64 = 0) -> [Action] {
         // Versions only grow: an older set read from a stale snapshot (a session starting while
         // the app commits a new set) must not follow the newer one to the server.
         if let current = querySet, current.querySetVersion > version { return [] }
         querySet = QueryChange(session: id, querySetVersion: version, queries: queries)
+        querySetBoundary = clientVersion
         querySetSent = false
-        guard state == .active else { return [] }
-        querySetSent = true
-        return [.send(.queryChange(querySet!))]
+        return uploadsAndQuerySet()
     }
 
     // MARK: - Internal transitions

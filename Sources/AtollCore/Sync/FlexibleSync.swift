@@ -455,6 +455,18 @@ extension FlexibleSync {
             }
             if !filtered.changeset.instructions.isEmpty { sent.append(filtered) }
         }
+        // The client holds what its own entries created, matched or not (they come back to it
+        // whole). Those the query set does not match leave its view like any held object; those
+        // it matches are sent whole below, as objects the view did not have (others may have
+        // changed them since, and those changes were not among the entries filtered to `held`).
+        if matching != nil {
+            for entry in entries where entry.changeset.fileIdent == ownFile {
+                for case .createObject(let id) in entry.changeset.instructions
+                where !held.contains(id) && state.object(id) != nil && !(matching?.contains(id) ?? true) {
+                    erased.insert(id)
+                }
+            }
+        }
         let matching = matching ?? trusted
         if !keepingAbsent { absent = [] }
         var change: [Instruction] = trusted.subtracting(matching).union(erased).sorted(by: ObjectID.canonicalOrder).map { .eraseObject($0) }
