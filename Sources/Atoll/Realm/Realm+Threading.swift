@@ -20,13 +20,30 @@ extension Realm {
         return frozen
     }
 
-    /// A live realm of the same configuration on the current thread.
+    /// A live realm of the same configuration on the current thread: one already open there when
+    /// there is one (the one in a write transaction first), so that what it hands out can be
+    /// changed in that realm's `write { }`, as with realm-swift's per-thread realms.
     public func thaw() -> Realm {
         do {
-            return try Realm(configuration: configuration)
+            return try Realm.ofCurrentThread(configuration, atLeast: snapshotVersion)
         } catch {
             preconditionFailure("cannot thaw \(coordinator.path): \(error)")
         }
+    }
+
+    /// A live realm of `configuration` confined to the current thread: an open one of the file
+    /// (``RealmCoordinator/realmOfCurrentThread(like:)``), or a new one. realm-swift returns the
+    /// same instance for every `Realm()` of a thread; Atoll's `Realm()` opens a new one, and what
+    /// hands objects out on a thread (`thaw()`, `@ThreadSafe`) finds the thread's realm here.
+    /// Outside a write the open realm advances to the newest version first (as autorefresh would
+    /// have by then; with autorefresh off, only when it is behind `version`, the version of what
+    /// is handed out).
+    static func ofCurrentThread(_ configuration: Configuration, atLeast version: Int64 = 0) throws -> Realm {
+        if let live = try RealmCoordinator.coordinator(for: configuration).realmOfCurrentThread(like: configuration) {
+            if !live.isInWriteTransaction, live.autorefresh || live.snapshotVersion < version { live.refresh() }
+            return live
+        }
+        return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
     }
 
     /// Opens a realm isolated to `actor`: use it only from that actor.

@@ -220,7 +220,8 @@ public final class ThreadSafe<T: ThreadConfined>: @unchecked Sendable {
             guard let (handover, configuration) = lock.withLock({ stored }) else { return nil }
             let realm: Realm
             do {
-                realm = try Realm(configuration: configuration, confinement: .thread(pthread_self()))
+                // The thread's open realm when there is one: its write transaction may change the value.
+                realm = try Realm.ofCurrentThread(configuration)
             } catch {
                 preconditionFailure("cannot open the realm of a @ThreadSafe value: \(error)")
             }

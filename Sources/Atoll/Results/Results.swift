@@ -149,7 +149,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
     /// The live results of a frozen copy, on the current thread's realm.
     public func thaw() -> Results<Element>? {
-        guard isFrozen, let live = try? Realm(configuration: core.realm.configuration) else { return self }
+        guard isFrozen, let live = try? Realm.ofCurrentThread(core.realm.configuration, atLeast: core.realm.snapshotVersion) else { return self }
         return Results(core: core.moved(to: live))
     }
 }

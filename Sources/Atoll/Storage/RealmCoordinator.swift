@@ -249,6 +249,23 @@ final class RealmCoordinator: @unchecked Sendable {
         withExtendedLifetime(alive) {}
     }
 
+    /// A live realm of the file confined to the calling thread and opened with a configuration
+    /// like `configuration` (same object types, same read-only-ness), the one in a write
+    /// transaction first, else the newest: what realm-swift's per-thread cache would hand out.
+    func realmOfCurrentThread(like configuration: Realm.Configuration) -> Realm? {
+        var alive: [Realm] = []
+        lock.withLock { alive = realms.compactMap(\.realm) }
+        let thread = pthread_self()
+        let candidates = alive.filter { realm in
+            guard case .thread(let owner) = realm.confinement, pthread_equal(owner, thread) != 0 else { return false }
+            return realm.configuration.readOnly == configuration.readOnly
+                && realm.configuration.objectTypes.map { $0.map(ObjectIdentifier.init) } == configuration.objectTypes.map { $0.map(ObjectIdentifier.init) }
+        }
+        // Only this thread reads a realm confined to it: no other can end its transaction now.
+        // Else the newest: in `let realm = try Realm(); … thaw() …; realm.write { }` that is `realm`.
+        return candidates.first { $0.isInWriteTransaction } ?? candidates.last
+    }
+
     /// Records what the transaction of `version` changed. Called before its SQLite commit, while
     /// the write lock is held, so a realm that can see the version can also find its changes.
     func willCommit(version: Int64, summary: ChangeSummary) {
