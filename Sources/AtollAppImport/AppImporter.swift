@@ -190,7 +190,7 @@ struct ImportContext {
             case "values", "secrets.json":
                 report.add(.notCarried, path, "values and secrets are not carried over: put what the app needs in the server's configuration")
             case "triggers", "http_endpoints", "graphql", "hosting", "log_forwarders", "services", "environments", "incoming_webhooks":
-                report.add(.notCarried, path, "\(top) are not part of Atoll")
+                report.add(.notCarried, path, "\(top): not part of Atoll")
             case "data_sources" where path.hasSuffix("/config.json"):
                 report.add(.notCarried, path, "the data source's cluster: Atoll keeps the data itself (`atoll data import`)")
             default:
