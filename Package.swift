@@ -116,6 +116,9 @@ let package = Package(
         // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
         // does not link the server.
         .target(name: "AtollAdminClient"),
+        // `atoll apps import`: an App Services app export translated into an Atoll app (pure; the
+        // schema and rule types of AtollCore).
+        .target(name: "AtollAppImport", dependencies: ["AtollCore"]),
         // Linked into the test process only: bounds how many test cases Swift Testing runs at once
         // (parallelism.c says why).
         .target(name: "CAtollTestParallelism"),
@@ -158,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "atoll",
             dependencies: [
-                "AtollAdminClient", "AtollRealmFile",
+                "AtollAdminClient", "AtollRealmFile", "AtollAppImport",
                 // `atoll realm-file convert` writes an Atoll realm.
                 "Atoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -205,6 +208,8 @@ let package = Package(
             name: "AtollTests",
             dependencies: [
                 "Atoll", "AtollCore", "AtollAdminClient", "AtollTesting", "CAtollTestParallelism",
+                // AppImportSyncTests: an App Services export imported, then synced by users in each role.
+                "AtollAppImport",
                 // RealmFormatConversionTests read Realm's files to know what a conversion must give.
                 "AtollRealmFile",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -254,7 +259,7 @@ let package = Package(
         // The `atoll` tool, parsed and run as typed, against an in-process server.
         .testTarget(
             name: "AtollCommandTests",
-            dependencies: ["atoll", "Atoll", "AtollAdminClient", "AtollServer", "AtollTesting",
+            dependencies: ["atoll", "Atoll", "AtollAdminClient", "AtollAppImport", "AtollCore", "AtollServer", "AtollTesting",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
     ],

@@ -33,7 +33,8 @@ struct ServerOptions: ParsableArguments {
 }
 
 struct Apps: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List or create apps.", subcommands: [List.self, Create.self])
+    static let configuration = CommandConfiguration(
+        abstract: "List, create or import apps.", subcommands: [List.self, Create.self, ImportApp.self])
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions

@@ -50,17 +50,19 @@ import Testing
 
         /// A new anonymous user's device, or another device of the user of `sameUserAs`.
         static func open(_ server: TestServer, sameUserAs other: Device? = nil, held: [ObjectID] = [], serverVersion: Int64 = 0,
-                         epoch: SyncEpoch = .none) async throws -> Device
+                         epoch: SyncEpoch = .none, login: (userID: String, token: String)? = nil) async throws -> Device
         {
-            try await open(server.endpoint, sameUserAs: other, held: held, serverVersion: serverVersion, epoch: epoch)
+            try await open(server.endpoint, sameUserAs: other, held: held, serverVersion: serverVersion, epoch: epoch, login: login)
         }
 
         /// The same, on a server of any kind (one in a child process, say).
         static func open(_ server: SyncEndpoint, sameUserAs other: Device? = nil, held: [ObjectID] = [], serverVersion: Int64 = 0,
-                         epoch: SyncEpoch = .none) async throws -> Device
+                         epoch: SyncEpoch = .none, login: (userID: String, token: String)? = nil) async throws -> Device
         {
             let (userID, token): (String, String)
-            if let other {
+            if let login {
+                (userID, token) = login
+            } else if let other {
                 (userID, token) = (other.userID, other.token)
             } else {
                 let login = try await server.http.anonymousLogin()

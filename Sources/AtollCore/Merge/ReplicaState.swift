@@ -88,7 +88,7 @@ public struct ReplicaState: Hashable, Sendable {
     }
 
     /// The value a property holds before anything is written to it.
-    func defaultValue(_ p: Property) -> Value {
+    public func defaultValue(_ p: Property) -> Value {
         switch p.collection {
         case .list: return .list([])
         case .set: return .set([])

@@ -38,65 +38,120 @@ public enum FlexibleSync {
         /// Read rules as query text per type (`nil` type: every type without its own rule), with
         /// `%user.id` standing for the user. A type with no rule at all is readable by everyone.
         public var readRules: [(type: String?, query: String)]
-        /// The user `%user.id` stands for.
-        public var userID: String
+        /// The user `%user.…` placeholders stand for.
+        public var user: RuleUser
+        /// Field-level permissions of the rule that applies to a type (`""`: the rule of every type
+        /// without its own read rule); a type without an entry may read all its fields.
+        public var fieldAccess: [String: FieldAccess]
+
+        /// The id `%user.id` stands for.
+        public var userID: String { user.id }
 
         public init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], userID: String = "") {
+            self.init(queryableFields: queryableFields, readRules: readRules, user: RuleUser(id: userID))
+        }
+
+        public init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], user: RuleUser,
+                    fieldAccess: [String: FieldAccess] = [:]) {
             self.queryableFields = queryableFields
             self.readRules = readRules
-            self.userID = userID
+            self.user = user
+            self.fieldAccess = fieldAccess
         }
 
         public static func == (a: Rules, b: Rules) -> Bool {
-            a.queryableFields == b.queryableFields && a.userID == b.userID
+            a.queryableFields == b.queryableFields && a.user == b.user && a.fieldAccess == b.fieldAccess
                 && a.readRules.map(\.type) == b.readRules.map(\.type) && a.readRules.map(\.query) == b.readRules.map(\.query)
         }
 
         public func hash(into hasher: inout Hasher) {
             hasher.combine(queryableFields)
-            hasher.combine(userID)
+            hasher.combine(user)
+            hasher.combine(fieldAccess)
             for rule in readRules { hasher.combine(rule.type); hasher.combine(rule.query) }
         }
 
         /// The read rule of `type` bound to the schema; `.constant(false)` when a rule exists but
-        /// cannot apply to the type (an unknown property): what cannot be checked is not readable.
+        /// cannot apply to the type (an unknown property, a placeholder the user has no value
+        /// for): what cannot be checked is not readable.
         func readRule(for type: String, in schema: Schema) -> BoundQuery? {
             guard let rule = readRules.first(where: { $0.type == type }) ?? readRules.first(where: { $0.type == nil }) else {
                 return nil
             }
-            return Self.bind(rule.query, userID: userID, objectType: type, schema: schema)
+            return Self.bind(rule.query, user: user, objectType: type, schema: schema)
                 ?? (try? BoundQuery(parsing: "FALSEPREDICATE", objectType: type, schema: schema))
+        }
+
+        /// The field-level permissions that apply to `type`, nil when every field is readable.
+        public func fieldAccess(for type: String) -> FieldAccess? {
+            readRules.contains(where: { $0.type == type }) ? fieldAccess[type] : fieldAccess[""]
+        }
+
+        /// The fields of each type of `schema` the user may not read (types with none left out).
+        public func hiddenFields(in schema: [String: ObjectSchema]) -> [String: Set<String>] {
+            guard !fieldAccess.isEmpty else { return [:] }
+            var out: [String: Set<String>] = [:]
+            for (name, type) in schema {
+                guard let access = fieldAccess(for: name) else { continue }
+                let hidden = access.hidden(in: type)
+                if !hidden.isEmpty { out[name] = hidden }
+            }
+            return out
         }
 
         /// The write rule `rule` bound to `type` of `state`'s schema for `userID`; nil when it does
         /// not fit the type (an unknown property): then no one may write the type. Bind once per
         /// upload and evaluate with ``BoundQuery/evaluate(on:in:)``: binding builds a schema.
         public static func bindWrite(_ rule: String, userID: String, type: String, in state: ReplicaState) -> BoundQuery? {
+            bindWrite(rule, user: RuleUser(id: userID), type: type, in: state)
+        }
+
+        /// The write rule `rule` bound to `type` of `state`'s schema for `user`.
+        public static func bindWrite(_ rule: String, user: RuleUser, type: String, in state: ReplicaState) -> BoundQuery? {
             guard let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }) else { return nil }
-            return bind(rule, userID: userID, objectType: type, schema: schema)
+            return bind(rule, user: user, objectType: type, schema: schema)
         }
 
         /// A permission rule bound for one user: `%user.id` stands for `userID`. Nil when the
         /// rule does not parse or does not fit the type.
         public static func bind(_ rule: String, userID: String, objectType: String, schema: Schema) -> BoundQuery? {
+            bind(rule, user: RuleUser(id: userID), objectType: objectType, schema: schema)
+        }
+
+        /// A permission rule bound for one user: each `%user.…` placeholder stands for the user's
+        /// value (``RuleUser``). Nil when the rule does not parse, does not fit the type, or names
+        /// a value the user does not have.
+        public static func bind(_ rule: String, user: RuleUser, objectType: String, schema: Schema) -> BoundQuery? {
             // `true` and `false` (the configuration's defaults) are the constant predicates.
             let constant = ["true": "TRUEPREDICATE", "false": "FALSEPREDICATE"][rule.trimmingCharacters(in: .whitespaces).lowercased()]
             if let constant { return try? BoundQuery(parsing: constant, objectType: objectType, schema: schema) }
-            let text = rule.replacingOccurrences(of: "%user.id", with: "$0")
-            return try? BoundQuery(parsing: text, arguments: [.string(userID)], objectType: objectType, schema: schema)
+            guard let (text, arguments) = user.substituting(rule) else { return nil }
+            return try? BoundQuery(parsing: text, arguments: arguments, objectType: objectType, schema: schema)
+        }
+
+        /// Whether `condition`, a rule on the user alone (`%user.custom_data.role == 'admin'`),
+        /// holds for `user`: a role's condition. One that does not parse, or names a value the
+        /// user does not have, does not hold.
+        public static func holds(_ condition: String, for user: RuleUser) -> Bool {
+            guard let schema = try? Schema([ObjectSchema(name: "_User", properties: [Property(name: "_id", type: .string, isPrimaryKey: true)])]),
+                  let query = bind(condition, user: user, objectType: "_User", schema: schema)
+            else { return false }
+            return query.evaluate(on: ["_id": .string(user.id)], resolver: NoLinkResolver())
         }
 
         /// The rules as far as they decide what a user sees: without the user when no read rule
-        /// names `%user.id`, so the sessions of every user with the same queries share one
-        /// evaluation of them.
+        /// names a `%user.` placeholder, so the sessions of every user with the same queries
+        /// share one evaluation of them.
         public var visibility: Rules {
-            guard !readRules.contains(where: { $0.query.contains("%user.id") }) else { return self }
-            return Rules(queryableFields: queryableFields, readRules: readRules, userID: "")
+            guard !readRules.contains(where: { $0.query.contains("%user.") }) else { return self }
+            return Rules(queryableFields: queryableFields, readRules: readRules, user: RuleUser(id: ""), fieldAccess: fieldAccess)
         }
 
         /// Whether a query on `type` may use `field`.
         func allows(_ field: String, of type: String) -> Bool {
-            queryableFields.isEmpty || queryableFields.contains(field) || queryableFields.contains("\(type).\(field)")
+            // A field the user may not read is not queryable either: a query on it would tell.
+            if let access = fieldAccess(for: type), !access.mayRead(field), !field.isEmpty { return false }
+            return queryableFields.isEmpty || queryableFields.contains(field) || queryableFields.contains("\(type).\(field)")
         }
     }
 

@@ -187,7 +187,9 @@ extension ServerConfiguration.App {
         }
         if let customUserData {
             try customUserData.validate(field: "\(field).customUserData")
-            guard let rule = writeRule(of: customUserData), !Self.letsOneUserWriteAnothers(rule, customUserData) else {
+            let rules = writeRules(of: customUserData)
+            // A role with a `when` is the operator's word on who may write what (an operators' role).
+            guard !rules.isEmpty, !rules.contains(where: { $0.when == nil && Self.letsOneUserWriteAnothers($0.write, customUserData) }) else {
                 let example = customUserData.partition == nil
                     ? #"{"type": "\#(customUserData.type)", "write": "\#(customUserData.userIdField) == %user.id"}"#
                     : #"{"write": "partition == %user.id"}"#
@@ -214,11 +216,13 @@ extension ServerConfiguration.App {
         }
     }
 
-    /// The write rule uploads to the custom user data's objects are checked against: the type's
-    /// own rule, else the rule of every type (flexible sync); the rule of every type (a partition).
-    private func writeRule(of settings: ServerConfiguration.CustomUserData) -> String? {
-        let everyType = permissions.first { $0.type == nil }?.write
+    /// The write rules uploads to the custom user data's objects may be checked against, one per
+    /// role: the type's own rules, else the rules of every type (flexible sync); the rules of every
+    /// type (a partition).
+    private func writeRules(of settings: ServerConfiguration.CustomUserData) -> [ServerConfiguration.PermissionRule] {
+        let everyType = permissions.filter { $0.type == nil }
         guard settings.partition == nil else { return everyType }
-        return permissions.first { $0.type == settings.type }?.write ?? everyType
+        let own = permissions.filter { $0.type == settings.type }
+        return own.isEmpty ? everyType : own
     }
 }

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import JWTKit
 import HTTPTypes
@@ -214,15 +215,20 @@ extension ServerConfiguration.AuthProviders {
 
 extension ServerConfiguration.PermissionRule {
     enum CodingKeys: String, CodingKey {
-        case type, read, write
+        case type, role, when, read, write, insert, delete, fields
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             type: try container.decodeIfPresent(String.self, forKey: .type),
+            role: try container.decodeIfPresent(String.self, forKey: .role),
+            when: try container.decodeIfPresent(String.self, forKey: .when),
             read: try container.decodeIfPresent(String.self, forKey: .read) ?? "true",
-            write: try container.decodeIfPresent(String.self, forKey: .write) ?? "true")
+            write: try container.decodeIfPresent(String.self, forKey: .write) ?? "true",
+            insert: try container.decodeIfPresent(Bool.self, forKey: .insert) ?? true,
+            delete: try container.decodeIfPresent(Bool.self, forKey: .delete) ?? true,
+            fields: try container.decodeIfPresent(FieldAccess.self, forKey: .fields))
     }
 }
 

@@ -4,8 +4,9 @@ import JWTKit
 
 /// The outcome of ``AuthService/syncUser(accessToken:appID:session:)``.
 enum SyncUserCheck: Sendable {
-    /// The user, with the device its token was issued to and when the token expires.
-    case user(StoredUser, deviceID: String?, expiresAt: Date)
+    /// The user, with the device its token was issued to, when the token expires and the custom
+    /// user data it carries (what permission rules read as `%user.custom_data`).
+    case user(StoredUser, deviceID: String?, expiresAt: Date, customData: [String: JSONValue]?)
     /// The error to answer the session with.
     case refused(ErrorMessage)
 }
@@ -50,6 +51,6 @@ extension AuthService {
         } catch {
             return refusal(.tryAgainLater, "the server could not read the login", action: .retryLater)
         }
-        return .user(user, deviceID: deviceID, expiresAt: claims.exp.value)
+        return .user(user, deviceID: deviceID, expiresAt: claims.exp.value, customData: claims.user_data)
     }
 }

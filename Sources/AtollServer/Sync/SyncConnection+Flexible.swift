@@ -112,7 +112,7 @@ extension SyncConnection {
         session.flexible!.hasQueryChange = true
         do {
             let set = try FlexibleQuerySet(version: change.querySetVersion, queries: change.queries,
-                                           schema: snapshot.state.schema, rules: rules(for: session.userID),
+                                           schema: snapshot.state.schema, rules: rules(for: session),
                                            allowingUnknownTypes: app.developmentMode)
             session.flexible!.querySet = set
             session.flexible!.queries = change.queries
@@ -127,12 +127,12 @@ extension SyncConnection {
         try await flexibleCatchUp(change.session)
     }
 
-    /// The app's query and read rules for `userID`.
-    func rules(for userID: String) -> FlexibleSync.Rules {
-        FlexibleSync.Rules(
-            queryableFields: app.queryableFields,
-            readRules: app.permissions.map { (type: $0.type, query: $0.read) },
-            userID: userID)
+    /// The app's query and read rules for the session's user: those of the roles that apply.
+    func rules(for session: Session) -> FlexibleSync.Rules {
+        var fieldAccess: [String: FieldAccess] = [:]
+        for rule in session.rules { if let fields = rule.fields { fieldAccess[rule.type ?? ""] = fields } }
+        return FlexibleSync.Rules(queryableFields: app.queryableFields, readRules: session.rules.map { (type: $0.type, query: $0.read) },
+                                  user: session.ruleUser, fieldAccess: fieldAccess)
     }
 
     /// Brings a flexible session to the newest server version: the history entries after its
@@ -188,10 +188,10 @@ extension SyncConnection {
         // schema has them, check the set again.
         if let set = flexible.querySet, set.unknownTypes.contains(where: { snapshot.state.schema[$0] != nil }) {
             flexible.querySet = try? FlexibleQuerySet(version: set.version, queries: flexible.queries, schema: snapshot.state.schema,
-                                                      rules: rules(for: session.userID), allowingUnknownTypes: true)
+                                                      rules: rules(for: session), allowingUnknownTypes: true)
         }
         // One evaluation of the query set per server version, shared by every session that has it.
-        let userRules = rules(for: session.userID)
+        let userRules = rules(for: session)
         var matching: Set<ObjectID>?
         if let set = flexible.querySet {
             let state = snapshot.state
@@ -207,7 +207,16 @@ extension SyncConnection {
             keepingAbsent: coordinator.now().timeIntervalSince(flexible.claimedAt) < FlexibleView.absentClaimLifetime,
             mayRead: userRules.readAccess(in: snapshot.state))
         entries = plan.entries
-        let change = plan.viewChange
+        var change = plan.viewChange
+        // Fields the user's role may not read never leave the server (the client's own changes
+        // come back whole: it has them).
+        let hidden = userRules.hiddenFields(in: snapshot.state.schema)
+        if !hidden.isEmpty {
+            for i in entries.indices where entries[i].changeset.fileIdent != start.file.ident {
+                entries[i].changeset.instructions = FlexibleSync.hiding(hidden, in: entries[i].changeset.instructions)
+            }
+            change = FlexibleSync.hiding(hidden, in: change)
+        }
         flexible.held = plan.held
         flexible.unconfirmed = plan.unconfirmed
         flexible.fannedOut.removeAll { $0.serverVersion <= snapshot.version }

@@ -36,13 +36,18 @@ extension SyncConnection {
         let user: StoredUser
         let deviceID: String?
         let tokenExpires: Date
+        let ruleUser: RuleUser
         switch await auth.syncUser(accessToken: bind.accessToken, appID: appID, session: bind.session) {
-        case .user(let found, let device, let expires): (user, deviceID, tokenExpires) = (found, device, expires)
+        case .user(let found, let device, let expires, let customData):
+            (user, deviceID, tokenExpires) = (found, device, expires)
+            // Roles are chosen once, when the session binds (as App Services does).
+            ruleUser = RuleUser(found, customData: customData)
         case .refused(let refusal):
             try await endSession(refusal)
             return
         }
-        if case .partition(let partition) = bind.target, !Permissions.canRead(partition, user: user.id, rules: app.permissions) {
+        let rules = app.rules(for: ruleUser)
+        if case .partition(let partition) = bind.target, !Permissions.canRead(partition, user: ruleUser, rules: rules) {
             try await endSession(ErrorMessage(
                 code: .permissionDenied,
                 message: "user \(user.id) may not read partition \(partition.path) of app \"\(appID)\" (the app's read rule says no)",
@@ -72,7 +77,8 @@ extension SyncConnection {
             messageOwner = user.id
             reassembler.maxMessageBytes = admission.limits.maxMessageBytes
         }
-        var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires)
+        var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires,
+                              ruleUser: ruleUser, rules: rules)
         if bind.target == .flexible { session.flexible = FlexibleView() }
         sessions[bind.session] = session
         metrics.activeSessions.increment()
@@ -101,7 +107,7 @@ extension SyncConnection {
     func refreshAccessToken(_ refresh: RefreshAccessToken) async throws {
         guard let session = sessions[refresh.session] else { return }
         switch await auth.syncUser(accessToken: refresh.accessToken, appID: appID, session: refresh.session) {
-        case .user(let user, let deviceID, let expires) where user.id == session.userID:
+        case .user(let user, let deviceID, let expires, _) where user.id == session.userID:
             sessions[refresh.session]?.deviceID = deviceID
             sessions[refresh.session]?.tokenExpires = expires
             scheduleTokenExpiry(refresh.session)

@@ -5,23 +5,34 @@ import Synchronization
 /// subscriptions. What an upload may not do is reverted with a compensating write
 /// (``SyncCoordinator/integrate(_:into:check:)``, docs/protocol.md §2.7).
 extension SyncConnection {
-    /// The check for uploads of `session`, or nil when it may write anything.
+    /// The check for uploads of `session`, or nil when it may write anything. The rules are those
+    /// of the roles that apply to the session's user (``ServerConfiguration/App/rules(for:)``):
+    /// the write rule holds for the object before and after the change, creating needs `insert`,
+    /// deleting `delete`, and a field the rule's field permissions do not let the user write
+    /// keeps its value (on a creation: its initial value).
     func writeRule(for session: Session) -> WriteRule? {
+        let user = session.ruleUser
         let userID = session.userID
         let path = session.realm.path
         guard let flexible = session.flexible else {
-            guard let partition = PartitionValue(path: path), !Permissions.canWrite(partition, user: userID, rules: app.permissions)
-            else { return nil }
-            let reason = "user \(userID) may not write partition \(path) of app \"\(appID)\" (the app's write rule says no)"
-            return { _, _, _, _ in reason }
+            guard let partition = PartitionValue(path: path), let rule = session.rules.first(where: { $0.type == nil }) else { return nil }
+            guard Permissions.canWrite(partition, user: user, rules: session.rules) else {
+                let reason = "user \(userID) may not write partition \(path) of app \"\(appID)\" (\(rule.label)'s write rule says no)"
+                return { _, _, _, _ in reason }
+            }
+            guard !rule.insert || !rule.delete else { return nil }
+            return { id, before, after, _ in
+                Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID)
+            }
         }
         let querySet = flexible.querySet
         // A client sends its pending uploads before its query set when it binds (they may declare
         // the types the set names): until the set arrived, only the write rules can be checked.
         let checksView = flexible.hasQueryChange
-        guard checksView || app.permissions.contains(where: { $0.write != "true" }) else { return nil }
-        // "" for the rule of every type without its own; the first rule of a type counts.
-        let writeRules = Dictionary(app.permissions.map { ($0.type ?? "", $0.write) }, uniquingKeysWith: { first, _ in first })
+        guard checksView || session.rules.contains(where: { $0.write != "true" || !$0.insert || !$0.delete || $0.fields != nil })
+        else { return nil }
+        // "" for the rule of every type without its own; one rule per type applies to the user.
+        let rules = Dictionary(session.rules.map { ($0.type ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
         let bound = Mutex<[String: BoundQuery?]>([:])
         return { id, before, after, state in
@@ -33,18 +44,38 @@ extension SyncConnection {
                querySet?.contains(id, fields: fields, in: state) != true {
                 return "\(id.type) \(id.primaryKey) is outside the session's subscriptions (no subscription of the session matches it)"
             }
-            guard let rule = writeRules[id.type] ?? writeRules[""], state.schema[id.type] != nil else { return nil }
+            guard let rule = rules[id.type] ?? rules[""], let schema = state.schema[id.type] else { return nil }
+            if let refusal = Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID) { return refusal }
             let query = bound.withLock { cache in
                 if let known = cache[id.type] { return known }
-                let made = FlexibleSync.Rules.bindWrite(rule, userID: userID, type: id.type, in: state)
+                let made = FlexibleSync.Rules.bindWrite(rule.write, user: user, type: id.type, in: state)
                 cache[id.type] = made
                 return made
             }
             for fields in [before, after].compactMap({ $0 }) where query?.evaluate(on: fields, in: state) != true {
-                return "user \(userID) may not write \(id.type) \(id.primaryKey) (the app's write rule \"\(rule)\" says no)"
+                return "user \(userID) may not write \(id.type) \(id.primaryKey) (\(rule.label)'s write rule \"\(rule.write)\" says no)"
+            }
+            if let access = rule.fields, let after {
+                for property in schema.properties where !property.isPrimaryKey && !access.mayWrite(property.name)
+                    && (before?[property.name] ?? state.defaultValue(property)) != (after[property.name] ?? state.defaultValue(property)) {
+                    return "user \(userID) may not write field \(property.name) of \(id.type) \(id.primaryKey) (\(rule.label)'s field permissions say no)"
+                }
             }
             return nil
         }
+    }
+
+    /// Why creating or deleting the object is refused by `rule`'s `insert` and `delete`, or nil.
+    static func creationOrDeletionRefusal(
+        _ id: ObjectID, before: [String: Value]?, after: [String: Value]?, rule: ServerConfiguration.PermissionRule, userID: String
+    ) -> String? {
+        if before == nil, after != nil, !rule.insert {
+            return "user \(userID) may not create \(id.type) \(id.primaryKey) (\(rule.label) may not insert)"
+        }
+        if before != nil, after == nil, !rule.delete {
+            return "user \(userID) may not delete \(id.type) \(id.primaryKey) (\(rule.label) may not delete)"
+        }
+        return nil
     }
 
     /// Tells the client which objects the server reverted (SDK error `writeRejected`). In flexible
@@ -57,7 +88,7 @@ extension SyncConnection {
         if session.flexible?.held != nil {
             let state: ReplicaState
             do { state = try await coordinator.snapshot(of: session.realm).state } catch { try await storeFailed(error) }
-            let mayRead = rules(for: session.userID).readAccess(in: state)
+            let mayRead = rules(for: session).readAccess(in: state)
             let visible = rejected.map { ObjectID(type: $0.objectType, primaryKey: $0.primaryKey) }
                 .filter { state.object($0) == nil || mayRead($0) }
             sessions[id]?.flexible?.held?.formUnion(visible)

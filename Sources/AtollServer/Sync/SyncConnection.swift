@@ -36,6 +36,10 @@ final class SyncConnection {
         var tokenExpires: Date
         /// Wakes the connection at ``tokenExpires``.
         var expiryTimer: _Concurrency.Task<Void, Never>?
+        /// The user as the app's permission rules see them (id, custom data, e-mail), at bind.
+        var ruleUser: RuleUser
+        /// The app's rules that apply to the user, one per type (``ServerConfiguration/App/rules(for:)``).
+        var rules: [ServerConfiguration.PermissionRule]
         /// Assigned once the ident is accepted (``ServerSessionLogic/state`` says whether it arrived).
         var file: FileIdent = .unassigned
         /// The newest server version sent to the client (or that it had at ident).

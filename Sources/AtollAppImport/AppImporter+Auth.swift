@@ -1,0 +1,102 @@
+/// `auth/providers.json` and `auth/custom_user_data.json` → the app's auth providers and custom
+/// user data. Every provider the export does not turn on is off; keys stay secrets the operator
+/// supplies (the report says which).
+extension ImportContext {
+    mutating func readAuth() throws(AppImportError) {
+        var providers: [(name: String, spec: ExportJSON)] = []
+        if let json = try document("auth/providers.json") {
+            if let list = json.array {
+                providers = list.map { ($0["name"]?.string ?? $0["type"]?.string ?? "?", $0) }
+            } else {
+                providers = (json.entries ?? []).map { ($0.key, $0.value) }
+            }
+        }
+        // The older layout: one file per provider.
+        for path in export.files.keys.sorted() where path.hasPrefix("auth_providers/") && path.hasSuffix(".json") {
+            if let json = try document(path) { providers.append((json["name"]?.string ?? path, json)) }
+        }
+        for (name, spec) in providers {
+            let type = spec["type"]?.string ?? name
+            let subject = "auth provider \(name)"
+            if spec["disabled"]?.bool == true {
+                report.add(.mapped, subject, "disabled in the export: off")
+                continue
+            }
+            switch type {
+            case "anon-user":
+                app.authProviders.anonymous = true
+                report.add(.mapped, subject, "anonymous logins on")
+            case "api-key":
+                app.authProviders.apiKey = true
+                report.add(.mapped, subject, "API keys on (keys themselves are not exported: users and servers make new ones)")
+            case "local-userpass":
+                app.authProviders.emailPassword = true
+                readEmailPassword(spec["config"], subject: subject)
+            case "custom-token":
+                app.authProviders.customToken = true
+                let config = spec["config"]
+                let algorithm = config?["signingAlgorithm"]?.string ?? "HS256"
+                let audience = config?["audience"]?.string ?? config?["audience"]?.array?.compactMap(\.string).first
+                if config?["useJWKURI"]?.bool == true {
+                    report.add(.refused, subject, "keys from a JWK URI: Atoll checks custom JWTs with a configured key; custom-token logins stay off until customJWT is added")
+                } else {
+                    let audienceText = audience.map { ", \"audience\": \"\($0)\"" } ?? ""
+                    report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
+                }
+                if let fields = spec["metadata_fields"]?.array, !fields.isEmpty {
+                    report.add(.refused, "\(subject) metadata_fields", "\(fields.count) metadata field(s) are not copied into user profiles")
+                }
+            case "oauth2-apple", "oauth2-google":
+                let clientID = spec["config"]?["clientId"]?.string ?? "<client id>"
+                let key = type == "oauth2-apple" ? "apple" : "google"
+                report.add(.needsAttention, subject, "add \"\(key)\": {\"jwksPath\": <the provider's keys>, \"audience\": [\"\(clientID)\"]} to the app: Atoll never calls the provider; until then these logins are refused")
+            case "custom-function":
+                report.add(.notCarried, subject, "custom-function logins call a function (issue 24 §3); off")
+            default:
+                report.add(.refused, subject, "\(type) logins are not supported by Atoll; off")
+            }
+        }
+        if providers.isEmpty { report.add(.mapped, "auth", "no auth providers in the export: every provider is off") }
+        try readCustomUserData()
+    }
+
+    mutating func readEmailPassword(_ config: ExportJSON?, subject: String) {
+        var settings = ImportedApp.EmailPassword(confirmation: "automatic")
+        if config?["autoConfirm"]?.bool == true {
+            report.add(.mapped, subject, "e-mail/password on, accounts confirmed automatically")
+        } else if config?["runConfirmationFunction"]?.bool == true {
+            settings.confirmation = "function"
+            let function = config?["confirmationFunctionName"]?.string ?? "?"
+            report.add(.needsAttention, subject, "confirmation by the function \(function): set emailPassword.confirmationFunctionURL to a webhook doing what it did")
+        } else {
+            settings.confirmation = "token"
+            report.add(.needsAttention, subject, "confirmation by e-mail: set emailPassword.deliveryURL to the webhook that sends the mail (the link was \(config?["emailConfirmationUrl"]?.string ?? "?"))")
+        }
+        if config?["runResetFunction"]?.bool == true {
+            let function = config?["resetFunctionName"]?.string ?? "?"
+            report.add(.needsAttention, "\(subject) reset", "password reset by the function \(function): set emailPassword.resetFunctionURL to a webhook doing what it did")
+        } else if config?["resetPasswordUrl"] != nil {
+            report.add(.needsAttention, "\(subject) reset", "reset e-mails: set emailPassword.deliveryURL to the webhook that sends them (the link was \(config?["resetPasswordUrl"]?.string ?? "?"))")
+        }
+        app.emailPassword = settings
+    }
+
+    mutating func readCustomUserData() throws(AppImportError) {
+        let path = "auth/custom_user_data.json"
+        guard let json = try document(path), json["enabled"]?.bool == true else { return }
+        guard let collection = json["collection_name"]?.string, let field = json["user_id_field"]?.string else {
+            report.add(.refused, path, "no collection_name or user_id_field: custom user data stays empty")
+            return
+        }
+        let type = className(ofCollection: collection)
+        app.customUserData = ImportedApp.CustomUserData(type: type, userIdField: field, partition: nil)
+        if app.syncKind == "partition" {
+            report.add(.needsAttention, path, "\(type).\(field): set customUserData.partition to the partition value holding these objects")
+        } else {
+            report.add(.mapped, path, "custom user data from \(type) objects whose \(field) is the user's id")
+        }
+        if let function = json["on_user_creation_function_name"]?.string, !function.isEmpty {
+            report.add(.notCarried, "\(path) on_user_creation_function_name", "\(function) is a function (issue 24 §3): it does not run")
+        }
+    }
+}

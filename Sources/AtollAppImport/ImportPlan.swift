@@ -1,0 +1,149 @@
+import AtollCore
+import Foundation
+
+/// What `atoll apps import` makes of an App Services export: the Atoll app configuration (the
+/// JSON of one entry of the server configuration's `apps`), the schema the export declares, and a
+/// report of everything mapped, refused or not understood.
+public struct ImportPlan: Sendable, Hashable {
+    /// The Atoll app, with the App Services app id (apps keep their `App(id:)`).
+    public var app: ImportedApp
+    /// The object types the export's schemas declare, as Atoll reads them.
+    public var schema: [ObjectSchema]
+    public var report: ImportReport
+
+    /// The app configuration as the server's configuration file holds it.
+    public func appJSON() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(app)
+    }
+
+    /// Puts the app into the server configuration file at `url` (made when missing), replacing
+    /// an app with the same id and keeping everything else: writing twice gives the same file.
+    public func write(into url: URL) throws {
+        var configuration: [String: Any] = [:]
+        if FileManager.default.fileExists(atPath: url.path) {
+            guard let existing = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
+                throw AppImportError(.invalidJSON, "\(url.path) is not a JSON object (a server configuration file)")
+            }
+            configuration = existing
+        }
+        let entry = try JSONSerialization.jsonObject(with: appJSON())
+        var apps = configuration["apps"] as? [Any] ?? []
+        if let index = apps.firstIndex(where: { ($0 as? [String: Any])?["id"] as? String == app.id }) {
+            apps[index] = entry
+        } else {
+            apps.append(entry)
+        }
+        configuration["apps"] = apps
+        let data = try JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        try data.write(to: url, options: .atomic)
+    }
+}
+
+/// One line of the import report.
+public struct ImportItem: Sendable, Hashable, CustomStringConvertible {
+    public enum Outcome: String, Sendable, Hashable, CaseIterable {
+        /// Carried over exactly.
+        case mapped
+        /// Carried over, but the operator must supply something (a key, a webhook URL).
+        case needsAttention = "needs attention"
+        /// Not carried over: Atoll cannot express it exactly, so it grants nothing.
+        case refused
+        /// Not carried over: outside what `apps import` reads (functions, values, hosting …).
+        case notCarried = "not carried over"
+        /// A file or setting the importer does not know.
+        case unknown
+    }
+
+    public var outcome: Outcome
+    /// What the line is about: a file, a role (`Task role "owner"`), a provider.
+    public var subject: String
+    public var detail: String
+
+    public init(_ outcome: Outcome, _ subject: String, _ detail: String) {
+        self.outcome = outcome
+        self.subject = subject
+        self.detail = detail
+    }
+
+    public var description: String { "\(outcome.rawValue): \(subject): \(detail)" }
+}
+
+/// The report of an import, in the order things were read.
+public struct ImportReport: Sendable, Hashable, CustomStringConvertible {
+    public var items: [ImportItem] = []
+
+    public init(items: [ImportItem] = []) { self.items = items }
+
+    mutating func add(_ outcome: ImportItem.Outcome, _ subject: String, _ detail: String) {
+        items.append(ImportItem(outcome, subject, detail))
+    }
+
+    public func items(_ outcome: ImportItem.Outcome) -> [ImportItem] { items.filter { $0.outcome == outcome } }
+
+    /// Whether anything was refused (some access the source granted is not granted in Atoll).
+    public var hasRefusals: Bool { items.contains { $0.outcome == .refused } }
+
+    public var description: String {
+        var out: [String] = []
+        for outcome in ImportItem.Outcome.allCases {
+            let lines = items(outcome)
+            guard !lines.isEmpty else { continue }
+            out.append("\(outcome.rawValue) (\(lines.count)):")
+            out += lines.map { "  \($0.subject): \($0.detail)" }
+        }
+        return out.joined(separator: "\n")
+    }
+}
+
+/// One app of the server configuration (`ServerConfiguration.App`'s JSON), as the import makes it.
+public struct ImportedApp: Sendable, Hashable, Codable {
+    public struct AuthProviders: Sendable, Hashable, Codable {
+        public var anonymous = false
+        public var emailPassword = false
+        public var apiKey = false
+        public var customToken = false
+
+        enum CodingKeys: String, CodingKey {
+            case anonymous = "anon-user", emailPassword = "local-userpass", apiKey = "api-key", customToken = "custom-token"
+        }
+    }
+
+    public struct EmailPassword: Sendable, Hashable, Codable {
+        public var confirmation: String
+        public var deliveryURL: String?
+        public var confirmationFunctionURL: String?
+        public var resetFunctionURL: String?
+    }
+
+    public struct CustomUserData: Sendable, Hashable, Codable {
+        public var type: String
+        public var userIdField: String
+        public var partition: String?
+    }
+
+    public struct Rule: Sendable, Hashable, Codable {
+        public var type: String?
+        public var role: String?
+        public var when: String?
+        public var read: String
+        public var write: String
+        public var insert: Bool
+        public var delete: Bool
+        public var fields: FieldAccess?
+    }
+
+    public var id: String
+    public var authProviders = AuthProviders()
+    public var syncKind: String?
+    public var queryableFields: [String] = []
+    public var permissions: [Rule] = []
+    public var developmentMode = false
+    public var clientRecovery = true
+    public var maxOfflineTime: Double?
+    public var emailPassword: EmailPassword?
+    public var customUserData: CustomUserData?
+
+    public init(id: String) { self.id = id }
+}

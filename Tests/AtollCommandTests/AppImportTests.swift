@@ -1,0 +1,236 @@
+import AtollAppImport
+import AtollCore
+import AtollServer
+import Foundation
+import Testing
+
+/// The folders of Tests/Fixtures/AppServicesExports, written in the layout `appservices pull` uses.
+func appServicesExport(_ name: String) -> URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/AppServicesExports/\(name)")
+}
+
+/// `atoll apps import`'s translation core: an export folder → an Atoll app and a report.
+@Suite struct AppImportTests {
+    func plan(_ name: String) throws -> ImportPlan {
+        try AppImporter.plan(AppExport(folder: appServicesExport(name)))
+    }
+
+    /// The plan's app, read back as the server reads its configuration file.
+    func serverApp(_ plan: ImportPlan) throws -> ServerConfiguration.App {
+        try JSONDecoder().decode(ServerConfiguration.App.self, from: plan.appJSON())
+    }
+
+    func item(_ plan: ImportPlan, _ subject: String) -> ImportItem? {
+        plan.report.items.first { $0.subject.contains(subject) }
+    }
+
+    @Test func theAppKeepsItsAppServicesID() throws {
+        let plan = try plan("chores")
+        #expect(plan.app.id == "chores-abcde")
+        #expect(try serverApp(plan).id == "chores-abcde")
+        #expect(try self.plan("legacy").app.id == "legacy-xyz")  // the older config.json
+    }
+
+    @Test func syncSettingsMap() throws {
+        let app = try serverApp(plan("chores"))
+        #expect(app.syncKind == .flexible)
+        #expect(app.maxOfflineTime == Double(30 * 86_400))
+        #expect(app.clientRecovery == false)
+        #expect(app.developmentMode == false)
+        #expect(app.queryableFields == ["owner_id", "team", "TeamMember.userId"])
+    }
+
+    @Test func providersTheExportDoesNotTurnOnAreOff() throws {
+        let plan = try plan("chores")
+        let app = try serverApp(plan)
+        #expect(app.authProviders.anonymous == false)  // disabled in the export
+        #expect(app.authProviders.emailPassword)
+        #expect(app.authProviders.apiKey)
+        #expect(app.customJWT == nil)  // its key is a secret the operator supplies
+        #expect(item(plan, "auth provider custom-token")?.outcome == .needsAttention)
+        #expect(item(plan, "auth provider custom-token")?.detail.contains("\"audience\": \"chores-app\"") == true)
+        #expect(item(plan, "metadata_fields")?.outcome == .refused)
+        #expect(item(plan, "auth provider oauth2-apple")?.detail.contains("com.example.chores") == true)
+        #expect(item(plan, "auth provider custom-function")?.outcome == .notCarried)
+        #expect(app.emailPassword.confirmation == .automatic)
+        #expect(item(plan, "auth provider local-userpass reset")?.outcome == .needsAttention)
+        let legacy = try serverApp(self.plan("legacy"))
+        #expect(!legacy.authProviders.anonymous && !legacy.authProviders.emailPassword && !legacy.authProviders.apiKey)
+    }
+
+    @Test func customUserDataNamesTheClass() throws {
+        let plan = try plan("chores")
+        let settings = try #require(try serverApp(plan).customUserData)
+        #expect(settings.type == "TeamMember")
+        #expect(settings.userIdField == "userId")
+        #expect(item(plan, "on_user_creation_function_name")?.outcome == .notCarried)
+    }
+
+    @Test func schemaTypesMapToAtollProperties() throws {
+        let plan = try plan("chores")
+        let chore = try #require(plan.schema.first { $0.name == "HouseChore" })
+        func property(_ name: String) -> Property? { chore.properties.first { $0.name == name } }
+        #expect(property("_id")?.isPrimaryKey == true)
+        #expect(property("_id")?.type == .objectId)
+        #expect(property("name")?.type == .string && property("name")?.isOptional == false)
+        #expect(property("done")?.type == .bool && property("done")?.isOptional == true)  // not required
+        #expect(property("priority")?.type == .int)
+        #expect(property("estimate")?.type == .double)
+        #expect(property("cost")?.type == .decimal128)
+        #expect(property("due")?.type == .date && property("due")?.isOptional == true)
+        #expect(property("ref")?.type == .uuid)
+        #expect(property("photo")?.type == .data)
+        #expect(property("tags")?.collection == .set)
+        #expect(property("scores")?.collection == .list && property("scores")?.type == .int)
+        #expect(property("labels")?.collection == .map)
+        #expect(property("place")?.objectType == "Place")
+        #expect(property("steps")?.collection == .list && property("steps")?.objectType == "Step")
+        #expect(property("assignee")?.type == .object && property("assignee")?.objectType == "TeamMember")
+        #expect(property("watchers")?.collection == .list && property("watchers")?.objectType == "TeamMember")
+        #expect(property("shape") == nil)
+        #expect(item(plan, "HouseChore.shape")?.outcome == .refused)
+        #expect(plan.schema.first { $0.name == "Place" }?.isEmbedded == true)
+        #expect(plan.schema.first { $0.name == "Log" }?.isAsymmetric == true)
+        // The Atoll schema accepts what the import made.
+        _ = try Schema(plan.schema)
+    }
+
+    @Test func rolesBecomeRulesInOrder() throws {
+        let plan = try plan("chores")
+        let rules = try serverApp(plan).permissions
+        #expect(rules.map { "\($0.type ?? "*") \($0.role ?? "")" } == [
+            "HouseChore admin", "HouseChore member", "TeamMember operator", "TeamMember self", "* nothing",
+        ])
+        let admin = rules[0]
+        #expect(admin.when == "%user.custom_data.isAdmin == true")
+        #expect(admin.read == "true" && admin.write == "true" && admin.insert && admin.delete && admin.fields == nil)
+        let member = rules[1]
+        #expect(member.when == nil)
+        #expect(member.read == "(owner_id == %user.id) OR (team == %user.custom_data.team)")
+        // The write filter, and (never more than the source) the read filter.
+        #expect(member.write == "((done != true) AND (owner_id == %user.id)) AND ((owner_id == %user.id) OR (team == %user.custom_data.team))")
+        #expect(member.insert && !member.delete)
+        #expect(member.fields?.mayRead("notes") == false && member.fields?.mayWrite("notes") == false)
+        #expect(member.fields?.mayWrite("name") == true)
+        #expect(rules[2].when == "%user.data.email == 'ops@example.com'")
+        let defaults = rules[4]
+        #expect(defaults.read == "false" && defaults.write == "false" && !defaults.insert && !defaults.delete)
+    }
+
+    @Test func rolesAtollCannotExpressAreRefusedAndNamed() throws {
+        let plan = try plan("chores")
+        let refused = plan.report.items(.refused).map(\.subject)
+        #expect(refused.contains { $0.hasSuffix("role \"vip\"") })       // %function
+        #expect(refused.contains { $0.hasSuffix("role \"by-owner\"") })  // apply_when on a document field
+        #expect(refused.contains { $0.hasSuffix("role \"regex\"") })     // $regex
+        #expect(item(plan, "role \"vip\"")?.detail.contains("%function") == true)
+        #expect(item(plan, "role \"by-owner\"")?.detail.contains("owner_id") == true)
+        #expect(item(plan, "role \"regex\"")?.detail.contains("$regex") == true)
+        let legacy = try self.plan("legacy")
+        #expect(item(legacy, "role \"request\"")?.outcome == .refused)
+        #expect(item(legacy, "role \"request\"")?.detail.contains("%%request") == true)
+    }
+
+    @Test func filesOutsideTheImportAreListed() throws {
+        let plan = try plan("chores")
+        #expect(item(plan, "functions/config.json")?.outcome == .notCarried)
+        #expect(item(plan, "functions/resetFunc.js")?.outcome == .notCarried)
+        #expect(item(plan, "values/supportEmail.json")?.outcome == .notCarried)
+        #expect(item(plan, "hosting/config.json")?.outcome == .notCarried)
+        #expect(item(plan, "data_sources/mongodb-atlas/config.json")?.outcome == .notCarried)
+        #expect(item(plan, "realm_config.json location")?.outcome == .notCarried)
+    }
+
+    @Test func legacySyncPermissionsTranslate() throws {
+        let app = try serverApp(plan("legacy"))
+        #expect(app.developmentMode)
+        #expect(app.permissions.map { "\($0.type ?? "*") \($0.role ?? "")" } == ["Item owner", "* reader"])
+        #expect(app.permissions[0].read == "owner == %user.id")
+        #expect(app.permissions[1].when == "%user.custom_data.reader == true")
+        #expect(app.permissions[1].read == "true" && app.permissions[1].write == "false")
+        #expect(!app.permissions[1].insert && !app.permissions[1].delete)
+    }
+
+    @Test func partitionRulesReadThePartition() throws {
+        let plan = try plan("partition")
+        let app = try serverApp(plan)
+        #expect(app.syncKind == .partition)
+        #expect(app.maxOfflineTime == Double(7 * 86_400))
+        #expect(app.permissions.count == 1)
+        let rule = app.permissions[0]
+        #expect(rule.type == nil)
+        for (partition, reads, writes) in [("u1", true, true), ("public", true, false), ("u2", false, false)] {
+            #expect(rule.read == "(partition == %user.id) OR (partition == 'public')")
+            let user = RuleUser(id: "u1")
+            let schema = try Schema([ObjectSchema(name: "P", properties: [Property(name: "_id", type: .string, isPrimaryKey: true),
+                                                                          Property(name: "partition", type: .string)])])
+            let read = try #require(FlexibleSync.Rules.bind(rule.read, user: user, objectType: "P", schema: schema))
+            let write = try #require(FlexibleSync.Rules.bind(rule.write, user: user, objectType: "P", schema: schema))
+            #expect(read.evaluate(on: ["_id": .string("x"), "partition": .string(partition)], resolver: NoLinkResolver()) == reads)
+            #expect(write.evaluate(on: ["_id": .string("x"), "partition": .string(partition)], resolver: NoLinkResolver()) == writes)
+        }
+    }
+
+    @Test func anExportWithoutAnAppIDIsRefused() throws {
+        #expect(throws: AppImportError.self) { try AppImporter.plan(AppExport(files: ["sync/config.json": Data("{}".utf8)])) }
+        #expect(throws: AppImportError.self) { try AppImporter.plan(AppExport(files: ["realm_config.json": Data("not json".utf8)])) }
+    }
+
+    /// Every operator the issue lists, and what is refused.
+    @Test(arguments: [
+        (#"{"a": 1}"#, "a == 1"), (#"{"a": {"$eq": "x"}}"#, "a == 'x'"), (#"{"a": {"$ne": null}}"#, "a != nil"),
+        (#"{"a": {"$gt": 1.5}}"#, "a > 1.5"), (#"{"a": {"$gte": 1, "$lt": 3}}"#, "(a >= 1) AND (a < 3)"),
+        (#"{"a": {"$lte": 2}}"#, "a <= 2"), (#"{"a": {"$in": ["x", "y"]}}"#, "a IN {'x', 'y'}"),
+        (#"{"a": {"$nin": [1]}}"#, "NOT (a IN {1})"), (#"{"a": {"$exists": true}}"#, "a != nil"), (#"{"a": {"$exists": false}}"#, "false"),
+        (#"{"$or": [{"a": 1}, {"b": 2}]}"#, "(a == 1) OR (b == 2)"), (#"{"$nor": [{"a": 1}]}"#, "NOT (a == 1)"),
+        (#"{"$and": [{"a": "%%user.id"}, {"b.c": "%%user.custom_data.team"}]}"#, "(a == %user.id) AND (b.c == %user.custom_data.team)"),
+        (#"{"%%user.data.email": "a'b"}"#, #"%user.data.email == 'a\'b'"#), (#"{"%%true": true}"#, "true"), (#"{}"#, "true"),
+        (#"{"a": {"$oid": "5f1b2c3d4e5f6a7b8c9d0e1f"}}"#, "a == oid(5f1b2c3d4e5f6a7b8c9d0e1f)"),
+    ])
+    func expressionsTranslate(_ json: String, _ expected: String) throws {
+        let expression = try #require(ExportJSON(parsing: Data(json.utf8)))
+        let role = #"{"name": "r", "document_filters": {"read": \#(json)}, "read": true}"#
+        let plan = try AppImporter.plan(AppExport(files: [
+            "realm_config.json": Data(#"{"app_id": "x"}"#.utf8),
+            "data_sources/mongodb-atlas/db/things/rules.json": Data(#"{"roles": [\#(role)]}"#.utf8),
+        ]))
+        _ = expression
+        #expect(plan.app.permissions.first?.read == expected, "\(plan.report)")
+    }
+
+    @Test(arguments: [
+        #"{"a": {"$regex": "x"}}"#, #"{"a": {"$elemMatch": {"b": 1}}}"#, #"{"a": "%%request.remoteIPAddress"}"#,
+        #"{"a": "%%root.b"}"#, #"{"a": {"$in": "%%user.custom_data.teams"}}"#, #"{"a": {"b": 1}}"#, #"{"a": [1, 2]}"#,
+        #"{"$where": "this.a"}"#, #"{"a": {"%stringToOid": "%%user.id"}}"#, #"{"%%true": {"%function": {"name": "f"}}}"#,
+        #"{"a": "%%partition"}"#, #"{"a b": 1}"#,
+    ])
+    func expressionsAtollCannotExpressAreRefused(_ json: String) throws {
+        let role = #"{"name": "r", "document_filters": {"read": \#(json)}, "read": true, "write": true}"#
+        let plan = try AppImporter.plan(AppExport(files: [
+            "realm_config.json": Data(#"{"app_id": "x"}"#.utf8),
+            "data_sources/mongodb-atlas/db/things/rules.json": Data(#"{"roles": [\#(role)]}"#.utf8),
+        ]))
+        // The role is gone: the collection denies everyone.
+        #expect(plan.app.permissions.map(\.role) == [nil, nil])
+        #expect(plan.app.permissions.allSatisfy { $0.read == "false" && $0.write == "false" && !$0.insert && !$0.delete })
+        #expect(plan.report.items(.refused).count == 1, "\(plan.report)")
+    }
+
+    /// Running the import twice into one configuration file gives the same file.
+    @Test func importingTwiceIsHarmless() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("atoll-import-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("atoll.json")
+        try Data(#"{"port": 9191, "apps": [{"id": "other"}]}"#.utf8).write(to: file)
+        let plan = try plan("chores")
+        try plan.write(into: file)
+        let once = try Data(contentsOf: file)
+        try plan.write(into: file)
+        #expect(try Data(contentsOf: file) == once)
+        let configuration = try ServerConfiguration.load(from: file)
+        #expect(configuration.port == 9191)
+        #expect(configuration.apps.map(\.id) == ["other", "chores-abcde"])
+    }
+}
