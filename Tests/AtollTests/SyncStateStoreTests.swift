@@ -82,7 +82,7 @@ import Testing
             """, path: path)
         let realm = try Realm(configuration: configuration)
         #expect(try internalTables(path) == Self.internalTables)
-        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["3"]])
+        #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["4"]])
         try realm.write { try realm.saveSyncState(SyncState(serverVersion: 2)) }
         #expect(try realm.loadSyncState().serverVersion == 2)
     }
