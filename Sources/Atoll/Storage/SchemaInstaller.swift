@@ -338,7 +338,9 @@ struct SchemaInstaller {
     /// The SQL literal a new non-optional column starts with.
     static func defaultValue(_ property: Property) -> String? {
         switch property.type {
-        case .bool, .int, .double, .float, .date: "0"
+        case .bool, .int, .double, .float: "0"
+        // 1970-01-01, Date's own seconds since 2001 (Property.initialValue).
+        case .date: "\(-Date.timeIntervalBetween1970AndReferenceDate)"
         case .string: "''"
         case .decimal128: "'0'"
         case .data: "X''"
