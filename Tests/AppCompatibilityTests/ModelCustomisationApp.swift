@@ -147,6 +147,11 @@ final class DishStore {
         }
         #expect(cassoulet.cookingTime == 200 && cassoulet.difficulty == .medium)
         #expect(cassoulet.objectSchema.properties.map { $0.name }.contains("cookingTime"))
+        // realm-swift's introspection: the Swift name, and the stored one as columnName.
+        #expect(cassoulet.objectSchema["cookingTime"]?.columnName == "cooking_time")
+        #expect(realm.schema["Dish"]?["cookingTime"]?.columnName == "cooking_time")
+        #expect(realm.schema["Dish"]?["title"]?.columnName == "title")
+        #expect(realm.schema["Dish"]?["cooking_time"] == nil)
         #expect(realm.objects(Dish.self).max(ofProperty: "cookingTime") as Int? == 200)
 
         let exported = try JSONSerialization.jsonObject(with: store.exportFavorites()) as! [[String: Any]]

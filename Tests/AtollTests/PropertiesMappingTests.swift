@@ -76,9 +76,11 @@ final class LinkedHiddenNote: Object {
         do {
             let realm = try t.open()
             try contacts(in: realm)
-            let stored = try #require(realm.schema["Contact"]).properties.map(\.name)
-            #expect(stored == ["_id", "full_name", "age_years", "phone", "best_friend", "pet_list", "labels"])
-            #expect(realm.schema["MappedPet"]?.properties.map(\.name) == ["nick_name"])
+            // As in realm-swift: `name` is the Swift name, `columnName` the stored one.
+            let contact = try #require(realm.schema["Contact"])
+            #expect(contact.properties.map(\.columnName) == ["_id", "full_name", "age_years", "phone", "best_friend", "pet_list", "labels"])
+            #expect(contact.properties.map(\.name) == ["id", "name", "age", "phone", "bestFriend", "pets", "labels"])
+            #expect(realm.schema["MappedPet"]?.properties.map(\.columnName) == ["nick_name"])
         }
         do {
             let otherRealm = try Realm(configuration: t.configuration([StoredContact.self, StoredPet.self]))

@@ -244,8 +244,10 @@ final class ClassInfo: @unchecked Sendable {
     func publicSchema(_ stored: AtollCore.ObjectSchema) -> AtollCore.ObjectSchema {
         var result = stored
         for position in result.properties.indices {
-            if let index = persistedIndex[result.properties[position].name] {
+            let stored = result.properties[position].name
+            if let index = persistedIndex[stored], publicNames[index] != stored {
                 result.properties[position].name = publicNames[index]
+                result.properties[position].mappedColumnName = stored
             }
         }
         return result

@@ -339,7 +339,14 @@ public final class Realm {
     // MARK: Properties
 
     /// The schema of the realm's tables.
-    public var schema: Schema { coordinator.schema }
+    /// The realm's types as the app names them: a property its class renames with
+    /// `propertiesMapping()` shows its Swift name, and the stored one as `columnName`.
+    public var schema: Schema {
+        coordinator.schema.mapObjectSchemas { objectSchema in
+            // The class this realm uses for the type (another may share its name in the process).
+            coordinator.table(named: objectSchema.name)?.classInfo?.publicSchema(objectSchema) ?? objectSchema
+        }
+    }
 
     /// Whether the realm holds no objects.
     public var isEmpty: Bool {

@@ -37,8 +37,8 @@ extension ObjectSchema: CustomStringConvertible {
 }
 
 extension Property: CustomStringConvertible {
-    /// The name the property is stored under (the same as `name`).
-    public var columnName: String { name }
+    /// The name the property is stored under: the one `propertiesMapping()` gives it, else `name`.
+    public var columnName: String { mappedColumnName ?? name }
     /// Whether the property is a `List`.
     public var isArray: Bool { collection == .list }
     /// Whether the property is a `MutableSet`.

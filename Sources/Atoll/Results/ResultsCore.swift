@@ -84,7 +84,7 @@ final class ResultsCore {
         guard table != nil else { return nil }
         if let plan = realm.coordinator.plan(for: planKey(expression)) { return plan.bound }
         do {
-            return try expression.bind(to: objectType, in: realm.schema, backlinks: realm.coordinator.queryBacklinks)
+            return try expression.bind(to: objectType, in: realm.coordinator.schema, backlinks: realm.coordinator.queryBacklinks)
         } catch {
             throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
         }
@@ -117,7 +117,7 @@ final class ResultsCore {
             bound = checked
         } else {
             do {
-                bound = try expression.bind(to: table.name, in: realm.schema, backlinks: realm.coordinator.queryBacklinks)
+                bound = try expression.bind(to: table.name, in: realm.coordinator.schema, backlinks: realm.coordinator.queryBacklinks)
             } catch {
                 throw Realm.Error(.invalidQuery, "\(error)", underlying: error)
             }

@@ -360,7 +360,7 @@ final class SubscriptionSetBox {
     func validate(_ query: String, of objectType: String) {
         guard realm.coordinator.table(named: objectType) != nil else { return }
         do {
-            _ = try QueryExpression.parse(query).bind(to: objectType, in: realm.schema)
+            _ = try QueryExpression.parse(query).bind(to: objectType, in: realm.coordinator.schema)
         } catch {
             preconditionFailure("Invalid subscription query for '\(objectType)': \(error)")
         }

@@ -53,6 +53,10 @@ public struct Property: Sendable, Hashable, Codable {
     public var objectType: String?
     public var isPrimaryKey: Bool
     public var isIndexed: Bool
+    /// In the schema an app reads (`realm.schema`), the name the property is stored under when
+    /// its class renames it (`propertiesMapping()`); `name` is then the Swift name. Nil in the
+    /// schema as stored and synced, where `name` is the stored name.
+    public var mappedColumnName: String?
 
     public init(
         name: String, type: PropertyType, collection: CollectionKind = .single, isOptional: Bool = false,

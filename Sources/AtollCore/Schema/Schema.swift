@@ -22,6 +22,14 @@ public struct Schema: Sendable, Hashable, Codable {
 
     public var typeNames: [String] { objectSchemas.map(\.name) }
 
+    /// The same schema with each type as `transform` gives it, not validated again: for a view of
+    /// the schema under other names (`realm.schema` shows the app's property names).
+    public func mapObjectSchemas(_ transform: (ObjectSchema) -> ObjectSchema) -> Schema {
+        var mapped = self
+        mapped.objectSchemas = objectSchemas.map(transform)
+        return mapped
+    }
+
     /// Checks every rule a store relies on and throws the first violation found.
     public func validate() throws {
         var seen: Set<String> = []
