@@ -312,3 +312,37 @@ final class FirstUsedLate: Object {
         #expect(try Realm(configuration: destination).objects(Dog.self).first?.name == "Rex")
     }
 }
+
+/// Where `default.realm` goes on each platform, as realm-swift chooses it. The Apple branches
+/// run only on Apple systems; their choice is this pure function, checked here for each.
+@Suite struct DefaultDirectoryTests {
+    static func directory(_ platform: DefaultDirectory.Platform, _ environment: [String: String] = [:],
+                          bundle: String? = "com.example.Tasks") -> DefaultDirectory {
+        DefaultDirectory(platform: platform, environment: environment, documents: "/home/Documents",
+                         applicationSupport: "/home/Library/Application Support", caches: "/home/Library/Caches",
+                         bundleIdentifier: bundle, executableName: "Tasks", currentDirectory: "/work")
+    }
+
+    @Test func eachPlatformHasRealmsFolder() {
+        #expect(Self.directory(.iOS).path == "/home/Documents")
+        #expect(Self.directory(.watchOS).path == "/home/Documents")
+        #expect(Self.directory(.visionOS).path == "/home/Documents")
+        #expect(Self.directory(.tvOS).path == "/home/Library/Caches")
+        #expect(Self.directory(.linux).path == "/home/Documents")
+        // A Mac keeps its files in Application Support, out of the user's Documents (no privacy
+        // prompt), in a folder of the app's own unless sandboxed (the container is the app's).
+        #expect(Self.directory(.macOS).path == "/home/Library/Application Support/com.example.Tasks")
+        #expect(Self.directory(.macCatalyst).path == "/home/Library/Application Support/com.example.Tasks")
+        #expect(Self.directory(.macOS, bundle: nil).path == "/home/Library/Application Support/Tasks")
+        #expect(Self.directory(.macOS, ["APP_SANDBOX_CONTAINER_ID": "x"]).path == "/home/Library/Application Support")
+        #expect(Self.directory(.macOS).isPerApplication && !Self.directory(.iOS).isPerApplication)
+    }
+
+    @Test func atollHomeOverridesEveryPlatform() {
+        for platform in [DefaultDirectory.Platform.iOS, .tvOS, .macOS, .linux] {
+            #expect(Self.directory(platform, ["ATOLL_HOME": "/tmp/realms"]).path == "/tmp/realms")
+            #expect(!Self.directory(platform, ["ATOLL_HOME": "/tmp/realms"]).isPerApplication)
+        }
+        #expect(DefaultDirectory.Platform.current == .linux)
+    }
+}

@@ -138,12 +138,88 @@ extension Realm {
         }
     }
 
-    /// The folder holding `default.realm`: `ATOLL_HOME` if set, else the user's documents folder,
-    /// else the current directory.
+    /// The folder holding `default.realm` (and synced realms under `atoll/`): `ATOLL_HOME` if set,
+    /// else where realm-swift puts its files on the platform (``DefaultDirectory``).
     public static var defaultDirectory: String {
-        if let home = ProcessInfo.processInfo.environment["ATOLL_HOME"] { return home }
-        let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first
-        return documents?.path ?? FileManager.default.currentDirectoryPath
+        let files = FileManager.default
+        func folder(_ kind: FileManager.SearchPathDirectory) -> String? { files.urls(for: kind, in: .userDomainMask).first?.path }
+        let directory = DefaultDirectory(
+            platform: .current, environment: ProcessInfo.processInfo.environment,
+            documents: folder(.documentDirectory), applicationSupport: folder(.applicationSupportDirectory),
+            caches: folder(.cachesDirectory), bundleIdentifier: Bundle.main.bundleIdentifier,
+            executableName: Bundle.main.executableURL?.lastPathComponent, currentDirectory: files.currentDirectoryPath)
+        let path = directory.path
+        if directory.isPerApplication { try? files.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        return path
+    }
+}
+
+/// Where `default.realm` goes, as realm-swift chooses it: tvOS keeps files in Caches (it may not
+/// write to Documents); iOS, watchOS and visionOS in Documents (not visible to the user there); a
+/// Mac (Catalyst included) in Application Support, in a folder named after the bundle identifier
+/// (or the executable) when not sandboxed, so that two apps do not share a file; Linux in
+/// Documents of the account's home. `ATOLL_HOME` overrides all of them.
+package struct DefaultDirectory: Equatable {
+    package enum Platform: Equatable, Sendable {
+        case iOS, tvOS, watchOS, visionOS, macOS, macCatalyst, linux
+
+        package static var current: Platform {
+            #if targetEnvironment(macCatalyst)
+            .macCatalyst
+            #elseif os(tvOS)
+            .tvOS
+            #elseif os(watchOS)
+            .watchOS
+            #elseif os(visionOS)
+            .visionOS
+            #elseif os(iOS)
+            .iOS
+            #elseif os(macOS)
+            .macOS
+            #else
+            .linux
+            #endif
+        }
+    }
+
+    package var platform: Platform
+    package var environment: [String: String]
+    package var documents: String?
+    package var applicationSupport: String?
+    package var caches: String?
+    package var bundleIdentifier: String?
+    package var executableName: String?
+    package var currentDirectory: String
+
+    package init(platform: Platform, environment: [String: String], documents: String?, applicationSupport: String?,
+                 caches: String?, bundleIdentifier: String?, executableName: String?, currentDirectory: String) {
+        self.platform = platform
+        self.environment = environment
+        self.documents = documents
+        self.applicationSupport = applicationSupport
+        self.caches = caches
+        self.bundleIdentifier = bundleIdentifier
+        self.executableName = executableName
+        self.currentDirectory = currentDirectory
+    }
+
+    /// Whether ``path`` is a folder of this application's own that may need creating.
+    package var isPerApplication: Bool {
+        environment["ATOLL_HOME"] == nil && [.macOS, .macCatalyst].contains(platform) && environment["APP_SANDBOX_CONTAINER_ID"] == nil
+    }
+
+    package var path: String {
+        if let home = environment["ATOLL_HOME"] { return home }
+        switch platform {
+        case .tvOS:
+            return caches ?? currentDirectory
+        case .iOS, .watchOS, .visionOS, .linux:
+            return documents ?? currentDirectory
+        case .macOS, .macCatalyst:
+            guard let support = applicationSupport else { return documents ?? currentDirectory }
+            guard isPerApplication, let name = bundleIdentifier ?? executableName else { return support }
+            return (support as NSString).appendingPathComponent(name)
+        }
     }
 }
 
