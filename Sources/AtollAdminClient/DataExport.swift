@@ -22,7 +22,8 @@ public struct DataExport: Sendable {
     @discardableResult
     public func run() async throws -> [(URL, Int)] {
         var written: [(URL, Int)] = []
-        let realms = try await realm.map { [$0] } ?? client.dataRealms(app: app)
+        let realms: [String]
+        if let realm { realms = [realm] } else { realms = try await client.dataRealms(app: app) }
         for path in realms {
             let directory = folder.appendingPathComponent(path.replacingOccurrences(of: "/", with: "%2F"), isDirectory: true)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -10,7 +10,8 @@ public enum ExtendedJSON {
     /// try ExtendedJSON.scalar(JSONNode.parse(Array(#"{"$numberLong": "42"}"#.utf8)), path: "n")   // .int(42)
     /// ```
     public static func scalar(_ node: JSONNode, path: String) throws(DataImportError) -> Value? {
-        guard case .object(let members) = node, let (key, body) = members.first, key.hasPrefix("$") else { return nil }
+        guard case .object(let members) = node, let first = members.first, first.0.hasPrefix("$") else { return nil }
+        let (key, body) = first
         func bad(_ what: String) -> DataImportError { DataImportError(.badExtendedJSON, "\(key) \(what)", path: path) }
         func text() throws(DataImportError) -> String {
             guard members.count == 1, case .string(let s) = body else { throw bad("must hold one string") }

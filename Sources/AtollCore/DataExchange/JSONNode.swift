@@ -144,6 +144,7 @@ struct JSONParser {
 
     private mutating func number() throws(DataImportError) -> JSONNode {
         let start = position
+        let bytes = self.bytes
         var isInteger = true
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
         func digits(_ p: inout Int) -> Int {

@@ -62,21 +62,28 @@ extension SyncCoordinator {
         // Each document parsed once, and placed in its realm.
         var byRealm: [String: [(index: Int, node: JSONNode)]] = [:]
         for (index, text) in request.documents.enumerated() {
-            do {
-                let node = try JSONNode.parse(Array(text.utf8), limits: limits)
-                let path = try request.partitionKey.map { key throws(DataImportError) in try DocumentTyping.partition(of: node, key: key).path }
-                    ?? request.realm ?? FlexibleSync.realmPath
-                byRealm[path, default: []].append((index, node))
-            } catch let error as DataImportError {
-                outcome.refused.append(.init(index: index, error: error))
+            switch Self.place(text, request, limits: limits) {
+            case .success(let (path, node)): byRealm[path, default: []].append((index, node))
+            case .failure(let error): outcome.refused.append(.init(index: index, error: error))
             }
         }
         for (path, documents) in byRealm.sorted(by: { $0.key < $1.key }) {
-            let realm = try await realm(appID: appID, path: path)
-            try await importDocuments(documents, request, into: realm, outcome: &outcome)
+            let target = try await realm(appID: appID, path: path)
+            try await importDocuments(documents, request, into: target, outcome: &outcome)
         }
         outcome.refused.sort { $0.index < $1.index }
         return outcome
+    }
+
+    /// A document parsed, and the path of the realm it goes into.
+    static func place(_ text: String, _ request: DataImportRequest, limits: JSONLimits) -> Result<(String, JSONNode), DataImportError> {
+        do throws(DataImportError) {
+            let node = try JSONNode.parse(Array(text.utf8), limits: limits)
+            if let key = request.partitionKey { return .success((try DocumentTyping.partition(of: node, key: key).path, node)) }
+            return .success((request.realm ?? FlexibleSync.realmPath, node))
+        } catch {
+            return .failure(error)
+        }
     }
 
     private func importDocuments(_ documents: [(index: Int, node: JSONNode)], _ request: DataImportRequest,
@@ -93,21 +100,18 @@ extension SyncCoordinator {
                 schemaInstructions.append(.addTable(type))
             }
         }
-        var types = history.types
         let added = Changeset(version: 0, timestamp: 0, instructions: schemaInstructions)
         do { try history.validate(added) } catch {
             throw DataImportError(.unknownType, "the schema given does not fit the realm's: \(error)")
         }
-        history.absorb(added)
-        types = history.types
-        let typing = DocumentTyping(schema: types, skippedField: request.partitionKey)
+        let typing = DocumentTyping(schema: history.types, skippedField: request.partitionKey)
         var typed: [(index: Int, document: TypedDocument)] = []
         for (index, node) in documents {
-            do {
-                let document = try typing.type(node, as: request.type)
+            switch Result(catching: { () throws(DataImportError) in try typing.type(node, as: request.type) }) {
+            case .success(let document):
                 typed.append((index, document))
                 for field in document.ignoredFields { outcome.ignoredFields[field, default: 0] += 1 }
-            } catch let error as DataImportError {
+            case .failure(let error):
                 outcome.refused.append(.init(index: index, error: error))
             }
         }
