@@ -9,6 +9,9 @@ public struct DataExport: Sendable {
     public var type: String?
     public var realm: String?
     public var folder: URL
+    /// Set to write `<Type>.bson` (mongodump's form) instead of `<Type>.json`: turns one canonical
+    /// Extended JSON document into BSON (the tool passes AtollCore's `BSON.write`).
+    public var bsonFromExtendedJSON: (@Sendable (String) throws -> [UInt8])?
 
     public init(client: AdminClient, app: String, type: String? = nil, realm: String? = nil, folder: URL) {
         self.client = client
@@ -32,7 +35,7 @@ public struct DataExport: Sendable {
             let schemas = (try? JSONSerialization.jsonObject(with: head.schema) as? [[String: Any]]) ?? []
             let types = schemas.filter { ($0["isEmbedded"] as? Bool) != true }.compactMap { $0["name"] as? String }
             for name in types where type == nil || type == name {
-                let file = directory.appendingPathComponent("\(name).json")
+                let file = directory.appendingPathComponent("\(name).\(bsonFromExtendedJSON == nil ? "json" : "bson")")
                 FileManager.default.createFile(atPath: file.path, contents: nil)
                 let handle = try FileHandle(forWritingTo: file)
                 defer { try? handle.close() }
@@ -40,7 +43,9 @@ public struct DataExport: Sendable {
                 var count = 0
                 while let start = after {
                     let page = try await client.exportPage(app: app, realm: path, type: name, after: start)
-                    for document in page.documents { handle.write(Data((document + "\n").utf8)) }
+                    for document in page.documents {
+                        if let toBSON = bsonFromExtendedJSON { handle.write(Data(try toBSON(document))) } else { handle.write(Data((document + "\n").utf8)) }
+                    }
                     count += page.documents.count
                     after = page.next
                 }

@@ -24,6 +24,9 @@ public struct DataImportRun: Sendable {
     public var resume = false
     /// Stop after this many documents (the checkpoint says where): to try an import on a sample.
     public var limit: Int64?
+    /// Set for a `mongodump` `.bson` file: turns one BSON document into its canonical Extended
+    /// JSON (the tool passes AtollCore's `BSON.read`), which the server then types.
+    public var bsonToExtendedJSON: (@Sendable ([UInt8]) throws -> String)?
     /// Where the checkpoint is kept; by default next to the file, `<file>.atoll-import.json`.
     public var checkpointFile: URL
 
@@ -58,6 +61,7 @@ public struct DataImportRun: Sendable {
         defer { try? handle.close() }
         try handle.seek(toOffset: UInt64(checkpoint.offset))
         var splitter = DocumentSplitter(startingAt: checkpoint.offset, isArray: checkpoint.isArray)
+        var bsonSplitter = BSONSplitter(startingAt: checkpoint.offset)
         var batch: [String] = []
         var batchNumbers: [Int64] = []
         var batchBytes = 0
@@ -82,7 +86,9 @@ public struct DataImportRun: Sendable {
         reading: while true {
             let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
             let pieces: [DocumentSplitter.Piece]
-            do { pieces = chunk.isEmpty ? [] : try splitter.feed(chunk) } catch {
+            do {
+                pieces = chunk.isEmpty ? [] : bsonToExtendedJSON != nil ? try bsonSplitter.feed(chunk) : try splitter.feed(chunk)
+            } catch {
                 try await flush()
                 throw AdminClientError(status: 0, message: "\(file.lastPathComponent): \(error)")
             }
@@ -91,6 +97,15 @@ public struct DataImportRun: Sendable {
                 let number = checkpoint.report.read
                 if piece.bytes.isEmpty {
                     checkpoint.report.refuse(number, code: "tooLarge", message: "the document is larger than \(splitter.maxDocumentBytes) bytes")
+                } else if let convert = bsonToExtendedJSON {
+                    do {
+                        let text = try convert(piece.bytes)
+                        batch.append(text)
+                        batchNumbers.append(number)
+                        batchBytes += text.utf8.count
+                    } catch {
+                        checkpoint.report.refuse(number, code: "malformedBSON", message: "\(error)")
+                    }
                 } else if let text = String(validating: piece.bytes, as: UTF8.self) {
                     batch.append(text)
                     batchNumbers.append(number)
@@ -106,12 +121,12 @@ public struct DataImportRun: Sendable {
             if chunk.isEmpty { break }
         }
         if !stopped {
-            do { try splitter.finish() } catch {
+            do { if bsonToExtendedJSON != nil { try bsonSplitter.finish() } else { try splitter.finish() } } catch {
                 try await flush()
                 throw AdminClientError(status: 0, message: "\(file.lastPathComponent): \(error)")
             }
         }
-        batchEnd = stopped ? batchEnd : max(batchEnd, splitter.offset)
+        batchEnd = stopped ? batchEnd : max(batchEnd, bsonToExtendedJSON != nil ? bsonSplitter.offset : splitter.offset)
         try await flush()
         checkpoint.report.finished = !stopped
         if stopped {

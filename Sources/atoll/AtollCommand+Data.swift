@@ -1,5 +1,6 @@
 import ArgumentParser
 import AtollAdminClient
+import AtollCore
 import Foundation
 
 /// `atoll data import` / `atoll data export`: mongoexport's Extended JSON into an app's synced
@@ -12,7 +13,7 @@ struct DataCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Import a mongoexport file (Extended JSON v2, a document a line or a JSON array) as objects of one type.",
+            abstract: "Import a mongoexport file (Extended JSON v2, a document a line or a JSON array) or a mongodump .bson file as objects of one type.",
             discussion: """
                 Documents are typed through the realm's schema (or --schema, e.g. the schema.json `atoll data export` \
                 wrote) and written as server changes: devices download them like any change. The run keeps a \
@@ -28,6 +29,7 @@ struct DataCommand: AsyncParsableCommand {
         @Option(help: "Documents per batch (at most 2000).") var batchSize = 500
         @Option(help: "Stop after this many documents (resumable with --resume).") var limit: Int64?
         @Flag(help: "Continue an interrupted import from its checkpoint.") var resume = false
+        @Flag(help: "The file is mongodump BSON (the default for a name ending in .bson).") var bson = false
         @Argument(help: "The mongoexport file.") var file: String
 
         func run() async throws {
@@ -39,6 +41,9 @@ struct DataCommand: AsyncParsableCommand {
             run.batchSize = batchSize
             run.limit = limit
             run.resume = resume
+            if bson || file.hasSuffix(".bson") {
+                run.bsonToExtendedJSON = { bytes in try BSON.read(bytes).text }
+            }
             let report = try await run.run { report in
                 FileHandle.standardError.write(Data("\rread \(report.read)  imported \(report.imported)  refused \(report.refusedCount)".utf8))
             }
@@ -56,10 +61,13 @@ struct DataCommand: AsyncParsableCommand {
         @Option(help: "Only this type.") var type: String?
         @Option(help: "Only this realm (s:<partition>, flx).") var realm: String?
         @Option(help: "The folder to write into.") var out: String
+        @Flag(help: "Write mongodump BSON (<Type>.bson) instead of canonical Extended JSON.") var bson = false
 
         func run() async throws {
             let client = try options.client()
-            let written = try await DataExport(client: client, app: app, type: type, realm: realm, folder: URL(fileURLWithPath: out)).run()
+            var export = DataExport(client: client, app: app, type: type, realm: realm, folder: URL(fileURLWithPath: out))
+            if bson { export.bsonFromExtendedJSON = { text in try BSON.write(JSONNode.parse(Array(text.utf8))) } }
+            let written = try await export.run()
             for (file, count) in written { print("\(file.path)\t\(count) document(s)") }
         }
     }

@@ -136,3 +136,47 @@ import Testing
         #expect(throws: DocumentSplitter.Failure.self) { try truncated.finish() }
     }
 }
+
+/// mongodump's BSON read into the same tree mongoexport's canonical Extended JSON gives.
+@Suite struct BSONImportTests {
+    @Test func aBSONDocumentTypesAsItsExtendedJSONTwin() throws {
+        for n in [0, 7, 12_345] {
+            let price = try Decimal128(string: "\(n).25").bsonBytes()
+            let node = try BSON.read(MongoDumpGenerator.task(n, priceBytes: price))
+            let typing = DocumentTyping(schema: DataExchangeTests.schema)
+            let fromBSON = try typing.type(JSONNode.parse(Array(node.text.utf8)), as: "ImportedTask")
+            let fromJSON = try typing.type(JSONNode.parse(Array(MongoExportGenerator.task(n, format: .canonical).utf8)), as: "ImportedTask")
+            #expect(fromBSON == fromJSON)
+        }
+    }
+
+    @Test func theBSONSplitterCutsAFileByLengths() throws {
+        let price = try Decimal128(string: "1.25").bsonBytes()
+        let documents = (0..<5).map { MongoDumpGenerator.task($0, priceBytes: price) }
+        let file = documents.flatMap { $0 }
+        var splitter = BSONSplitter(maxDocumentBytes: 4096)
+        var pieces: [DocumentSplitter.Piece] = []
+        for start in stride(from: 0, to: file.count, by: 13) { pieces += try splitter.feed(file[start..<min(start + 13, file.count)]) }
+        try splitter.finish()
+        #expect(pieces.map(\.bytes) == documents)
+        var small = BSONSplitter(maxDocumentBytes: 64)
+        #expect(try small.feed(file).map(\.bytes.count) == [0, 0, 0, 0, 0])
+    }
+
+    @Test(arguments: [
+        MongoDumpGenerator.document([("a", .timestamp(1))]),
+        [0x06, 0, 0, 0, 0],
+        [0x10, 0, 0, 0, 0x02, 0x61, 0, 0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0, 0],
+        [0x0C, 0, 0, 0, 0x08, 0x61, 0, 0x02, 0, 0, 0, 0],
+        Array(repeating: UInt8(0), count: 3),
+    ])
+    func malformedBSONIsRefusedWithATypedError(_ bytes: [UInt8]) {
+        #expect(throws: DataImportError.self) { try BSON.read(bytes) }
+    }
+
+    @Test func deeplyNestedBSONIsRefused() {
+        var element = MongoDumpGenerator.Element.null
+        for _ in 0..<200 { element = .document([("a", element)]) }
+        #expect(throws: DataImportError.self) { try BSON.read(MongoDumpGenerator.document([("a", element)])) }
+    }
+}

@@ -152,6 +152,32 @@ final class ImportedTask: Object {
             let copy = try await server.admin.exportPage(app: server.appId, realm: "s:copy", type: "ImportedTask")
             #expect(copy.documents == original.documents)
             #expect(copy.documents.count == 12)
+
+            // And through mongodump's BSON.
+            let bsonOut = folder.url.appendingPathComponent("bson")
+            try await atoll(server, ["data", "export", "--app", server.appId, "--realm", "s:notes", "--out", bsonOut.path, "--bson"])
+            try await atoll(server, ["data", "import", "--app", server.appId, "--type", "ImportedTask", "--realm", "s:bsoncopy",
+                                     "--schema", exported.appendingPathComponent("schema.json").path,
+                                     bsonOut.appendingPathComponent("s:notes/ImportedTask.bson").path])
+            let bsonCopy = try await server.admin.exportPage(app: server.appId, realm: "s:bsoncopy", type: "ImportedTask")
+            #expect(bsonCopy.documents == original.documents)
+        }
+    }
+}
+
+extension DataImportTests {
+    @Test func aMongodumpBSONFileImportsLikeItsExtendedJSON() async throws {
+        try await withSyncTestServer { server in
+            let folder = try TemporaryFolder()
+            let realm = try await device(server, "merry", partition: "notes")
+            let file = folder.url.appendingPathComponent("ImportedTask.bson")
+            var bytes = try (0..<10).flatMap { MongoDumpGenerator.task($0, priceBytes: try Decimal128(string: "\($0).25").bsonBytes()) }
+            bytes += MongoDumpGenerator.document([("_id", .objectId(Array(repeating: 9, count: 12))), ("when", .timestamp(1))])
+            try Data(bytes).write(to: file)
+            try await atoll(server, ["data", "import", "--app", server.appId, "--type", "ImportedTask", "--realm", "s:notes", file.path])
+            #expect(await waitUntil(timeout: .seconds(30)) { realm.refresh(); return realm.objects(ImportedTask.self).count == 10 })
+            let task = try #require(realm.object(ofType: ImportedTask.self, forPrimaryKey: ObjectId(MongoExportGenerator.objectId(4))!))
+            #expect(task.price == (try Decimal128(string: "4.25")) && task.tag == MongoExportGenerator.uuid(4) && task.big == 9_007_199_254_740_997)
         }
     }
 }

@@ -42,7 +42,7 @@ extension ExtendedJSON {
         case .string(let s): return quoted(s)
         case .data(let d): return #"{"$binary":{"base64":"\#(d.base64EncodedString())","subType":"00"}}"#
         case .date(let date):
-            return #"{"$date":{"$numberLong":"\#(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))"}}"#
+            return #"{"$date":{"$numberLong":"\#(Int64((date.timeIntervalSince1970 * 1000).rounded()))"}}"#
         case .objectId(let o): return #"{"$oid":"\#(o.stringValue)"}"#
         case .uuid(let u):
             let bytes = withUnsafeBytes(of: u.uuid) { Data($0) }
