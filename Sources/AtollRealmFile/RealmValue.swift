@@ -122,8 +122,14 @@ public struct RealmTimestamp: Sendable, Equatable, Hashable, CustomStringConvert
         self.nanoseconds = nanoseconds
     }
 
-    /// The same instant as a Foundation `Date` (sub-microsecond precision may be lost).
-    public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9) }
+    /// The same instant as a Foundation `Date`, converted as realm-swift converts it
+    /// (`RLMTimestampToNSDate`): the seconds are moved to 2001 before the nanoseconds are added, so
+    /// a `Date` realm-swift stored reads back `==` to the one it stored. (AtollCore's
+    /// `Date(seconds:nanoseconds:)` is the same formula.)
+    public var date: Date {
+        Date(timeIntervalSinceReferenceDate:
+            Double(seconds) - Date.timeIntervalBetween1970AndReferenceDate + Double(nanoseconds) / 1e9)
+    }
     public var description: String { "Timestamp(\(seconds)s, \(nanoseconds)ns)" }
 }
 

@@ -20,7 +20,22 @@ import Testing
         #expect(ServerErrorCode.unsupportedProtocolVersion.defaultAction == .protocolViolation)
     }
 
-    static let hello = ClientMessage.hello(ClientHello(versions: 1...1, userAgent: "test"))
+    /// Version 2 made dates exact (seconds since 2001, value tag 16): a version-1 client, which
+    /// would read and write them through seconds since 1970, is refused with the typed error.
+    @Test func aClientOfProtocolVersion1IsRefused() {
+        #expect(ProtocolVersion.supported == 2...2)
+        #expect(throws: ProtocolError(.unsupportedProtocolVersion,
+                                      "the client offers protocol versions 1...1, the server speaks 2...2")) {
+            var logic = ServerConnectionLogic()
+            try logic.validate(.hello(ClientHello(versions: 1...1, userAgent: "Atoll 0.9")))
+        }
+        #expect(throws: ProtocolError(.unsupportedProtocolVersion,
+                                      "the server chose protocol version 1, the client offered 2...2")) {
+            try ProtocolVersion.accept(ServerHello(version: 1, serverName: "atoll-server 0.9"))
+        }
+    }
+
+    static let hello = ClientMessage.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: "test"))
     static let bind = ClientMessage.bind(Bind(session: 1, target: .partition(.string("p")), accessToken: "t"))
     static let ident = ClientMessage.ident(Ident(session: 1, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none))
 
@@ -47,7 +62,7 @@ import Testing
         {
             try logic.validate(m)
         }
-        #expect(logic.version == 1)
+        #expect(logic.version == ProtocolVersion.current)
         #expect(logic.sessions[1]?.state == .identified)
         #expect(logic.sessions[1]?.lastClientVersion == 3)
     }

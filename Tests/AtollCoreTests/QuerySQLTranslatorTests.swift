@@ -25,7 +25,7 @@ import Testing
          [.text("a"), .integer(1)]),
         ("estimate > 1.5", "Task", #"t0."estimate" > ? COLLATE ATOLL_DECIMAL"#, [.text("1.5")]),
         ("due >= T1704067200:0 AND progress < 1", "Task", #"(t0."due" >= ? AND t0."progress" < ?)"#,
-         [.real(1_704_067_200), .real(1)]),
+         [.real(1_704_067_200 - 978_307_200), .real(1)]),  // dates bind as seconds since 2001
         ("priority IN {1, 2}", "Task", #"(t0."priority" = ? OR t0."priority" = ?)"#, [.integer(1), .integer(2)]),
         ("dogs.@sum.age > 10", "Person",
          #"(SELECT COALESCE(SUM(t2."age"), 0) FROM "list_Person_dogs" c1 LEFT JOIN "class_Dog" t2 ON t2._row = c1."value" WHERE c1."owner" = t0._row AND c1."value" IS NOT NULL) > ?"#,

@@ -101,9 +101,6 @@ import Testing
             INSERT INTO _atoll_subscription_sets VALUES (1, 'pending', NULL, 0);
             UPDATE _atoll_meta SET value = 3 WHERE key = 'format';
             """, path: path)
-        var readOnly = configuration
-        readOnly.readOnly = true
-        #expect(try Realm(configuration: readOnly).latestSubscriptionSet()?.clientVersion == 0, "read-only: not upgraded, still read")
         let realm = try Realm(configuration: configuration)
         #expect(try RawSQLite.fetch("SELECT value FROM _atoll_meta WHERE key = 'format'", path: path) == [["4"]])
         #expect(try RawSQLite.fetch("SELECT version, client_version FROM _atoll_subscription_sets", path: path) == [["1", "0"]])

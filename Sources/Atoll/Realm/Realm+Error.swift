@@ -31,7 +31,8 @@ extension Realm {
             /// The file does not exist and may not be created (a read-only realm, a seed file), or
             /// the folder of a copy's destination does not exist.
             case fileNotFound = 5
-            /// Never reported by Atoll (its files need no format upgrade).
+            /// A read-only realm's file is of an older format that must be upgraded first (a file
+            /// holding dates written before format 4): open it once without `readOnly`.
             case fileFormatUpgradeRequired = 6
             /// Never reported by Atoll (it uses no lock file).
             case incompatibleLockFile = 8
@@ -48,7 +49,7 @@ extension Realm {
             case outOfDiskSpace = 14
             /// Never reported by Atoll.
             case incompatibleSession = 15
-            /// Never reported by Atoll.
+            /// The file was written in a newer realm file format than this version of Atoll reads.
             case unsupportedFileFormatVersion = 16
             /// Never reported by Atoll.
             case multipleSyncAgents = 17

@@ -8,8 +8,10 @@ enum InternalTables {
     /// The storage format: 2 added unresolved links (the `link` column of object collections,
     /// `_atoll_links`, `_atoll_unresolved`); 3 made every file hold the sync tables (sync state,
     /// pending reset, subscriptions), created until then on first use, and dropped the unused
-    /// `_atoll_sync`; 4 added the local version each subscription set was committed at
-    /// (`client_version`), which orders the set's upload after the writes made before it.
+    /// `_atoll_sync`; 4 stores dates as seconds since 2001, `Date`'s own `Double`, instead of
+    /// since 1970, so they read back `==` (InternalTables+Dates.swift), and records the local
+    /// version each subscription set was committed at (`client_version`), which orders the set's
+    /// upload after the writes made before it.
     static let format: Int64 = 4
 
     static let statements = [
@@ -54,12 +56,27 @@ enum InternalTables {
         try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
     }
 
-    /// Brings a file of an older format up to ``format``: the internal tables it lacks, the `link`
-    /// column of object collections, no `_atoll_sync`, the subscription sets' `client_version`.
+    /// The format of an existing file (1 before formats were recorded).
+    static func storedFormat(_ connection: Connection) throws -> Int64 {
+        try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'format'") ?? 1
+    }
+
+    /// Brings a file of an older format up to ``format``, in the caller's write transaction: the
+    /// internal tables it lacks, the `link` column of object collections, no `_atoll_sync`, dates
+    /// since 2001, the subscription sets' `client_version`.
     static func upgrade(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
-        let current = try connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'format'") ?? 1
+        let current = try storedFormat(connection)
         guard current < format else { return }
         for statement in statements { try connection.execute(statement) }
+        if current < 3 { try addLinkColumns(connection, stored) }
+        if current < 4 {
+            try upgradeDates(connection, stored)
+            try addSubscriptionClientVersion(connection)
+        }
+        try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
+    }
+
+    private static func addLinkColumns(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
         for schema in stored {
             for property in schema.properties where property.type == .object && !property.isSingle {
                 let table = StorageLayout.quote(StorageLayout.collectionTable(schema.name, property))
@@ -69,11 +86,12 @@ enum InternalTables {
             }
         }
         try connection.execute("DROP TABLE IF EXISTS _atoll_sync")
+    }
+
+    private static func addSubscriptionClientVersion(_ connection: Connection) throws {
         let setColumns = try connection.fetchAll("SELECT name FROM pragma_table_info('\(SubscriptionStorage.setsTable)')")
-        if !setColumns.contains(where: { $0.first == .text("client_version") }) {
-            // Sets committed before format 4 order after no particular write (0).
-            try connection.execute("ALTER TABLE \(SubscriptionStorage.setsTable) ADD COLUMN client_version INTEGER NOT NULL DEFAULT 0")
-        }
-        try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('format', ?)", [.integer(format)])
+        guard !setColumns.contains(where: { $0.first == .text("client_version") }) else { return }
+        // Sets committed before format 4 order after no particular write (0).
+        try connection.execute("ALTER TABLE \(SubscriptionStorage.setsTable) ADD COLUMN client_version INTEGER NOT NULL DEFAULT 0")
     }
 }

@@ -153,6 +153,7 @@ struct SchemaInstaller {
             try Self.setMeta(connection, "schema_version", .integer(Int64(configuration.schemaVersion)))
         }
         let stored = try storedSchema(connection)
+        if hasMeta { try checkFormat(connection, stored) }
         if hasMeta && !configuration.readOnly { try InternalTables.upgrade(connection, stored) }
         let storedVersion = try UInt64(connection.fetchInt("SELECT value FROM _atoll_meta WHERE key = 'schema_version'") ?? 0)
         let changes = Self.diff(stored: stored, declared: declared.map(\.schema))
@@ -337,7 +338,9 @@ struct SchemaInstaller {
     /// The SQL literal a new non-optional column starts with.
     static func defaultValue(_ property: Property) -> String? {
         switch property.type {
-        case .bool, .int, .double, .float, .date: "0"
+        case .bool, .int, .double, .float: "0"
+        // 1970-01-01, Date's own seconds since 2001 (Property.initialValue).
+        case .date: "\(-Date.timeIntervalBetween1970AndReferenceDate)"
         case .string: "''"
         case .decimal128: "'0'"
         case .data: "X''"
@@ -369,6 +372,24 @@ struct SchemaInstaller {
         stored.removeAll { $0.name == schema.name }
         stored.append(schema)
         try Self.saveSchema(connection, stored)
+    }
+
+    /// Refuses a file this version cannot read as it is: one of a newer format (a newer Atoll
+    /// wrote it), or, read-only, one that holds dates in the format before 4 (it would need the
+    /// upgrade a read-only realm may not write, as Realm refuses such a file).
+    private func checkFormat(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
+        let format = try InternalTables.storedFormat(connection)
+        if format > InternalTables.format {
+            throw Realm.Error(.unsupportedFileFormatVersion,
+                "\(coordinator.path) is in realm file format \(format), written by a newer version of Atoll; "
+                    + "this one reads formats up to \(InternalTables.format)")
+        }
+        if configuration.readOnly && format < 4
+            && stored.contains(where: { $0.properties.contains { $0.type == .date } }) {
+            throw Realm.Error(.fileFormatUpgradeRequired,
+                "\(coordinator.path) stores dates in realm file format \(format) and must be upgraded to format "
+                    + "\(InternalTables.format): open it once without readOnly")
+        }
     }
 
     private func storedSchema(_ connection: Connection) throws -> [AtollCore.ObjectSchema] {

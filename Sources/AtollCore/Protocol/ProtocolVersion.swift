@@ -8,9 +8,14 @@
 /// ```
 public enum ProtocolVersion {
     /// The version this build speaks best.
-    public static let current: UInt32 = 1
+    ///
+    /// - 1: dates in values are seconds since 1970 (value tag 7).
+    /// - 2: dates are `Date`'s own seconds since 2001 (value tag 16), exact. A version-1 peer is
+    ///   refused rather than translated for: it cannot hold the exact dates, so what it wrote back
+    ///   (a date it read, a set element to erase) would silently differ from what others hold.
+    public static let current: UInt32 = 2
     /// Every version this build can speak.
-    public static let supported: ClosedRange<UInt32> = 1...1
+    public static let supported: ClosedRange<UInt32> = 2...2
 
     /// The highest version in both ranges.
     ///

@@ -234,7 +234,7 @@ enum QueryOrdering {
             if x.unicodeScalars.elementsEqual(y.unicodeScalars) { return .orderedSame }
             return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? .orderedAscending : .orderedDescending
         case let (.data(x), .data(y)): return bytes(Array(x), Array(y))
-        case let (.date(x), .date(y)): return order(x.timeIntervalSince1970, y.timeIntervalSince1970)
+        case let (.date(x), .date(y)): return order(x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
         case let (.objectId(x), .objectId(y)): return bytes(Array(x.bytes), Array(y.bytes))
         case let (.uuid(x), .uuid(y)): return bytes(uuidBytes(x), uuidBytes(y))
         case let (.link(x), .link(y)):

@@ -140,13 +140,11 @@ enum QueryLiteral {
         return text.contains(where: { ".eE".contains($0) }) ? text : text + ".0"
     }
 
-    /// `T<seconds>:<nanoseconds>`, with whole seconds rounded down and nanoseconds in 0..<1e9.
+    /// `T<seconds>:<nanoseconds>`, with whole seconds rounded down and nanoseconds in 0..<1e9;
+    /// parsed back it is `==` to the date (see ``Foundation/Date/timestamp``).
     static func dateText(_ date: Date) -> String {
-        let t = date.timeIntervalSince1970
-        var seconds = t.rounded(.down)
-        var nanos = ((t - seconds) * 1e9).rounded()
-        if nanos >= 1e9 { seconds += 1; nanos = 0 }
-        return "T\(Int64(seconds)):\(Int64(nanos))"
+        let (seconds, nanos) = date.timestamp
+        return "T\(seconds):\(nanos)"
     }
 
     static func quoted(_ s: String, quote: Character) -> String {

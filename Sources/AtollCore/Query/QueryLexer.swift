@@ -313,11 +313,11 @@ struct QueryLexer {
             let days = Self.daysFromCivil(year: first.value, month: month.value, day: day.value)
             let seconds = days * 86_400 + hour.value * 3_600 + minute.value * 60 + second.value
             position = p
-            return Date(timeIntervalSince1970: Double(seconds) + Double(nanos) / 1e9)
+            return Date(seconds: seconds, nanoseconds: nanos)
         }
         guard take(":"), let nanos = number(signed: true), ends() else { return nil }
         position = p
-        return Date(timeIntervalSince1970: Double(first.value) + Double(nanos.value) / 1e9)
+        return Date(seconds: first.value, nanoseconds: nanos.value)
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date.

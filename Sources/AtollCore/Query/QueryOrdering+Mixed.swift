@@ -144,7 +144,7 @@ extension QueryFunctions {
         case .int, .double, .float, .decimal: orderedDouble(value.numericDouble ?? 0)
         case .string(let s): key += Array(s.utf8)
         case .data(let d): key += Array(d)
-        case .date(let d): orderedDouble(d.timeIntervalSince1970)
+        case .date(let d): orderedDouble(d.timeIntervalSinceReferenceDate + 0)
         case .objectId(let o): key += o.bytes
         case .uuid(let u): withUnsafeBytes(of: u.uuid) { key += $0 }
         case .null: break

@@ -10,7 +10,7 @@ import Foundation
 /// | double, float | real; a NaN: blob, its 8 bytes (SQLite would store NULL) |
 /// | string | text |
 /// | data | blob |
-/// | date | real, seconds since 1970 |
+/// | date | real, seconds since 2001: `Date`'s own `Double`, so a date reads back `==` and sorts |
 /// | objectId | blob, 12 bytes |
 /// | uuid | blob, 16 bytes |
 /// | decimal128 | text, canonical form, compared with the `ATOLL_DECIMAL` collation |
@@ -37,7 +37,7 @@ extension Value {
         case .float(let f): f.isNaN ? Self.nan(Double(f).bitPattern) : .real(Double(f))
         case .string(let s): .text(s)
         case .data(let d): .blob(d)
-        case .date(let d): .real(d.timeIntervalSince1970)
+        case .date(let d): .real(d.timeIntervalSinceReferenceDate)
         case .objectId(let o): .blob(Data(o.bytes))
         case .uuid(let u): .blob(withUnsafeBytes(of: u.uuid) { Data($0) })
         case .decimal(let d): .text(d.description)
@@ -63,8 +63,8 @@ extension Value {
         case (.string, .text(let s)): self = .string(s)
         case (.data, .blob(let d)): self = .data(d)
         case (.data, .text(let s)): self = .data(Data(s.utf8))
-        case (.date, .real(let d)): self = .date(Date(timeIntervalSince1970: d))
-        case (.date, .integer(let i)): self = .date(Date(timeIntervalSince1970: Double(i)))
+        case (.date, .real(let d)): self = .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .integer(let i)): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.objectId, .blob(let d)) where d.count == 12: self = .objectId(ObjectId(bytes: d))
         case (.uuid, .blob(let d)) where d.count == 16:
             let b = [UInt8](d)

@@ -1,8 +1,13 @@
 import Foundation
 
 extension Value {
+    /// A value's tag byte. A date is tagged ``date`` and holds `Date`'s own bits (seconds since
+    /// 2001 as a `Double`), so it decodes `==` to the date encoded. Before protocol version 2 and
+    /// realm file format 4 a date was tagged ``legacyDate`` and held seconds since 1970, which
+    /// loses the lowest bit of about half of today's dates; such bytes (in old history records,
+    /// pending changesets, backups) still decode, as the old code read them.
     private enum Tag: UInt8 {
-        case null = 0, bool, int, double, float, string, data, date, objectId, uuid, decimal, link, object, list, set, map
+        case null = 0, bool, int, double, float, string, data, legacyDate, objectId, uuid, decimal, link, object, list, set, map, date
     }
 
     public func encode(into w: inout BinaryWriter) {
@@ -15,7 +20,8 @@ extension Value {
         case .string(let s): w.byte(Tag.string.rawValue); w.string(s)
         case .data(let d): w.byte(Tag.data.rawValue); w.blob(d)
         case .date(let d):
-            w.byte(Tag.date.rawValue); w.fixed64(d.timeIntervalSince1970.bitPattern)
+            // + 0 turns -0 into +0: equal dates have equal bytes.
+            w.byte(Tag.date.rawValue); w.fixed64((d.timeIntervalSinceReferenceDate + 0).bitPattern)
         case .objectId(let o): w.byte(Tag.objectId.rawValue); w.blob(o.bytes)
         case .uuid(let u): w.byte(Tag.uuid.rawValue); withUnsafeBytes(of: u.uuid) { w.blob(Array($0)) }
         case .decimal(let d):
@@ -48,7 +54,8 @@ extension Value {
             return .float(Float(bitPattern: UInt32(bits)))
         case .string: return .string(try r.string())
         case .data: return .data(Data(try r.blob()))
-        case .date: return .date(Date(timeIntervalSince1970: Double(bitPattern: try r.fixed64())))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.fixed64())))
+        case .legacyDate: return .date(Date(timeIntervalSince1970: Double(bitPattern: try r.fixed64())))
         case .objectId:
             let b = try r.blob()
             guard b.count == 12 else { throw DecodingFailure("ObjectId of \(b.count) bytes at byte \(r.offset)") }

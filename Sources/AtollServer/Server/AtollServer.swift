@@ -24,7 +24,7 @@ import ServiceLifecycle
 /// ```
 public struct AtollServer: Sendable {
     /// The sync protocol version this server speaks.
-    public static let protocolVersion = 1
+    public static let protocolVersion = Int(ProtocolVersion.current)
 
     public let configuration: ServerConfiguration
     public let logger: Logger

@@ -15,6 +15,8 @@ enum PostgresMigrations {
         var name: String
         /// Statements run in order (the extended protocol takes one statement per query).
         var statements: [String]
+        /// Run after the statements, in the same transaction: a change SQL alone cannot make.
+        var rewrite: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
     }
 
     /// The key of the advisory lock migrations take.
@@ -176,6 +178,8 @@ enum PostgresMigrations {
             "ALTER TABLE realms ADD COLUMN created_by TEXT",
             "CREATE INDEX realms_by_creator ON realms(app_id, created_by)",
         ]),
+        Migration(version: 6, name: "dates in history as seconds since 2001", statements: [],
+                  rewrite: { try await reencodeHistoryDates($0, logger: $1) }),
     ]
 
     /// The newest migration this binary knows.
@@ -205,6 +209,7 @@ enum PostgresMigrations {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                try await migration.rewrite?(connection, logger)
                 try await connection.query(
                     "INSERT INTO atoll_migrations (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
                 logger.info("store migrated", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
@@ -283,6 +288,12 @@ extension PostgresServerStore {
     /// Tests only: records a migration as applied (as a newer binary would have).
     func recordMigrationForTesting(version: Int, name: String) async throws {
         try await client.query("INSERT INTO atoll_migrations (version, name) VALUES (\(version), \(name))", logger: logger)
+    }
+
+    /// Tests only: every history row's changeset bytes as stored, by realm and server version.
+    func historyBytesForTesting() async throws -> [Data] {
+        try await client.query("SELECT changeset FROM history ORDER BY realm_id, server_version", logger: logger)
+            .collect().map { try $0.decode(Data.self) }
     }
 
     /// Tests only: the migrations applied, in order.

@@ -83,7 +83,7 @@ extension PostgresServerStore {
             for entry in archive.history {
                 try await Self.insertEntry(
                     connection, realmID: realmID, serverVersion: entry.serverVersion, fileIdent: entry.originFileIdent,
-                    clientVersion: entry.originClientVersion, timestamp: entry.originTimestamp, changeset: entry.changeset, logger: logger)
+                    clientVersion: entry.originClientVersion, timestamp: entry.originTimestamp, changeset: entry.storedChangeset, logger: logger)
             }
             try await connection.query(
                 """

@@ -130,6 +130,7 @@ extension SQLiteServerStore {
                     CREATE INDEX realms_by_creator ON realms(app_id, created_by);
                     """)
         }
+        registerDateMigration(&migrator)
         return migrator
     }
 }

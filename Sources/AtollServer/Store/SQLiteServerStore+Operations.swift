@@ -77,7 +77,7 @@ extension SQLiteServerStore {
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [realmID, entry.serverVersion, entry.originFileIdent, entry.originClientVersion,
-                                entry.originTimestamp, entry.changeset])
+                                entry.originTimestamp, entry.storedChangeset])
             }
             try db.execute(
                 sql: """
