@@ -162,6 +162,8 @@ let package = Package(
             name: "atoll",
             dependencies: [
                 "AtollAdminClient", "AtollRealmFile", "AtollAppImport",
+                // `atoll data import` of mongodump BSON: BSON.read, pure.
+                "AtollCore",
                 // `atoll realm-file convert` writes an Atoll realm.
                 "Atoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

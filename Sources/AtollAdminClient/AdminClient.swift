@@ -164,12 +164,20 @@ public struct AdminClient: Sendable {
 
     @discardableResult
     func request(_ method: String, _ path: String, body: [String: JSONValue]? = nil) async throws -> Data {
-        var request = URLRequest(url: server.appendingPathComponent("api/admin/v1/\(path)"))
+        try await request(method, path, bodyData: try body.map { try JSONEncoder().encode($0) })
+    }
+
+    func request(_ method: String, _ path: String, bodyData: Data?) async throws -> Data {
+        // A query (`?realm=…`) is kept as written; the path's components are appended.
+        let parts = path.split(separator: "?", maxSplits: 1)
+        var url = server.appendingPathComponent("api/admin/v1/\(parts[0])")
+        if parts.count == 2, let withQuery = URL(string: url.absoluteString + "?" + parts[1]) { url = withQuery }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let body {
+        if let bodyData {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONEncoder().encode(body)
+            request.httpBody = bodyData
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -8,6 +8,7 @@ import Foundation
 //   swift run -c release atoll-bench sync       # W4, W5, W7: sync, server in-process on loopback
 //   swift run -c release atoll-bench reset      # W6: a client reset recovering 1,000 changes
 //   swift run -c release atoll-bench realm-file # W9: opening (converting) a file Realm wrote
+//   swift run -c release atoll-bench import     # W10: `atoll data import` of 100,000 Task documents
 //   swift run -c release atoll-bench limits     # L0–L3: connection flood, upload stream, login flood
 //                                               # (atoll-server in a child process: build it first)
 
@@ -22,8 +23,9 @@ for suite in suites {
     case "limits": try await LimitsBenchmark().run()  // L0–L3: what hostile clients cost the server
     case "nodes": try await NodesBenchmark().run()  // W4/W5 on PostgreSQL and W8 with 1–3 nodes
     case "realm-file": try RealmFileBenchmark().run()  // W9: converting a file Realm wrote
+    case "import": try await ImportBenchmark().run()  // W10: `atoll data import` of 100,000 documents
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file, import\n".utf8))
         exit(2)
     }
 }

@@ -12,7 +12,7 @@ struct AtollCommand: AsyncParsableCommand {
             look into a Realm file.
             """,
         subcommands: [Apps.self, Users.self, Sessions.self, Sync.self, Backups.self, Recovery.self, Retention.self, Schema.self,
-                      APIKeys.self, RealmFileCommand.self])
+                      APIKeys.self, DataCommand.self, RealmFileCommand.self])
 }
 
 /// Where the server is and how to prove being its operator.

@@ -57,6 +57,7 @@ struct AdminRoutes: Sendable {
         }
         addOperations(to: admin)
         addServerAPIKeys(to: admin)
+        addData(to: admin)
     }
 
     /// The app the path names; `creating` records one the store does not know (an app declared in

@@ -28,12 +28,12 @@ enum JSONBody {
 
     /// Decodes the request's body; an empty body decodes as `{}`.
     /// - Throws: `ServerError.badRequest` when the body is not JSON of the expected shape.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, maxBytes: Int = maxRequestSize) async throws -> T {
         let buffer: ByteBuffer
         do {
-            buffer = try await request.body.collect(upTo: maxRequestSize)
+            buffer = try await request.body.collect(upTo: maxBytes)
         } catch {
-            throw ServerError(.badRequest, "the request body is larger than \(maxRequestSize) bytes")
+            throw ServerError(.badRequest, "the request body is larger than \(maxBytes) bytes")
         }
         var data = Data(buffer.readableBytesView)
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { data = Data("{}".utf8) }

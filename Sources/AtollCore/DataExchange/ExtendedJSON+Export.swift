@@ -1,0 +1,86 @@
+import Foundation
+
+extension ExtendedJSON {
+    /// An object as one line of canonical Extended JSON v2 (what `mongoexport --jsonFormat=canonical`
+    /// writes): its primary key first as `_id`'s name says, then the other fields in schema order;
+    /// links as their target's primary key, embedded objects as documents.
+    ///
+    /// ```swift
+    /// ExtendedJSON.canonical(fields, of: schema["Task"]!, schema: schema)   // {"_id":{"$oid":"…"},"title":"…"}
+    /// ```
+    public static func canonical(_ fields: [String: Value], of type: ObjectSchema, schema: [String: ObjectSchema]) -> String {
+        var out = "{"
+        var first = true
+        let ordered = type.properties.filter(\.isPrimaryKey) + type.properties.filter { !$0.isPrimaryKey }
+        for property in ordered {
+            let value = fields[property.name] ?? defaultValue(property)
+            if !first { out += "," }
+            first = false
+            out += quoted(property.name) + ":" + canonical(value, schema: schema)
+        }
+        return out + "}"
+    }
+
+    static func defaultValue(_ property: Property) -> Value {
+        switch property.collection {
+        case .single: property.initialValue
+        case .list: .list([])
+        case .set: .set([])
+        case .map: .map([:])
+        }
+    }
+
+    /// One value in canonical Extended JSON v2.
+    public static func canonical(_ value: Value, schema: [String: ObjectSchema]) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i):
+            return Int32(exactly: i) != nil ? #"{"$numberInt":"\#(i)"}"# : #"{"$numberLong":"\#(i)"}"#
+        case .double(let d): return #"{"$numberDouble":"\#(doubleText(d))"}"#
+        case .float(let f): return #"{"$numberDouble":"\#(doubleText(Double(f)))"}"#
+        case .string(let s): return quoted(s)
+        case .data(let d): return #"{"$binary":{"base64":"\#(d.base64EncodedString())","subType":"00"}}"#
+        case .date(let date):
+            return #"{"$date":{"$numberLong":"\#(Int64((date.timeIntervalSince1970 * 1000).rounded()))"}}"#
+        case .objectId(let o): return #"{"$oid":"\#(o.stringValue)"}"#
+        case .uuid(let u):
+            let bytes = withUnsafeBytes(of: u.uuid) { Data($0) }
+            return #"{"$binary":{"base64":"\#(bytes.base64EncodedString())","subType":"04"}}"#
+        case .decimal(let d): return #"{"$numberDecimal":"\#(d.stringValue)"}"#
+        case .link(let link): return canonical(link.primaryKey, schema: schema)
+        case .object(let fields):
+            // An embedded object: its schema is not known from the value alone, so fields are sorted.
+            return "{" + fields.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + canonical($0.value, schema: schema) }.joined(separator: ",") + "}"
+        case .list(let items), .set(let items): return "[" + items.map { canonical($0, schema: schema) }.joined(separator: ",") + "]"
+        case .map(let entries):
+            return "{" + entries.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + canonical($0.value, schema: schema) }.joined(separator: ",") + "}"
+        }
+    }
+
+    /// A double as canonical Extended JSON spells it: `Infinity`, `-Infinity`, `NaN`, else a
+    /// round-tripping decimal with a fraction or exponent.
+    static func doubleText(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        let text = "\(d)"
+        return text.contains(".") || text.contains("e") ? text : text + ".0"
+    }
+
+    /// A JSON string literal.
+    public static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

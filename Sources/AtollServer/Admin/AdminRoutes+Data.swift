@@ -1,0 +1,80 @@
+import AtollCore
+import Foundation
+import Hummingbird
+
+/// `atoll data import` / `atoll data export` (docs/from-atlas.md, "Data"): batches of mongoexport
+/// documents written into an app's history, pages of canonical Extended JSON read out of it.
+extension AdminRoutes {
+    /// A batch's request body: at most this many bytes (documents of up to 4 MB each, several a batch).
+    static let maxImportRequestBytes = 16 << 20
+
+    func addData(to admin: RouterGroup<AtollRequestContext>) {
+        admin.post("apps/:app/data/import") { request, context in
+            let app = try await requireApp(context, creating: true)
+            let body = try await JSONBody.decode(ImportRequest.self, from: request, maxBytes: Self.maxImportRequestBytes)
+            guard body.documents.count <= SyncCoordinator.maxImportBatch else {
+                throw ServerError(.badRequest, "a batch holds at most \(SyncCoordinator.maxImportBatch) documents")
+            }
+            let outcome: DataImportOutcome
+            do {
+                outcome = try await coordinator.importDocuments(appID: app.id, DataImportRequest(
+                    type: body.type, documents: body.documents, partitionKey: body.partitionKey, realm: body.realm, schema: body.schema ?? []))
+            } catch let error as DataImportError {
+                throw ServerError(.badRequest, error.description)
+            } catch let error as MergeError {
+                throw ServerError(.badRequest, "the realm refused the batch: \(error)")
+            }
+            return try JSONBody.response(ImportResponse(
+                imported: outcome.imported,
+                refused: outcome.refused.map { .init(index: $0.index, code: $0.error.code.rawValue, path: $0.error.path, message: $0.error.message) },
+                unresolvedLinks: outcome.unresolvedLinks.map {
+                    .init(index: $0.index, type: $0.target.objectType, id: ExtendedJSON.canonical($0.target.primaryKey, schema: [:]))
+                },
+                ignoredFields: outcome.ignoredFields, realms: outcome.realms.sorted()))
+        }
+        admin.get("apps/:app/data/realms") { _, context in
+            let app = try await requireApp(context)
+            return try JSONBody.response(["realms": try await coordinator.dataRealms(appID: app.id)])
+        }
+        admin.get("apps/:app/data/export") { request, context in
+            let app = try await requireApp(context)
+            let query = request.uri.queryParameters
+            guard let realm = query["realm"].map(String.init) else {
+                throw ServerError(.badRequest, "export needs ?realm=<path>[&type=<Type>]")
+            }
+            let type = query["type"].map(String.init)
+            let after = query["after"].flatMap { Int(String($0)) } ?? 0
+            let limit = min(query["limit"].flatMap { Int(String($0)) } ?? 1_000, 5_000)
+            do {
+                let page = try await coordinator.exportDocuments(appID: app.id, path: realm, type: type, after: after, limit: limit)
+                return try JSONBody.response(ExportResponse(documents: page.documents, next: page.next, schema: page.schema))
+            } catch let error as ServerStoreError {
+                throw ServerError(.notFound, error.message)
+            }
+        }
+    }
+
+    struct ImportRequest: Decodable {
+        var type: String
+        var documents: [String]
+        var partitionKey: String?
+        var realm: String?
+        var schema: [ObjectSchema]?
+    }
+
+    struct ImportResponse: Codable {
+        struct Refusal: Codable { var index: Int; var code: String; var path: String; var message: String }
+        struct Link: Codable { var index: Int; var type: String; var id: String }
+        var imported: Int
+        var refused: [Refusal]
+        var unresolvedLinks: [Link]
+        var ignoredFields: [String: Int]
+        var realms: [String]
+    }
+
+    struct ExportResponse: Codable {
+        var documents: [String]
+        var next: Int?
+        var schema: [ObjectSchema]
+    }
+}
