@@ -2,10 +2,11 @@
 import Testing
 
 /// `U128` (Decimal128's coefficient) against the standard library's `UInt128`, which it replaces
-/// below macOS 15 / iOS 18: the same results for the operations Decimal128 uses.
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+/// below macOS 15 / iOS 18: the same results for the operations Decimal128 uses. (Suites cannot be
+/// marked `@available`; the tests that use `UInt128` are.)
 @Suite struct U128Tests {
     /// Edge values and a seeded spread of widths (small, one limb, two limbs, near the top).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func samples(count: Int) -> [UInt128] {
         var generator = SplitMix64(seed: 0x5EED_1280)
         var values: [UInt128] = [0, 1, 2, 9, 10, 11, UInt128(UInt64.max), UInt128(UInt64.max) + 1, UInt128.max, UInt128.max - 1,
@@ -17,9 +18,12 @@ import Testing
         return values
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func u(_ value: UInt128) -> U128 { U128(high: UInt64(value >> 64), low: UInt64(truncatingIfNeeded: value)) }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func wide(_ value: U128) -> UInt128 { UInt128(value.high) << 64 | UInt128(value.low) }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func arithmeticMatchesUInt128() {
         let values = Self.samples(count: 60)
         for a in values {
