@@ -71,7 +71,7 @@ final class TodoListViewModel {
             }
             let signedIn = try #require(user)
             #expect(model.status == "signed in")
-            #expect(await waitUntil { queue.sync { model.appChanges } >= 1 }, "a login changes the app")
+            #expect(await waitUntil(timeout: .seconds(30)) { queue.sync { model.appChanges } >= 1 }, "a login changes the app")
 
             var configuration = signedIn.flexibleSyncConfiguration()
             configuration.objectTypes = [CombineTodo.self]
@@ -96,12 +96,12 @@ final class TodoListViewModel {
             list.bind(to: realm, on: queue) { seen.append($0) }
             try realm.write { realm.add(CombineTodo(value: ["title": "b"])) }
             try realm.write { realm.add(CombineTodo(value: ["title": "a"])) }
-            #expect(await waitUntil { seen.last == ["a", "b"] })
+            #expect(await waitUntil(timeout: .seconds(30)) { seen.last == ["a", "b"] })
             #expect(seen.first == [])
 
             let before = queue.sync { model.appChanges }
             _ = try await signedIn.logOut() as Void
-            #expect(await waitUntil { queue.sync { model.appChanges } > before }, "a logout changes the app")
+            #expect(await waitUntil(timeout: .seconds(30)) { queue.sync { model.appChanges } > before }, "a logout changes the app")
         }
     }
 }

@@ -67,8 +67,9 @@ struct PasswordResetTests {
 
             mail.setBehavior(.status("fail"))
             let refused = try await server.http.callReset("cy@example.com", password: "refused-pw")
-            #expect(refused.status == 401)
-            #expect(refused.errorCode == "AuthError")
+            #expect(refused.status == 400)
+            #expect(refused.errorCode == "Unknown")
+            #expect(refused.text.contains("failed to reset password for user"))
             #expect(try await server.http.emailLogin(email: "cy@example.com", password: "approved-pw").status == 200)
             _ = await mail.nextCall()
 

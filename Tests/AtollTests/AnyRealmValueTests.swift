@@ -54,6 +54,21 @@ final class MixedOwner: Object {
         #expect(reopened.object(ofType: MixedHolder.self, forPrimaryKey: id)?.payload == value)
     }
 
+    /// JSONSerialization's numbers are NSNumbers, and one holding 0 or 1 casts to Bool on Linux as
+    /// on Darwin: a value built from JSON keeps the kind the JSON had.
+    @Test func numbersFromJSONKeepTheirKind() throws {
+        let realm = try testRealm().open()
+        let json = try JSONSerialization.jsonObject(with: Data(#"{"payload": 1, "items": [1, true, 2.5, 0, false, 7]}"#.utf8)) as! [String: Any]
+        let holder = MixedHolder(value: json)
+        #expect(holder.payload == .int(1))
+        #expect(Array(holder.items) == [.int(1), .bool(true), .double(2.5), .int(0), .bool(false), .int(7)])
+        try realm.write { realm.add(holder) }
+        #expect(holder.payload == .int(1))
+        let dogJSON = try JSONSerialization.jsonObject(with: Data(#"{"name": "Rex", "age": 1}"#.utf8)) as! [String: Any]
+        let target = MixedTarget(value: ["name": "Rex", "rank": dogJSON["age"]!])
+        #expect(target.rank == 1)
+    }
+
     @Test func numbersOfDifferentKindsStayApart() throws {
         let realm = try testRealm().open()
         let holder = MixedHolder()

@@ -83,7 +83,8 @@ extension SerialAppServicesTests {
             let reset = try #require(await mail.nextCall())
             #expect(await completionError { auth.resetPassword(to: "n3w-secret", token: reset.token!, tokenId: reset.tokenId!, completion: $0) } == nil)
             let refused = await completionError { auth.retryCustomConfirmation("dee@example.com", completion: $0) }
-            #expect((refused as? AppError)?.code == .badRequest)  // this app confirms by token
+            #expect((refused as? AppError)?.code == .unknown)  // this app confirms by token
+            #expect(refused?.localizedDescription == "cannot run confirmation for dee@example.com: confirmation is by token, not by a function")
             mail.setBehavior(.status("success"))
             #expect(await completionError { auth.callResetPasswordFunction(email: "dee@example.com", password: "f0urth-pw", args: ["x"], $0) } == nil)
             _ = try await server.app().login(credentials: .emailPassword(email: "dee@example.com", password: "f0urth-pw"))
@@ -119,6 +120,45 @@ extension SerialAppServicesTests {
         }
     }
 
+    /// realm-swift's own provider-client tests against App Services, case by case: the code and
+    /// the `localizedDescription` apps compare and show (Atoll's explanation goes to its log).
+    @Test func errorsCarryAppServicesOwnCodesAndMessages() async throws {
+        try await withEmailPasswordServer(confirmation: .automatic, receiving: .status("fail")) { server, _ in
+            let app = server.app()
+            let auth = app.emailPasswordAuth
+            let email = "realm_tests_do_autoverify@example.com"
+            try await auth.registerUser(email: email, password: "a-password")
+            func expect(_ code: AppError.Code, _ message: String, _ body: () async throws -> Void,
+                        sourceLocation: SourceLocation = #_sourceLocation) async {
+                do {
+                    try await body()
+                    Issue.record("no error: expected \(message)", sourceLocation: sourceLocation)
+                } catch let error as AppError {
+                    #expect(error.code == code, sourceLocation: sourceLocation)
+                    #expect(error.localizedDescription == message, sourceLocation: sourceLocation)
+                } catch {
+                    Issue.record("\(error)", sourceLocation: sourceLocation)
+                }
+            }
+            await expect(.badRequest, "invalid token data") { try await auth.confirmUser("atoken", tokenId: "atokenid") }
+            await expect(.userNotFound, "user not found") { try await auth.resendConfirmationEmail("atoken") }
+            await expect(.userAlreadyConfirmed, "already confirmed") { try await auth.resendConfirmationEmail(email) }
+            await expect(.unknown, "cannot run confirmation for \(email): automatic confirmation is enabled") {
+                try await auth.retryCustomConfirmation(email)
+            }
+            await expect(.userNotFound, "user not found") { try await auth.sendResetPasswordEmail("atoken") }
+            await expect(.badRequest, "invalid token data") { try await auth.resetPassword(to: "password", token: "atoken", tokenId: "tokenId") }
+            await expect(.unknown, "failed to reset password for user \"\(email)\"") {
+                try await auth.callResetPasswordFunction(email: email, password: "another-password", args: [[:]])
+            }
+            await expect(.invalidPassword, "unauthorized") { _ = try await app.login(credentials: .emailPassword(email: email, password: "INVALID_PASSWORD")) }
+            await expect(.invalidPassword, "unauthorized") {
+                _ = try await app.login(credentials: .emailPassword(email: "INVALID_USERNAME@example.com", password: "INVALID_PASSWORD"))
+            }
+            await expect(.accountNameInUse, "name already in use") { try await auth.registerUser(email: email, password: "a-password") }
+        }
+    }
+
     @Test func theResetFunctionGetsTheArgumentsAsExtendedJSON() async throws {
         try await withEmailPasswordServer(confirmation: .automatic, receiving: .status("success")) { server, mail in
             let app = server.app()
@@ -136,7 +176,7 @@ extension SerialAppServicesTests {
             _ = try await app.login(credentials: .emailPassword(email: "hal@example.com", password: "new-secret"))
             mail.setBehavior(.status("fail"))
             await #expect { try await app.emailPasswordAuth.callResetPasswordFunction(email: "hal@example.com", password: "third-pw", args: []) }
-                throws: { ($0 as? AppError)?.code == .authError }
+                throws: { ($0 as? AppError)?.code == .unknown && $0.localizedDescription == "failed to reset password for user \"hal@example.com\"" }
         }
     }
 }

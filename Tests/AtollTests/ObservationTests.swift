@@ -386,7 +386,7 @@ final class ObservedPlace: Object {
             try await realmA.syncSession!.wait(for: .upload)
             try await realmB.syncSession!.wait(for: .download)
             // The realm of the main actor advances on its own once the download is committed.
-            #expect(await waitUntil { changes.count == 1 })
+            #expect(await waitUntil(timeout: .seconds(30)) { changes.count == 1 })
             #expect(task.name == "Destroy the ring")
         }
     }

@@ -80,6 +80,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "APIKeyAlreadyExists": .apiKeyAlreadyExists
         case "UserAlreadyConfirmed": .userAlreadyConfirmed
         case "AuthError": .authError
+        case "Unknown": .unknown
         case "InternalError": .internalServerError
         case "MaintenanceInProgress": .maintenanceInProgress
         default: .httpRequestFailed

@@ -224,8 +224,25 @@ extension Decimal128: _PersistableScalar {
 }
 
 extension Value {
+    /// A number object by the type it was made from: `c`/`B` (a boolean; JSON's `true`), `f`,
+    /// `d`, else an integer.
+    init(_ number: NSNumber) {
+        switch String(cString: number.objCType) {
+        case "c", "B": self = .bool(number.boolValue)
+        case "f": self = .float(number.floatValue)
+        case "d": self = .double(number.doubleValue)
+        default: self = .int(number.int64Value)
+        }
+    }
+
     /// Converts a loose Swift value (from a dictionary passed to `Object(value:)`) to a `Value`.
     init?(any: Any) {
+        // An NSNumber (JSONSerialization's numbers, NSDictionary values) casts to Bool when it
+        // holds 0 or 1, on Linux as on Darwin: its own type says what it is.
+        if type(of: any) is NSNumber.Type, let number = any as? NSNumber {
+            self = Value(number)
+            return
+        }
         switch any {
         case let v as Value: self = v
         case is NSNull: self = .null

@@ -90,10 +90,11 @@ extension AuthService {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
         try countRequest(app: app, email: email, clientAddress: clientAddress)
+        // As App Services: an unknown or confirmed user is said so whatever the confirmation mode.
+        try await requirePending(appID: appID, email: email)
         guard app.emailPassword.confirmation == .token else {
             throw ServerError(.badRequest, "this app does not confirm users by token (confirmation is \(app.emailPassword.confirmation.rawValue))")
         }
-        try await requirePending(appID: appID, email: email)
         try await sendToken(app: app, email: email, purpose: .confirm)
     }
 
@@ -104,7 +105,12 @@ extension AuthService {
         let email = Self.normalizedEmail(email)
         try countRequest(app: app, email: email, clientAddress: clientAddress)
         guard app.emailPassword.confirmation == .function else {
-            throw ServerError(.badRequest, "this app has no confirmation function (confirmation is \(app.emailPassword.confirmation.rawValue))")
+            // App Services' message (realm-swift's tests compare it), Atoll's wording of the mode.
+            let mode = switch app.emailPassword.confirmation {
+            case .automatic: "automatic confirmation is enabled"
+            default: "confirmation is by \(app.emailPassword.confirmation.rawValue), not by a function"
+            }
+            throw ServerError(.unknown, "cannot run confirmation for \(email): \(mode)")
         }
         try await requirePending(appID: appID, email: email)
         try await runConfirmationFunction(app: app, email: email)
@@ -204,9 +210,16 @@ extension AuthService {
         try Self.checkPassword(password)
         _ = try await emailUser(appID: appID, email: email)
         let (token, tokenID) = try await newToken(appID: appID, email: email, purpose: .reset)
-        let status = try await callFunction(
-            app: app, url: url,
-            WebhookBody(purpose: .reset, appId: appID, username: email, token: token, tokenId: tokenID, arguments: arguments), what: "reset")
+        let status: FunctionStatus
+        do {
+            status = try await callFunction(
+                app: app, url: url,
+                WebhookBody(purpose: .reset, appId: appID, username: email, token: token, tokenId: tokenID, arguments: arguments), what: "reset")
+        } catch {
+            // A function that failed or answered badly is in the log; App Services answers the same for both.
+            try await store.deleteAccountTokens(appID: appID, email: email, purpose: .reset)
+            throw Self.resetFailed(email)
+        }
         switch status {
         case .success:
             guard try await store.takeAccountToken(appID: appID, tokenID: tokenID, digest: Secrets.digest(token), purpose: .reset, now: now())
@@ -216,7 +229,8 @@ extension AuthService {
             logger.info("password reset pending", metadata: ["app": "\(appID)"])
         case .fail:
             try await store.deleteAccountTokens(appID: appID, email: email, purpose: .reset)
-            throw ServerError(.authError, "the reset function refused the password reset")
+            logger.info("the reset function refused the password reset", metadata: ["app": "\(appID)"])
+            throw Self.resetFailed(email)
         }
     }
 
@@ -233,7 +247,12 @@ extension AuthService {
 
     // MARK: Shared
 
-    static let badToken = ServerError(.badRequest, "invalid token data: the token is unknown, expired or already used")
+    /// App Services' answer to a confirmation or reset token it does not take (unknown, expired or
+    /// already used: the log says so, the client only that the token is bad).
+    static let badToken = ServerError(.badRequest, "invalid token data")
+
+    /// App Services' answer when the reset function refuses or fails.
+    static func resetFailed(_ email: String) -> ServerError { ServerError(.unknown, "failed to reset password for user \"\(email)\"") }
 
     static func checkPassword(_ password: String) throws {
         guard (6...128).contains(password.count) else {

@@ -105,7 +105,11 @@ extension AuthService {
             // An unknown account is checked against a decoy: it costs the same time as a known one.
             let matches = try await hasher.verifyOffLoop(password, against: passwordHash ?? pending?.passwordHash ?? decoyHash)
             if pending != nil, matches { throw ServerError(.authError, "confirmation required") }
-            guard let user, passwordHash != nil, matches else { throw ServerError(.invalidCredentials, "invalid username/password") }
+            guard let user, passwordHash != nil, matches else {
+                // App Services' own answer; which of the two was wrong goes to the log only.
+                logger.info("login refused: invalid username/password", metadata: ["app": "\(appID)"])
+                throw ServerError(.invalidCredentials, "unauthorized")
+            }
             return (user, nil)
 
         case .apiKey:

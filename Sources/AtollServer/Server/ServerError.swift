@@ -5,7 +5,7 @@ import Hummingbird
 /// (docs/protocol.md §1).
 ///
 /// ```swift
-/// throw ServerError(.invalidCredentials, "invalid username/password")
+/// throw ServerError(.invalidCredentials, "unauthorized")
 /// ```
 public struct ServerError: Error, Sendable, CustomStringConvertible {
     /// The `error_code` values of the HTTP API.
@@ -29,6 +29,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case authError = "AuthError"
         /// The user of a confirmation request is confirmed already.
         case userAlreadyConfirmed = "UserAlreadyConfirmed"
+        /// A failure App Services reports with no specific code (realm-swift's `AppError.unknown`):
+        /// a custom confirmation that cannot run, a reset function that failed.
+        case unknown = "Unknown"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
@@ -37,7 +40,7 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
             case .userDisabled, .authProviderDisabled: .forbidden
             case .userNotFound, .appNotFound, .apiKeyNotFound, .notFound: .notFound
             case .accountNameInUse, .userAlreadyConfirmed: .conflict
-            case .invalidPassword, .badRequest: .badRequest
+            case .invalidPassword, .badRequest, .unknown: .badRequest
             case .internalError: .internalServerError
             case .tooManyRequests: .tooManyRequests
             }
