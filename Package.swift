@@ -6,7 +6,10 @@ let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
 let package = Package(
     name: "Atoll",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // Realm apps' deployment targets. Nothing in the libraries Apple apps link (Atoll, AtollCore,
+    // AtollRealmFile, AtollAdminClient) may need a newer OS unless marked `@available`:
+    // AppleDeploymentTargetLintTests checks the APIs that would (docs/from-realm.md, "Apple platforms").
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1), .macCatalyst(.v16)],
     products: [
         .library(name: "Atoll", targets: ["Atoll"]),
         .library(name: "AtollCore", targets: ["AtollCore"]),
@@ -38,10 +41,13 @@ let package = Package(
         // Combine where Apple's is missing (Linux): Realm's publishers are written once against
         // Combine's names and tested here (docs/from-realm.md, "Combine").
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // Lock-free atomics below macOS 15 / iOS 18 (the standard library's `Atomic` needs those).
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
     ],
     targets: [
         // Pure values and rules both sides agree on: no I/O, no clocks.
-        .target(name: "AtollCore"),
+        // Atomics: ObjectId's counter and the `ManagedAtomic` adapter (Concurrency/ManagedAtomic+Arithmetic.swift).
+        .target(name: "AtollCore", dependencies: [.product(name: "Atomics", package: "swift-atomics")]),
         // A read-only reader of Realm's own file format (realm-core's), in pure Swift: the files
         // Realm apps already have (docs/realm-file-format.md).
         .target(
@@ -60,6 +66,7 @@ let package = Package(
             name: "Atoll",
             dependencies: [
                 "AtollCore",
+                .product(name: "Atomics", package: "swift-atomics"),
                 // Files Realm wrote are converted when a configuration opens one.
                 "AtollRealmFile",
                 "CAtollCipher",
@@ -92,6 +99,7 @@ let package = Package(
             name: "AtollServer",
             dependencies: [
                 "AtollCore",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 // HTTPS and wss:// when the configuration has `tls` (HTTPServerBuilder is in the core).
@@ -146,7 +154,8 @@ let package = Package(
                            .product(name: "GRDBSQLite", package: "GRDB.swift"),
                            // The limits suite's raw sync clients.
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                           .product(name: "NIOCore", package: "swift-nio")]
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "Atomics", package: "swift-atomics")]
         ),
         .executableTarget(
             name: "atoll-server",
@@ -234,6 +243,8 @@ let package = Package(
             name: "AppCompatibilityTests",
             // AtollServer: a test's own server configuration (apps, e-mail/password webhooks).
             dependencies: ["Atoll", "AtollServer", "AtollTesting",
+                           // `Locked`, where a test waits for an app's callback.
+                           "AtollCore",
                            // `import Combine` where there is none: OpenCombine's shim.
                            .product(name: "OpenCombineShim", package: "OpenCombine", condition: .when(platforms: nonApple))],
             swiftSettings: [.swiftLanguageMode(.v5)]

@@ -179,24 +179,47 @@ public struct RealmDecimal128: Sendable, Equatable, Hashable, CustomStringConver
     public var isInfinite: Bool { high & 0x7c00_0000_0000_0000 == 0x7800_0000_0000_0000 }
     public var isNegative: Bool { high >> 63 == 1 }
 
-    /// Sign, coefficient and unbiased exponent of a finite value.
-    public var components: (negative: Bool, coefficient: UInt128, exponent: Int)? {
+    /// Sign, coefficient (its high and low 64 bits: below 10^34) and unbiased exponent of a finite value.
+    public var components: (negative: Bool, coefficient: (high: UInt64, low: UInt64), exponent: Int)? {
         guard !isNaN, !isInfinite else { return nil }
         if (high >> 61) & 3 == 3 {
             // Coefficients that need the long form exceed the decimal128 range: canonical zero.
             let exponent = Int((high >> 47) & 0x3FFF) - 6176
-            return (isNegative, 0, exponent)
+            return (isNegative, (0, 0), exponent)
         }
         let exponent = Int((high >> 49) & 0x3FFF) - 6176
-        let coefficient = UInt128(high & 0x1_FFFF_FFFF_FFFF) << 64 | UInt128(low)
-        return (isNegative, coefficient > UInt128(String(repeating: "9", count: 34))! ? 0 : coefficient, exponent)
+        let coefficientHigh = high & 0x1_FFFF_FFFF_FFFF
+        // Above 10^34 - 1 (0x1_ED09_BEAD_87C0 378D_8E63_FFFF_FFFF): non-canonical, read as zero.
+        let maxHigh: UInt64 = 0x1_ED09_BEAD_87C0, maxLow: UInt64 = 0x378D_8E63_FFFF_FFFF
+        let tooLarge = coefficientHigh > maxHigh || (coefficientHigh == maxHigh && low > maxLow)
+        return (isNegative, tooLarge ? (0, 0) : (coefficientHigh, low), exponent)
+    }
+
+    /// The decimal digits of a 128-bit unsigned integer given as two halves.
+    static func decimalDigits(high: UInt64, low: UInt64) -> String {
+        if high == 0 { return String(low) }
+        let chunk: UInt64 = 10_000_000_000_000_000_000  // 10^19
+        var (high, low) = (high, low)
+        var parts: [UInt64] = []
+        while high != 0 {
+            let (quotientHigh, remainderHigh) = high.quotientAndRemainder(dividingBy: chunk)
+            let (quotientLow, remainder) = chunk.dividingFullWidth((remainderHigh, low))
+            parts.append(remainder)
+            (high, low) = (quotientHigh, quotientLow)
+        }
+        var text = String(low)
+        for part in parts.reversed() {
+            let digits = String(part)
+            text += String(repeating: "0", count: 19 - digits.count) + digits
+        }
+        return text
     }
 
     /// Plain decimal text such as `-12.50`, `1E+30`, `NaN` or `Infinity`.
     public var description: String {
         if isNaN { return "NaN" }
         guard let (negative, coefficient, exponent) = components else { return isNegative ? "-Infinity" : "Infinity" }
-        let digits = String(coefficient)
+        let digits = Self.decimalDigits(high: coefficient.high, low: coefficient.low)
         let sign = negative ? "-" : ""
         if exponent == 0 { return sign + digits }
         if exponent > 0 { return sign + digits + "E+\(exponent)" }
@@ -264,9 +287,12 @@ public struct RealmDecimal128: Sendable, Equatable, Hashable, CustomStringConver
 
     /// A NaN: sign and NaN bits in `top`, the narrow payload scaled to decimal128's coefficient width.
     private init(special top: UInt64, payload: UInt64, scale: Int) {
-        var factor: UInt128 = 1
-        for _ in 0..<scale { factor *= 10 }
-        let coefficient = UInt128(payload) * factor
-        self.init(low: UInt64(truncatingIfNeeded: coefficient), high: top | UInt64(truncatingIfNeeded: coefficient >> 64))
+        // payload × 10^scale in two 64-bit halves (below 10^34 for the payloads callers pass).
+        var (high, low): (UInt64, UInt64) = (0, payload)
+        for _ in 0..<scale {
+            let (carry, product) = low.multipliedFullWidth(by: 10)
+            (high, low) = (high * 10 + carry, product)
+        }
+        self.init(low: low, high: top | high)
     }
 }

@@ -18,8 +18,8 @@ public final class SyncTestServer: Sendable {
     public let appId: String
     public let configuration: ServerConfiguration
     public let folder: TemporaryFolder
-    private let running: Mutex<RunningAtollServer?>
-    private let apps = Mutex<[App]>([])
+    private let running: Locked<RunningAtollServer?>
+    private let apps = Locked<[App]>([])
 
     /// The running server (its port, its admin operations such as `auth.setUserDisabled`).
     public var server: RunningAtollServer {
@@ -59,7 +59,7 @@ public final class SyncTestServer: Sendable {
         self.wall = wall ?? clock.wall
         self.configuration = configuration
         self.folder = folder
-        self.running = Mutex(running)
+        self.running = Locked(running)
         baseURL = running.baseURL.absoluteString
     }
 
@@ -182,7 +182,6 @@ public final class SyncTestServer: Sendable {
     }
 }
 
-import Synchronization
 
 /// Runs `body` against a fresh test server, then tears it down (logging out its apps' users,
 /// stopping it, removing its files), whether `body` threw or not.
@@ -235,7 +234,7 @@ extension SyncTestServer {
     /// delay at every poll so the attempt starts at once; nil when none failed within `timeout`.
     @MainActor
     public func nextConnectionFailure(of session: SyncSession, timeout: Duration = .seconds(30)) async -> SyncError? {
-        let failure = Mutex<SyncError?>(nil)
+        let failure = Locked<SyncError?>(nil)
         let waiting = Task {
             let error = await session.nextConnectionFailureForTesting()
             failure.withLock { $0 = error }

@@ -1,9 +1,9 @@
+import AtollCore
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 
 /// The app's side of the server's e-mail/password webhooks, in a test: a small HTTP server on
 /// 127.0.0.1 that records every POST and answers as the test says (a function's status, a hang,
@@ -53,7 +53,7 @@ public final class WebhookReceiver: Sendable {
         var hanging = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
     /// The receiver's port on 127.0.0.1.

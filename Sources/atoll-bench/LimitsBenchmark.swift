@@ -4,10 +4,10 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Atomics
 import HummingbirdWSClient
 import Logging
 import NIOCore
-import Synchronization
 
 /// What hostile or careless clients cost the server (issue 10's figures): the server runs as a
 /// child process (`atoll-server` next to this binary) so its resident memory is its own.
@@ -140,7 +140,7 @@ struct LimitsBenchmark {
         let base = URL(string: server.baseURL)!
         _ = try await Self.post(base, "/api/client/v1/app/bench/auth/providers/local-userpass/register", ["email": "victim@example.com", "password": "password1"])
         _ = try await Self.post(base, "/api/client/v1/app/bench/auth/providers/local-userpass/register", ["email": "other@example.com", "password": "password2"])
-        let statuses = Mutex<[Int: Int]>([:])
+        let statuses = Locked<[Int: Int]>([:])
         let flooding = Counter()
         let other = Task {
             var latencies: [Double] = []
@@ -223,7 +223,7 @@ struct LimitsBenchmark {
 
 /// A counter tasks share.
 final class Counter: Sendable {
-    private let storage = Atomic<Int>(0)
+    private let storage = ManagedAtomic<Int>(0)
     var value: Int { storage.load(ordering: .relaxed) }
     func add(_ n: Int) { storage.add(n, ordering: .relaxed) }
 

@@ -1,7 +1,7 @@
 import Atoll
+import AtollCore
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 // An app that watches its sync session the way Realm apps do: a status line fed by key-value
@@ -102,7 +102,7 @@ final class LogBook: @unchecked Sendable {
             try realm.write {
                 realm.add(FieldNote(value: ["text": "Elrond's library smells of cedar"]))
             }
-            let saved = Mutex<Bool?>(nil)
+            let saved = Locked<Bool?>(nil)
             session.wait(for: .upload, queue: DispatchQueue(label: "field-notes.sync")) { error in
                 saved.withLock { $0 = error == nil }
             }

@@ -422,6 +422,8 @@ struct Decimal128Tests {
         #expect(Decimal128(value).description == string)
     }
 
+    // The standard library's UInt128 as a BinaryInteger larger than 64 bits.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func exactlyInitializerRefusesRounding() {
         #expect(Decimal128(exactly: UInt128(10).power(38))?.description == "1.000000000000000000000000000000000E+38")
         #expect(Decimal128(exactly: UInt128(10).power(34) + 1) == nil)
@@ -479,6 +481,7 @@ struct Decimal128Tests {
     }
 }
 
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 private extension UInt128 {
     func power(_ exponent: Int) -> UInt128 { (0..<exponent).reduce(1) { result, _ in result * self } }
 }

@@ -1,7 +1,7 @@
 @testable import AtollServer
+import AtollCore
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 /// The embedded store's group commit: writes queued behind a commit share the next one, each
@@ -9,7 +9,7 @@ import Testing
 @Suite struct SQLiteGroupCommitTests {
     /// Counts the transactions that committed on a pool.
     final class CommitCounter: TransactionObserver, @unchecked Sendable {
-        let count = Mutex(0)
+        let count = Locked(0)
         func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
         func databaseDidChange(with event: DatabaseEvent) {}
         func databaseDidCommit(_ db: Database) { count.withLock { $0 += 1 } }
@@ -33,7 +33,7 @@ import Testing
         _ writer: SQLiteGroupCommit, count: Int, _ body: @escaping @Sendable (Database, Int) throws -> Int
     ) async throws -> (first: Result<Int, any Error>, queued: [Result<Int, any Error>]) {
         let release = DispatchSemaphore(value: 0)
-        let running = Mutex(false)
+        let running = Locked(false)
         let blocked = Task { () -> Result<Int, any Error> in
             do {
                 return .success(try await writer.write { db -> Int in

@@ -3,7 +3,6 @@ import AtollCore
 import AtollTesting
 import Foundation
 import NIOPosix
-import Synchronization
 import Testing
 
 /// Nothing one user sends multiplies into server-wide load (issue 21 §2): each bound refused
@@ -424,7 +423,7 @@ struct SyncAmplificationLoadTests {
             let sets = (1...8).map {
                 ClientMessage.queryChange(QueryChange(session: SessionID(UInt64($0)), querySetVersion: 1, queries: queries)).encoded()
             }
-            let done = Mutex(false)
+            let done = Locked(false)
             // The attacker's sockets run on threads of their own, as if on another machine.
             let attackerLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             defer { attackerLoops.shutdownGracefully { _ in } }

@@ -1,7 +1,6 @@
 import Atoll
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// `writeAsync`, `beginAsyncWrite`, `commitAsyncWrite` and `cancelAsyncWrite`: the call returns at

@@ -1,9 +1,9 @@
 @_spi(Testing) import Atoll
+import AtollCore
 import AtollServer
 import AtollTesting
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 /// Client resets caused for real: sync terminated and enabled again through the admin API.
@@ -180,7 +180,7 @@ extension ClientResetTests {
             let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
             try realm.write { realm.add(SyncedTask(value: ["name": "synced"])) }
             try await realm.syncSession!.wait(for: .upload)
-            let raced = Mutex(false)
+            let raced = Locked(false)
             SyncSession.whenFreshCopyDownloaded(for: configuration) { [configuration] in
                 guard raced.withLock({ let first = !$0; $0 = true; return first }) else { return }
                 Self.commitElsewhere(configuration, "written during the reset")

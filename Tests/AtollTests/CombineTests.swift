@@ -5,9 +5,9 @@ import OpenCombine
 import OpenCombineDispatch
 #endif
 import Atoll
+import AtollCore
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Realm's Combine publishers (realm-swift's Combine.swift), against OpenCombine on Linux: what
@@ -219,7 +219,7 @@ import Testing
         let t = try TestRealm()
         let realm = try realmWithDogs(t)
         let queue = DispatchQueue(label: "combine-receive")
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let dog = try #require(realm.objects(Dog.self).first)
         let cancellable = valuePublisher(dog).receive(on: queue).sink(receiveCompletion: { _ in }) { dog in
             dispatchPrecondition(condition: .onQueue(queue))
@@ -237,7 +237,7 @@ import Testing
         let t = try TestRealm()
         let realm = try realmWithDogs(t, ["a", "b"])
         let queue = DispatchQueue(label: "combine-tsr")
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let cancellable = realm.objects(Dog.self).changesetPublisher.threadSafeReference().receive(on: queue).sink { change in
             dispatchPrecondition(condition: .onQueue(queue))
             if case .initial(let dogs) = change { seen.withLock { $0.append("initial \(dogs.count) \(dogs.isFrozen)") } }
@@ -251,7 +251,7 @@ import Testing
         let t = try TestRealm()
         let realm = try realmWithDogs(t)
         let queue = DispatchQueue(label: "combine-subscribe")
-        let counts = Mutex<[Int]>([])
+        let counts = Locked<[Int]>([])
         let cancellable = realm.objects(Dog.self).collectionPublisher.subscribe(on: queue)
             .sink(receiveCompletion: { _ in }) { dogs in
                 dispatchPrecondition(condition: .onQueue(queue))
@@ -266,7 +266,7 @@ import Testing
     @Test func asyncOpenPublisherOpensOnTheQueueAndFinishes() async throws {
         let t = try TestRealm()
         let queue = DispatchQueue(label: "combine-open")
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         let cancellable = Realm.asyncOpen(configuration: t.configuration).receive(on: queue)
             .sink(receiveCompletion: { completion in
                 let text = if case .finished = completion { "finished" } else { "failed" }

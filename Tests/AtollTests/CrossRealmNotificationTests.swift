@@ -25,6 +25,7 @@ actor DogWatcher {
         changes = try #require(realm).objects(Dog.self).sorted(byKeyPath: "age").changesets.makeAsyncIterator()
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func nextChange() async -> SeenChange? {
         guard var iterator = changes else { return nil }
         let change = await iterator.next(isolation: self)
@@ -38,6 +39,7 @@ actor DogWatcher {
     }
 
     /// The next object change as its property names, "deleted", or nil when the stream ended.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func nextObjectChange() async -> [String]? {
         guard var iterator = objectChanges else { return nil }
         let change = await iterator.next(isolation: self)
@@ -156,6 +158,7 @@ private func dog(_ realm: Realm, _ name: String) throws -> Dog {
         await watcher.close()
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func changesetsDeliverInitialAndUpdatesOnAnActor() async throws {
         let t = try TestRealm()
         try t.seedDogs([("a", 10)])
@@ -171,6 +174,7 @@ private func dog(_ realm: Realm, _ name: String) throws -> Dog {
         t.expectAllRealmsClosed()
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func objectChangesStreamReportsChangesAndEndsWithDeletion() async throws {
         let t = try TestRealm()
         try t.seedDogs([("a", 10)])

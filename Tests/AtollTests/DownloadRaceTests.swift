@@ -1,8 +1,8 @@
 @_spi(Testing) import Atoll
+import AtollCore
 import AtollServer
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// An object two devices change at once: a field both set and a list both append to.
@@ -55,7 +55,7 @@ final class RacedItem: Object {
             // The racer's next download write is preceded by a commit of its own, made after the
             // merger rebased its (then empty) local changes over the download.
             let configuration = racer.configuration
-            let raced = Mutex(false)
+            let raced = Locked(false)
             SyncSession.injectDownloadWriteFault(for: configuration) { [configuration] in
                 guard raced.withLock({ let first = !$0; $0 = true; return first }) else { return }
                 Self.commitElsewhere(configuration, value: 2, tag: "racer")

@@ -6,7 +6,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 import Testing
 
 /// Several `atoll-server` nodes on one PostgreSQL database (issue 14): a client may connect to any
@@ -157,7 +156,7 @@ struct MultiNodeSyncTests {
     /// Sync terminated and enabled through node 1: the client of node 2 resets and syncs on.
     @Test func terminateAndEnableThroughOneNodeResetsAClientOfAnother() async throws {
         try await withSyncTestNodes(2) { nodes in
-            let resets = Mutex(0)
+            let resets = Locked(0)
             let sam = try await nodes[1].app(device: "sam").login(credentials: .anonymous)
             let realm = try await open(sam, clientResetMode: .discardUnsyncedChanges(afterReset: { @Sendable _, _ in resets.withLock { $0 += 1 } }))
             try realm.write { realm.add(SyncedTask(value: ["name": "before", "owner": "Sam"])) }
@@ -177,7 +176,7 @@ struct MultiNodeSyncTests {
     /// is told to reset at once and ends up with the backup's data.
     @Test func aBackupMadeThroughOneNodeIsRestoredThroughAnother() async throws {
         try await withSyncTestNodes(2) { nodes in
-            let resets = Mutex(0)
+            let resets = Locked(0)
             let frodo = try await nodes[0].app(device: "frodo").login(credentials: .anonymous)
             let realm = try await open(frodo, clientResetMode: .discardUnsyncedChanges(afterReset: { @Sendable _, _ in resets.withLock { $0 += 1 } }))
             try realm.write { realm.add(SyncedTask(value: ["name": "before the backup", "owner": "Frodo"])) }

@@ -1,7 +1,7 @@
 import Atoll
+import AtollCore
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// What a results observer saw, as plain values a test can compare.
@@ -71,7 +71,7 @@ enum WaitError: Error { case timedOut(String) }
 
 /// Runs `body` to completion on a new thread and returns its result; fails after `timeout`.
 func onAnotherThread<T: Sendable>(timeout: TimeInterval = 10, _ body: @escaping @Sendable () throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let result = Locked<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         let outcome = Result { try body() }
@@ -85,7 +85,7 @@ func onAnotherThread<T: Sendable>(timeout: TimeInterval = 10, _ body: @escaping 
 
 /// Runs `body` on a new thread without waiting for it in a blocking way.
 func onAnotherThread<T: Sendable>(timeout: Duration = .seconds(10), _ body: @escaping @Sendable () throws -> T) async throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let result = Locked<Result<T, any Error>?>(nil)
     Thread {
         let outcome = Result { try body() }
         result.withLock { $0 = outcome }

@@ -3,7 +3,6 @@ import AtollCore
 import AtollRealmFile
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Files Realm wrote open through `Realm(configuration:)`: converted once, in place, without loss
@@ -186,7 +185,7 @@ import Testing
         let file = try RealmFile(path: url.path)
         let version = try #require(file.schemaVersion)
         let users = try file.table(named: "class_UserMetadata").objectCount()
-        let seen = Mutex<(old: UInt64, objects: Int)?>(nil)
+        let seen = Locked<(old: UInt64, objects: Int)?>(nil)
         let configuration = Realm.Configuration(fileURL: url, schemaVersion: version + 1, migrationBlock: { migration, old in
             var count = 0
             migration.enumerateObjects(ofType: "UserMetadata") { oldObject, newObject in

@@ -2,7 +2,6 @@
 import AtollCore
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// A flexible-sync realm of an offline user: the app's server address is an unused port and the

@@ -4,9 +4,9 @@ import Combine
 import OpenCombine
 #endif
 @testable import Atoll
+import AtollCore
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// The logic behind the SwiftUI wrappers, without SwiftUI: what a storage signals, which values it
@@ -146,7 +146,7 @@ import Testing
         try await withSyncTestServer(appId: "swiftui-async-open") { server in
             let app = server.app(device: "async-open")
             let queue = DispatchQueue(label: "async-open")
-            let states = Mutex<[String]>([])
+            let states = Locked<[String]>([])
             let storage = AsyncOpenStorage(kind: .asyncOpen, appId: app.appId, partitionValue: "p", configuration: nil,
                                            timeout: nil, callbackQueue: queue)
             func name(_ state: AsyncOpenState) -> String {
@@ -179,7 +179,7 @@ import Testing
             _ = try await app.login(credentials: .anonymous)
             try await server.stop()
             let queue = DispatchQueue(label: "auto-open")
-            let states = Mutex<[String]>([])
+            let states = Locked<[String]>([])
             for kind in [AsyncOpenStorage.Kind.asyncOpen, .autoOpen] {
                 let storage = AsyncOpenStorage(kind: kind, appId: app.appId, partitionValue: "p", configuration: nil,
                                                timeout: 300, callbackQueue: queue)

@@ -1,8 +1,8 @@
 @_spi(Testing) import Atoll
+import AtollCore
 import AtollServer
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// Sync sessions end to end against a real in-process server on 127.0.0.1: restarts, offline
@@ -66,7 +66,7 @@ import Testing
             let realmB = try await open(sam)
             try await download(realmB)
             struct DiskFull: Error {}
-            let failures = Mutex(2)
+            let failures = Locked(2)
             SyncSession.injectDownloadWriteFault(for: realmB.configuration) {
                 guard failures.withLock({ $0 > 0 ? { $0 -= 1; return true }(&$0) : false }) else { return }
                 throw DiskFull()

@@ -6,7 +6,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 import Testing
 
 /// Issue 13's sync surface against a real in-process server: session observation and state,
@@ -39,21 +38,21 @@ extension SerialAppServicesTests {
             let realm = try await open(frodo)
             let session = try #require(realm.syncSession)
 
-            let connectionStates = Mutex<[SyncSession.ConnectionState]>([])
+            let connectionStates = Locked<[SyncSession.ConnectionState]>([])
             let observation = session.observe(\.connectionState, options: [.initial]) { session, _ in
                 connectionStates.withLock { $0.append(session.connectionState) }
             }
             // The initial call comes at once (the connection may already have moved on since:
             // a second call can follow it before this line, as it did once under load).
             #expect(connectionStates.withLock { $0.count } >= 1, "the initial call comes at once")
-            let changes = Mutex<[(old: SyncSession.State?, new: SyncSession.State?)]>([])
+            let changes = Locked<[(old: SyncSession.State?, new: SyncSession.State?)]>([])
             let stateObservation = session.observe(\.state, options: [.old, .new]) { _, change in
                 changes.withLock { $0.append((change.oldValue, change.newValue)) }
             }
             #expect(await waitUntil(timeout: Self.syncTimeout) { connectionStates.withLock { $0.last } == .connected })
 
             // The callback form of wait(for:), on the queue given.
-            let waited = Mutex<(done: Bool, error: String?)>((false, nil))
+            let waited = Locked<(done: Bool, error: String?)>((false, nil))
             try realm.write { realm.add(SyncedTask(value: ["name": "Ring"])) }
             session.wait(for: .upload, queue: .main) { error in
                 waited.withLock { $0 = (true, error.map { "\($0)" }) }
@@ -92,7 +91,7 @@ extension SerialAppServicesTests {
             // Suspending an active session is a change of state (a session not started yet is inactive already).
             try await upload(realm)
             #expect(session.state == .active)
-            let calls = Mutex(0)
+            let calls = Locked(0)
             var observation: NSKeyValueObservation? = session.observe(\.state, options: [.initial, .new]) { _, change in
                 #expect(change.newValue != nil)
                 #expect(change.kind == .setting)
@@ -340,7 +339,7 @@ extension LoggerTests {
     /// As an app sets logging up with Realm: a detail logger as `Logger.shared` sees the App's
     /// requests, and a level interpolated in a line prints as realm-swift's does.
     @Test func aDetailLoggerSeesTheLoginsRequestsAndLevelsPrintAsRealms() async throws {
-        let captured = Mutex<[String]>([])
+        let captured = Locked<[String]>([])
         let previous = Logger.shared
         Logger.shared = Logger(level: .detail) { level, message in captured.withLock { $0.append("\(level) \(message)") } }
         defer { Logger.shared = previous }
@@ -421,7 +420,7 @@ extension LoggerTests {
         #expect(Logger.logLevel(for: Category.Sync.Client.changeset) == .info)
 
         let app = App(id: "logger-app", configuration: AppConfiguration(baseURL: "http://127.0.0.1:9", rootDirectory: try TemporaryFolder("logger").url))
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         app.syncManager.logLevel = .debug
         app.syncManager.logger = { _, message in lines.withLock { $0.append(message) } }
         #expect(app.syncManager.logLevel == .debug)

@@ -1,8 +1,8 @@
 @_spi(Testing) import Atoll
+import AtollCore
 import AtollServer
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// A class sync cannot name objects of (no primary key).
@@ -251,7 +251,7 @@ final class SyncedTask: Object {
         task.cancel()
         // The server is down: an open that was not cancelled fails once the connect timeout passes
         // on the app's clock, and calls back. Move the clock past it until the open's work ended.
-        let finished = Mutex(false)
+        let finished = Locked(false)
         let waiting = _Concurrency.Task {
             await task.waitUntilFinished()
             finished.withLock { $0 = true }

@@ -1,7 +1,6 @@
 import Atoll
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 /// `ThreadConfined`, `ThreadSafeReference` for every kind of managed value, `@ThreadSafe`,

@@ -1,10 +1,10 @@
 @testable import Atoll
+import AtollCore
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
-import Synchronization
 import Testing
 
 /// The sync client's WebSocket against raw peers: peers that close or refuse before the upgrade
@@ -54,8 +54,8 @@ import Testing
     /// (the first ones sent right behind the 101, so they often share its read), every client
     /// frame is masked, and the server's close is answered with its code.
     @Test func pingsAreAnsweredAndTheServersCloseIsEchoed() async throws {
-        let seen = Mutex<[WebSocketFrame]>([])
-        let serverFinished = Mutex(false)
+        let seen = Locked<[WebSocketFrame]>([])
+        let serverFinished = Locked(false)
         let peer = try await UpgradingPeer.start { inbound, outbound in
             defer { serverFinished.withLock { $0 = true } }
             try await outbound.write(WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: [1, 2, 3])))
@@ -73,7 +73,7 @@ import Testing
             if let frame = try await frames.next() { seen.withLock { $0.append(frame) } }
         }
         defer { peer.close(promise: nil) }
-        let received = Mutex<[[UInt8]]>([])
+        let received = Locked<[[UInt8]]>([])
         try await WebSocketTransport.connect(url: "ws://127.0.0.1:\(peer.localAddress!.port!)/x?y=1", headers: [("X-Test", "1")],
                                              maxFrameSize: 1 << 16) { inbound, writer in
             try await writer.write([9, 9])

@@ -1,7 +1,6 @@
 @_spi(Testing) import Atoll
 import AtollTesting
 import Foundation
-import Synchronization
 import Testing
 
 // Seed 001 (the reference of `RLMSyncError`): the codes, and what the page says happens with

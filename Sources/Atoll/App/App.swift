@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// A client of one app on an Atoll server: logs users in and keeps them.
 ///
@@ -99,7 +98,7 @@ final class AppCore: @unchecked Sendable {
     /// Told when a user logs in, out, is removed or becomes the current one (`app.objectWillChange`).
     let changes = ChangeObservers()
 
-    private static let cores = Mutex<[String: AppCore]>([:])
+    private static let cores = Locked<[String: AppCore]>([:])
 
     /// Every app made in this process (`@AsyncOpen` without an app id takes the only one).
     static var all: [AppCore] { cores.withLock { Array($0.values) } }

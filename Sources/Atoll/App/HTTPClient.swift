@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -15,8 +15,8 @@ struct HTTPClient: Sendable {
 
     /// The base URL, shared by the copies of one app's client.
     final class Location: Sendable {
-        let url: Mutex<String>
-        init(_ url: String) { self.url = Mutex(url) }
+        let url: Locked<String>
+        init(_ url: String) { self.url = Locked(url) }
     }
 
     /// What sends the requests (`AppConfiguration.transport`).

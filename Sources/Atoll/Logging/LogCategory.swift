@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// What part of the SDK a log line comes from (realm-swift's categories): a level set for a
 /// category applies to it and every category under it.
@@ -51,7 +51,7 @@ public enum Category: String, LogCategory {
 
 /// Levels set for categories below `Realm` (`Realm` itself is `Logger.shared.level`).
 enum CategoryLevels {
-    private static let levels = Mutex<[String: LogLevel]>([:])
+    private static let levels = Locked<[String: LogLevel]>([:])
 
     /// Sets `level` for `name` and every category under it.
     static func set(_ level: LogLevel?, for name: String) {

@@ -1,6 +1,6 @@
+import AtollCore
 import Foundation
 import Logging
-import Synchronization
 
 /// How much the SDK logs. Each level includes the ones before it: `.warn` logs warnings, errors
 /// and fatal errors; `.off` logs nothing, `.all` everything.
@@ -47,26 +47,26 @@ public typealias SyncLogLevel = LogLevel
 /// and sessions `.detail`/`.debug`, uploads and downloads `.trace`, failures `.warn`/`.error`.
 /// No line carries a token, password or object value.
 public final class Logger: Sendable {
-    private let threshold: Mutex<LogLevel>
+    private let threshold: Locked<LogLevel>
     private let logFunction: @Sendable (LogLevel, LogCategory, String) -> Void
 
     /// A logger that passes every line of `level` or below to `logFunction`.
     public init(level: LogLevel, logFunction: @escaping @Sendable (LogLevel, String) -> Void) {
-        threshold = Mutex(level)
+        threshold = Locked(level)
         self.logFunction = { level, _, message in logFunction(level, message) }
     }
 
     /// A logger that passes every line to `function` with its category, at the level the
     /// shared logger has now (`setLogLevel(_:for:)` changes it).
     public init(function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
-        threshold = Mutex(Logger.current.withLock { $0.level })
+        threshold = Locked(Logger.current.withLock { $0.level })
         logFunction = function
     }
 
     /// A logger of `level` that passes lines to `function` with their category.
     @available(*, deprecated, message: "Use init(function:)")
     public init(level: LogLevel, function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
-        threshold = Mutex(level)
+        threshold = Locked(level)
         logFunction = function
     }
 
@@ -85,7 +85,7 @@ public final class Logger: Sendable {
         }
     }
 
-    private static let current = Mutex<Logger>(standardError())
+    private static let current = Locked<Logger>(standardError())
 
     /// The logger the SDK writes to; replace it to send the lines elsewhere.
     public static var shared: Logger {

@@ -28,6 +28,9 @@ public struct NotificationSequence<Element>: AsyncSequence {
             await base.next()
         }
 
+        /// The isolated variant (the standard library's, from macOS 15 / iOS 18): `for await` inside an
+        /// actor uses it, so the iterator stays in the actor's region; older systems call `next()`.
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
             await base.next(isolation: actor)
         }

@@ -1,6 +1,6 @@
 import AtollCore
+import Atomics
 import Foundation
-import Synchronization
 
 /// Keeps a notification block registered. `invalidate()`, or releasing the last reference to the
 /// token, stops it. While registered, the token keeps its realm open.
@@ -68,7 +68,7 @@ public enum ObjectChange<T> {
 /// One registered notification block of a realm. The realm's list owns it; it refers back to
 /// the realm only weakly, so an observed realm can still close once its tokens are gone.
 class Notifier {
-    private let valid = Atomic<Bool>(true)
+    private let valid = ManagedAtomic<Bool>(true)
     /// The token that controls this notifier (for `write(withoutNotifying:)`).
     weak var token: NotificationToken?
     /// Skips the next delivery (`withoutNotifying:`).

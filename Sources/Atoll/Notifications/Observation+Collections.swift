@@ -14,16 +14,26 @@ import Observation
 //
 // `AnyRealmCollection` and `ProjectedCollection` read through the collection they wrap. The
 // registration lasts while something holds the collection (as for any observable instance); an
-// unmanaged collection is not observed.
+// unmanaged collection is not observed. Observation needs macOS 14 / iOS 17 / tvOS 17 / watchOS 10
+// (`Registrar`).
 
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension Results: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension List: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension MutableSet: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension Map: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension LinkingObjects: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension AnyRealmCollection: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension SectionedResults: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension ResultsSection: Observable {}
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension ProjectedCollection: Observable {}
 
 extension Realm {

@@ -1,6 +1,7 @@
 import Observation
 
-// Objects take part in Swift Observation (`withObservationTracking`, SwiftUI on iOS 17+/macOS 14+)
+// Objects take part in Swift Observation (`withObservationTracking`, SwiftUI on iOS 17+/macOS 14+;
+// on older systems, where Observation does not exist, they take no part: `Registrar`)
 // with no property wrapper of their own: `@Persisted`'s getter registers the read.
 //
 // - An unmanaged object is a plain observable object: a read registers the property with the
@@ -10,14 +11,16 @@ import Observation
 //   fires the changed properties once it advances past the commit, whichever thread, process or
 //   sync download made it (`ObservationRegistry.deliver`), on the realm's own isolation.
 
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension ObjectBase: Observable {}
 
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 extension Projection: Observable {}
 
 /// The registrar of an unmanaged object.
 @usableFromInline
 final class _UnmanagedObservation {
-    let registrar = ObservationRegistrar()
+    let registrar = Registrar()
 }
 
 /// Registers a read of an unmanaged object's property.
@@ -30,7 +33,7 @@ func _atollObserveRead<Object: ObjectBase, Value>(_ object: Object, _ keyPath: R
         observation = _UnmanagedObservation()
         object._atollObservation = observation
     }
-    observation.registrar.access(object, keyPath: keyPath)
+    if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) { observation.registrar.base.access(object, keyPath: keyPath) }
 }
 
 /// Registers a read of property `index` of a managed object with its row's registrar, and
@@ -40,15 +43,15 @@ func _atollObserveRead<Object: ObjectBase, Value>(_ object: Object, _ state: _Ma
                                                   _ keyPath: ReferenceWritableKeyPath<Object, Value>) {
     // Frozen realms never change, and have no registry.
     guard let row = state.observation ?? state.realm.observations?.row(for: state) else { return }
-    row.registrar.access(object, keyPath: keyPath)
+    if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) { row.registrar.base.access(object, keyPath: keyPath) }
     guard let info = state.table.classInfo, !info.hasFirer(index) else { return }
     // A key path is an immutable value; the standard library only leaves it unmarked.
     nonisolated(unsafe) let keyPath = keyPath
     info.recordFirer(index) {
         { registrar, subject in
-            guard let subject = subject as? Object else { return }
-            registrar.willSet(subject, keyPath: keyPath)
-            registrar.didSet(subject, keyPath: keyPath)
+            guard #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *), let subject = subject as? Object else { return }
+            registrar.base.willSet(subject, keyPath: keyPath)
+            registrar.base.didSet(subject, keyPath: keyPath)
         }
     }
 }

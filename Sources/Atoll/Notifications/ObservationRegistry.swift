@@ -6,7 +6,7 @@ import Observation
 /// sets and maps. One per row and realm, shared by the row's accessors, so an accessor made again
 /// for a row read shortly before costs no new registrar.
 final class RowObservation {
-    let registrar = ObservationRegistrar()
+    let registrar = Registrar()
     /// The contents of the row's list, set and map properties, by property index.
     var collections: [Int: ContentsObservation] = [:]
     /// Results anchored on the row (a list's or set's query, linking objects): they change with
@@ -16,8 +16,8 @@ final class RowObservation {
 
 /// The registrar of a collection's contents (a `Results`, a `List`, `MutableSet` or `Map`): every
 /// read calls `access` with one key path, ``contents``, that stands for all of them.
-final class ContentsObservation: Observable {
-    let registrar = ObservationRegistrar()
+final class ContentsObservation {
+    let registrar = Registrar()
     /// For the objects of a list, set or map: only a modification or deletion in the tables it is
     /// registered under concerns it. For results, any insertion, deletion or modification does.
     let isElements: Bool
@@ -39,11 +39,15 @@ final class ContentsObservation: Observable {
     /// immutable; the standard library only leaves them unmarked as `Sendable`.)
     nonisolated(unsafe) private static let contentsKeyPath: KeyPath<ContentsObservation, Void> = \.contents
 
-    func access() { registrar.access(self, keyPath: Self.contentsKeyPath) }
+    func access() {
+        if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) { registrar.base.access(self, keyPath: Self.contentsKeyPath) }
+    }
 
     func fire() {
-        registrar.willSet(self, keyPath: Self.contentsKeyPath)
-        registrar.didSet(self, keyPath: Self.contentsKeyPath)
+        if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) {
+            registrar.base.willSet(self, keyPath: Self.contentsKeyPath)
+            registrar.base.didSet(self, keyPath: Self.contentsKeyPath)
+        }
     }
 
     func concerns(_ changes: ChangeSummary.TableChanges) -> Bool {
@@ -51,10 +55,32 @@ final class ContentsObservation: Observable {
     }
 }
 
+/// Swift Observation's `ObservationRegistrar` where the system has one (macOS 14, iOS 17, tvOS 17,
+/// watchOS 10, visionOS 1; always on Linux), nothing on older systems: there Atoll's types exist
+/// and work, and only take no part in Observation. Stored untyped because a stored property cannot
+/// be of a type newer than the deployment target; every use sits in an `if #available`.
+struct Registrar {
+    private let storage: Any
+
+    init() {
+        if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) {
+            storage = ObservationRegistrar()
+        } else {
+            storage = ()
+        }
+    }
+
+    @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+    var base: ObservationRegistrar { storage as! ObservationRegistrar }
+}
+
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
+extension ContentsObservation: Observable {}
+
 /// Calls `willSet` and `didSet` for one `@Persisted` property on a registrar, with the property's
 /// typed key path (made where the getter ran, in its generic context). The object is any instance
 /// of the class: a registrar tells its observers apart by key path.
-typealias PropertyFirer = @Sendable (ObservationRegistrar, ObjectBase) -> Void
+typealias PropertyFirer = @Sendable (Registrar, ObjectBase) -> Void
 
 /// What a realm's reads registered with Swift Observation (`withObservationTracking`, a SwiftUI
 /// body), so that the realm fires those registrars when it advances past a change to them: rows

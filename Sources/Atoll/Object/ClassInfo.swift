@@ -1,7 +1,7 @@
 @_spi(Reflection) import Swift
 import AtollCore
+import Atomics
 import Foundation
-import Synchronization
 
 /// What the SDK knows about one `Object`/`EmbeddedObject` subclass: its schema, and where each
 /// `@Persisted` field sits inside an instance.
@@ -50,11 +50,11 @@ final class ClassInfo: @unchecked Sendable {
     /// Per property index, what fires the property's Swift Observation (see `PropertyFirer`),
     /// recorded by the property's first read in the process. `recordedFirers` has bit `i` set once
     /// property `i` (below 64) has one, so a read checks without the lock.
-    private let observationFirers = Mutex<[Int: PropertyFirer]>([:])
-    private let recordedFirers = Atomic<UInt64>(0)
+    private let observationFirers = Locked<[Int: PropertyFirer]>([:])
+    private let recordedFirers = ManagedAtomic<UInt64>(0)
 
-    private static let cache = Mutex<[ObjectIdentifier: ClassInfo]>([:])
-    private static let byName = Mutex<[String: ClassInfo]>([:])
+    private static let cache = Locked<[ObjectIdentifier: ClassInfo]>([:])
+    private static let byName = Locked<[String: ClassInfo]>([:])
 
     /// The (cached) description of `type`.
     static func of(_ type: ObjectBase.Type) -> ClassInfo {

@@ -122,7 +122,7 @@ public struct Persisted<Value: _Persistable> {
         _ object: EnclosingSelf, _ wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>, _ newValue: Value
     ) {
-        guard let registrar = object._atollObservation?.registrar else {
+        guard #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *), let registrar = object._atollObservation?.registrar.base else {
             return object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
         }
         registrar.withMutation(of: object, keyPath: wrappedKeyPath) {

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// Declares a property of a ``Projection``: a key path into the projected object, read and
 /// written through it.
@@ -159,7 +159,7 @@ struct ProjectionSchema: @unchecked Sendable {
 
     let properties: [Property]
 
-    private static let cache = Mutex<[ObjectIdentifier: ProjectionSchema]>([:])
+    private static let cache = Locked<[ObjectIdentifier: ProjectionSchema]>([:])
 
     /// The schema of `type`, read from `sample` the first time.
     static func of(_ type: AnyObject.Type, sample: AnyObject) -> ProjectionSchema {

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// Finds the property name a Swift key path reads, for the typed query builder and key-path based
 /// APIs (`sorted(by: \.name)`).
@@ -11,7 +10,7 @@ import Synchronization
 enum KeyPathNames {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cache: [AnyKeyPath: String] = [:]
-    private static let recorded = Mutex<[ObjectIdentifier: Int]>([:])
+    private static let recorded = Locked<[ObjectIdentifier: Int]>([:])
 
     static func name<Root: ObjectBase, V>(_ keyPath: KeyPath<Root, V>) -> String { name(of: keyPath as PartialKeyPath<Root>) }
 

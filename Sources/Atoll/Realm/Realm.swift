@@ -3,7 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Atomics
 
 /// A local object database: a file (or a shared in-memory store) of objects, read through
 /// consistent snapshots and changed in write transactions.
@@ -59,8 +59,8 @@ public final class Realm {
     private(set) var stamp = 0
     var transaction: WriteTransaction?
     private var hasReadTransaction = false
-    private let notified = Atomic<Int64>(0)
-    private let refreshPending = Atomic<Bool>(false)
+    private let notified = ManagedAtomic<Int64>(0)
+    private let refreshPending = ManagedAtomic<Bool>(false)
     let notifiers = NotifierList()
     /// What reads registered with Swift Observation, fired as the realm advances; `nil` for a
     /// frozen realm, which never changes, and a migration's.

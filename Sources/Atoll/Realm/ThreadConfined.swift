@@ -3,7 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
+import Atomics
 
 /// What lives in one realm and is used only on that realm's thread, queue or actor: objects,
 /// results, lists, sets, maps and linking objects. Hand one to another thread with a
@@ -155,7 +155,7 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     public var isInvalidated: Bool { resolved.value.load(ordering: .acquiring) }
 
     final class ResolvedFlag: Sendable {
-        let value = Atomic<Bool>(false)
+        let value = ManagedAtomic<Bool>(false)
     }
 
     func claim() {

@@ -1,6 +1,6 @@
 import AtollCore
+import Atomics
 import Foundation
-import Synchronization
 
 /// Process-wide state of one realm file: its tables, the newest committed version, recent change
 /// summaries (for notifications) and the open `Realm` instances to notify.
@@ -21,7 +21,7 @@ final class RealmCoordinator: @unchecked Sendable {
 
     private struct WeakRealm { weak var realm: Realm? }
 
-    private static let registry = Mutex<[String: WeakCoordinator]>([:])
+    private static let registry = Locked<[String: WeakCoordinator]>([:])
     private struct WeakCoordinator { weak var coordinator: RealmCoordinator? }
 
     private init(key: String, path: String, isInMemory: Bool, readOnly: Bool, encryptionKey: EncryptionKey?) {
@@ -39,14 +39,14 @@ final class RealmCoordinator: @unchecked Sendable {
 
     /// Realms of this process between starting a write and finishing it (see `Realm.repinSnapshot`).
     /// Changed only through `writerStarted()` and `writerFinished()`.
-    let writers = Atomic<Int>(0)
+    let writers = ManagedAtomic<Int>(0)
     /// Asynchronous writes waiting for this process's writers to finish (see `Realm+AsyncWrite`).
     private var idleWaiters: [@Sendable () -> Void] = []
     /// Realms re-pinning their snapshot right now; a writer waits for them before it starts.
-    let repinning = Atomic<Int>(0)
+    let repinning = ManagedAtomic<Int>(0)
     /// Counts checkpoints that copied the whole log into the file: a realm whose snapshot is
     /// older than the newest such checkpoint reads through the log until it pins again.
-    let checkpointEpoch = Atomic<UInt64>(0)
+    let checkpointEpoch = ManagedAtomic<UInt64>(0)
 
     func writerStarted() { writers.add(1, ordering: .sequentiallyConsistent) }
 

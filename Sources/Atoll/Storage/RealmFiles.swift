@@ -1,7 +1,7 @@
+import AtollCore
 import CAtollCipher
 import Foundation
 import GRDB
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -100,13 +100,13 @@ enum RealmFiles {
 
     /// The log (by inode) whose folder entry was last synced, by realm path; and how many times
     /// `syncLog` ran (tests).
-    private static let syncedLogs = Mutex<[String: UInt64]>([:])
-    private static let logSyncs = Mutex<[String: Int]>([:])
+    private static let syncedLogs = Locked<[String: UInt64]>([:])
+    private static let logSyncs = Locked<[String: Int]>([:])
 
     static func logSyncCount(_ path: String) -> Int { logSyncs.withLock { $0[path] ?? 0 } }
 
     /// Tests: how many of the next syncs of a realm's log fail, by realm path.
-    private static let failingLogSyncs = Mutex<[String: Int]>([:])
+    private static let failingLogSyncs = Locked<[String: Int]>([:])
     static func failLogSyncs(_ path: String, count: Int) { failingLogSyncs.withLock { $0[path] = count > 0 ? count : nil } }
 
     /// Whether a connection of another process (or one outside Atoll's bookkeeping) has the

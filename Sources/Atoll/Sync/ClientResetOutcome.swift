@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// What an automatic client reset did, for the after block and for later inspection:
 /// `after.clientResetOutcome` (or `session.lastClientReset`).

@@ -1,6 +1,6 @@
 import AtollCore
+import Atomics
 import Foundation
-import Synchronization
 
 // Flexible-sync subscription sets of a realm: what the sync engine and waiters read and mark.
 // The SQL is in Storage/SubscriptionStorage.swift.
@@ -54,8 +54,8 @@ extension Realm {
 
 /// Wakes whoever waits for a subscription set of a file to settle.
 enum SubscriptionEvents {
-    private static let listeners = Mutex<[String: [UInt64: AsyncStream<Void>.Continuation]]>([:])
-    private static let nextListener = Atomic<UInt64>(0)
+    private static let listeners = Locked<[String: [UInt64: AsyncStream<Void>.Continuation]]>([:])
+    private static let nextListener = ManagedAtomic<UInt64>(0)
 
     /// The engine calls this after it committed a mark, so waiters (update async / onComplete /
     /// subscribe(waitForSync:)) re-read the state. `path` is the realm's `configuration.storageKey`.

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// When `Results.subscribe` waits for the server's data.
 public enum WaitForSyncMode: Sendable, Hashable {
@@ -78,7 +77,7 @@ enum ResultsSubscriptionNames {
         let name: String
     }
 
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let entries = Locked<[ObjectIdentifier: Entry]>([:])
 
     static func record(_ name: String?, for core: ResultsCore) {
         let key = ObjectIdentifier(core)

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// Carrying out the state machine's actions: messages, timers, downloads written to the file,
 /// acknowledgements saved, errors reported, token refreshes.
@@ -126,7 +125,7 @@ extension SessionEngine {
     }
 
     /// Tests only: failures to inject before a download's write, by realm (empty in production).
-    static let downloadWriteFaults = Mutex<[String: @Sendable () throws -> Void]>([:])
+    static let downloadWriteFaults = Locked<[String: @Sendable () throws -> Void]>([:])
 
     /// Writes the session's state (and the pending reset's) to the file.
     func save() {

@@ -1,11 +1,10 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// Automatic client reset: choosing the action, and applying a fresh copy to the file.
 extension SessionEngine {
     /// Tests only: what runs once a client reset downloaded its fresh copy, by realm.
-    static let freshCopyHooks = Mutex<[String: @Sendable () -> Void]>([:])
+    static let freshCopyHooks = Locked<[String: @Sendable () -> Void]>([:])
 
     /// The server cannot sync with this file any more: reset it as the configuration's
     /// `clientResetMode` says (docs/client-reset.md), falling back as R-RESET-4 says, and to the

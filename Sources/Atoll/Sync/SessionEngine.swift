@@ -1,7 +1,7 @@
 import AtollCore
+import Atomics
 import Foundation
 import Logging
-import Synchronization
 
 /// Drives one synced realm: runs the client's sync state machine (`ClientSession`, which holds
 /// every piece of sync state), carries out its actions over the app's connection and writes
@@ -25,14 +25,14 @@ actor SessionEngine {
     var timers: [ClientSession.Timer: _Concurrency.Task<Void, Never>] = [:]
     var logger = Logging.Logger(label: "atoll.sync.session", factory: SharedLoggerHandler.init)
     /// Set when the user logged out or was removed: the engine never starts again.
-    nonisolated let isStopped = Atomic<Bool>(false)
+    nonisolated let isStopped = ManagedAtomic<Bool>(false)
     /// `suspend()` was called and `resume()` not yet.
     var userSuspended = false
     /// Set by `SyncSession.suspend()` at once, before the engine takes the suspension in turn:
     /// from then on no upload leaves, not even one of a commit the engine is still working through
     /// (the unbind that follows drops nothing: a new bind uploads the pending list again).
     /// `SyncSession.resume()` clears it.
-    nonisolated let uploadsHeld = Atomic<Bool>(false)
+    nonisolated let uploadsHeld = ManagedAtomic<Bool>(false)
     /// An upload was dropped while held on a bind that may still be up (the session was bound
     /// again after the suspension, by a client reset completing, say): `resume()` binds again so
     /// that the pending list is sent again.
@@ -46,7 +46,7 @@ actor SessionEngine {
     /// An automatic client reset applied to the file that the server has not acknowledged yet.
     var pendingReset: PendingReset?
     /// What the last automatic client reset did (`SyncSession.lastClientReset`).
-    nonisolated let resetOutcome = Mutex<ClientResetOutcome?>(nil)
+    nonisolated let resetOutcome = Locked<ClientResetOutcome?>(nil)
     /// Why the connection closed last: the NIO error a connection error reports as `underlying`.
     var lastConnectionFailure: ConnectionFailure?
 
@@ -135,7 +135,7 @@ actor SessionEngine {
     }
 
     /// Set with ``isStopped``.
-    nonisolated let stopReason = Atomic<UInt8>(StopReason.loggedOut.rawValue)
+    nonisolated let stopReason = ManagedAtomic<UInt8>(StopReason.loggedOut.rawValue)
 
     /// Ends the session for good: unbinds, cancels timers, fails waits.
     func stop(_ reason: StopReason = .loggedOut) async {

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// An app's sync machinery: one connection to the server, one session per synced realm file.
 final class SyncClient: @unchecked Sendable {
@@ -50,7 +49,7 @@ final class SyncClient: @unchecked Sendable {
 
     /// Files whose pending action (client reset backup, deletion) has run since their session
     /// stopped: the next open of the file starts a new session.
-    private static let completedFileActions = Mutex<Set<String>>([])
+    private static let completedFileActions = Locked<Set<String>>([])
 
     static func fileActionCompleted(path: String) {
         completedFileActions.withLock { _ = $0.insert(path) }

@@ -1,8 +1,8 @@
 import AtollCore
+import Atomics
 import Foundation
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// Why the app's sync connection closed or could not open: what every session hears, with the
 /// code the session reports it under (`connectionFailed`, or `tlsHandshakeFailed` when TLS refused
@@ -80,7 +80,7 @@ struct ConnectionFailure: Sendable {
 
 /// Whether a connection attempt got as far as an open WebSocket (set from the WebSocket's handler).
 final class OpenedFlag: Sendable {
-    private let value = Atomic<Bool>(false)
+    private let value = ManagedAtomic<Bool>(false)
     func set() { value.store(true, ordering: .releasing) }
     var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 extension SyncError {
     /// What some errors leave to do with the realm's file: back it up and delete it (a client
@@ -112,7 +112,7 @@ extension FileAction {
 extension SyncManager {
     /// One file action at a time in the process (an `App` start and a call of
     /// `immediatelyHandleError` may meet on the same file).
-    private static let runningActions = Mutex<Void>(())
+    private static let runningActions = Locked<Void>(())
 
     /// Records `action` in the app's metadata store and returns its token.
     func record(_ action: FileAction) -> SyncError.ActionToken {

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// What an app adds to its requests: custom headers and the user agent, read by every HTTP
 /// request and every sync connection of the app when it is made.
@@ -12,9 +12,9 @@ final class RequestSettings: Sendable {
         /// Counts changes of the headers: the sync connection reconnects to send new ones.
         var generation: UInt64 = 0
     }
-    private let values = Mutex(Values())
+    private let values = Locked(Values())
     /// Called when the headers change (the app's sync connection reconnects with them).
-    let headersChanged = Mutex<(@Sendable () -> Void)?>(nil)
+    let headersChanged = Locked<(@Sendable () -> Void)?>(nil)
 
     /// The headers every request and connection of the app carries.
     var headers: [String: String] { values.withLock { $0.headers } }

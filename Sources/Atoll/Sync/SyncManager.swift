@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// Sync settings and error reporting of one app (`app.syncManager`).
 ///
@@ -17,9 +17,9 @@ public final class SyncManager: @unchecked Sendable {
     /// Custom headers, user agent and app id of the app's requests.
     let settings: RequestSettings
     /// `timeoutOptions`.
-    let timeouts: Mutex<SyncTimeoutOptions?>
+    let timeouts: Locked<SyncTimeoutOptions?>
     /// `logger`, as set.
-    let loggerFunction = Mutex<(@Sendable (LogLevel, String) -> Void)?>(nil)
+    let loggerFunction = Locked<(@Sendable (LogLevel, String) -> Void)?>(nil)
     /// The app's sync connection, which reads the timeouts.
     weak var connection: SyncConnection?
 
@@ -27,7 +27,7 @@ public final class SyncManager: @unchecked Sendable {
          connection: SyncConnection? = nil) {
         self.metadata = metadata
         self.settings = settings
-        self.timeouts = Mutex(timeouts)
+        self.timeouts = Locked(timeouts)
         self.connection = connection
     }
 

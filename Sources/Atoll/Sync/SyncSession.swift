@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// The sync session of one synced realm: its connection state, progress and controls.
 ///
@@ -11,7 +10,7 @@ import Synchronization
 /// ```
 public final class SyncSession: @unchecked Sendable {
     /// Waits of `nextConnectionFailure()`.
-    let connectionFailureWaiters = Mutex<[UUID: FailureWaitBox]>([:])
+    let connectionFailureWaiters = Locked<[UUID: FailureWaitBox]>([:])
     /// Whether the session syncs.
     /// realm-swift's three states, so that apps' exhaustive `switch`es compile: a session that is
     /// ending, or waiting for a new access token, is still `.active` (as realm-swift reports

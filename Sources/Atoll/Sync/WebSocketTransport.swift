@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import Logging
 import NIOCore
@@ -5,7 +6,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import Synchronization
 
 /// The client end of the sync WebSocket (RFC 6455) on NIO: the TCP connection (and TLS for
 /// `wss://`), the upgrade, binary frames both ways, pings answered and the close handshake.
@@ -204,7 +204,7 @@ struct WebSocketInbound: AsyncSequence, Sendable {
 final class WebSocketWriter: Sendable {
     private let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
     private let allocator: ByteBufferAllocator
-    private let closeSent = Mutex(false)
+    private let closeSent = Locked(false)
 
     init(_ outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, allocator: ByteBufferAllocator) {
         self.outbound = outbound

@@ -107,7 +107,10 @@ public struct BinaryReader {
 
     public mutating func string() throws(DecodingFailure) -> String {
         let raw = try blob()
-        guard let s = String(validating: raw, as: UTF8.self) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
+        // `String(validating:as:)` needs macOS 15 / iOS 18. Decoding repairs ill-formed UTF-8, so
+        // the bytes come back unchanged exactly when they were valid.
+        let s = String(decoding: raw, as: UTF8.self)
+        guard s.utf8.elementsEqual(raw) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
         return s
     }
 }

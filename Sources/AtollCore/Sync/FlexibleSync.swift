@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Flexible sync, the pure part: which objects a client's subscriptions (and its read permissions)
 /// select in the server's state, and what a client must receive to go from the objects it holds to
@@ -344,7 +343,7 @@ public struct FlexibleQuerySet: Sendable {
 
 /// The objects linking to each object through one (type, property), computed once per resolver.
 final class BacklinkIndex: Sendable {
-    private let indexes = Mutex<[String: [ObjectLink: [Value]]]>([:])
+    private let indexes = Locked<[String: [ObjectLink: [Value]]]>([:])
 
     func links(to target: ObjectLink, from originType: String, through property: String,
                build: () -> [ObjectLink: [Value]]) -> [Value] {

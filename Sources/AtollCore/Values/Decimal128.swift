@@ -58,7 +58,7 @@ public struct Decimal128: Sendable {
 
     /// The exact value of `value`.
     public init(_ value: Int) {
-        self = Self.make(negative: value < 0, UInt128(value.magnitude), exponent: 0)
+        self = Self.make(negative: value < 0, U128(value.magnitude), exponent: 0)
     }
 
     /// The shortest decimal that converts back to `value` (its `description`),
@@ -136,8 +136,8 @@ public struct Decimal128: Sendable {
         case .infinity: return isNegative ? -.infinity : .infinity
         case .finite(let coefficient, let exponent):
             // Both operands are exact doubles, so one operation rounds correctly.
-            if coefficient < 1 << 53, (-22...22).contains(exponent) {
-                let significand = Double(UInt64(coefficient))
+            if coefficient < U128(UInt64(1) << 53), (-22...22).contains(exponent) {
+                let significand = Double(coefficient.low)
                 let scale = Self.doublePowers[abs(exponent)]
                 let value = exponent < 0 ? significand / scale : significand * scale
                 return isNegative ? -value : value
@@ -162,11 +162,11 @@ extension Decimal128 {
     static let nanBits: UInt64 = 0x7C00_0000_0000_0000
     static let infinityBits: UInt64 = 0x7800_0000_0000_0000
     static let zeroExponentBits: UInt64 = UInt64(bias) << 49
-    static let maxCoefficient: UInt128 = powersOfTen[34] - 1
+    static let maxCoefficient: U128 = powersOfTen[34] - 1
 
-    /// 10^0 ... 10^38, all that fit in a UInt128.
-    static let powersOfTen: [UInt128] = {
-        var powers: [UInt128] = [1]
+    /// 10^0 ... 10^38, all that fit in 128 bits.
+    static let powersOfTen: [U128] = {
+        var powers: [U128] = [1]
         for _ in 1...38 { powers.append(powers[powers.count - 1] * 10) }
         return powers
     }()
@@ -176,7 +176,7 @@ extension Decimal128 {
 
     enum Form {
         case nan, infinity
-        case finite(coefficient: UInt128, exponent: Int)
+        case finite(coefficient: U128, exponent: Int)
     }
 
     var isNegative: Bool { high & Self.signBit != 0 }
@@ -192,7 +192,7 @@ extension Decimal128 {
                 return .finite(coefficient: 0, exponent: Int((high >> 47) & 0x3FFF) - Self.bias)
             }
         }
-        let coefficient = UInt128(high & 0x1_FFFF_FFFF_FFFF) << 64 | UInt128(low)
+        let coefficient = U128(high: high & 0x1_FFFF_FFFF_FFFF, low: low)
         return .finite(
             coefficient: coefficient > Self.maxCoefficient ? 0 : coefficient,
             exponent: Int((high >> 49) & 0x3FFF) - Self.bias
@@ -206,7 +206,7 @@ extension Decimal128 {
     }
 
     /// Number of decimal digits; 0 has none.
-    static func digitCount(_ value: UInt128) -> Int {
+    static func digitCount(_ value: U128) -> Int {
         let bits = 128 - value.leadingZeroBitCount
         var count = (bits * 1233) >> 12  // floor(bits * log10(2)), at most one short
         if count < powersOfTen.count, value >= powersOfTen[count] { count += 1 }
@@ -217,7 +217,7 @@ extension Decimal128 {
     /// exponent range, half-even, where `sticky` says a fraction strictly
     /// between 0 and 1 was dropped below `value`. Callers with `sticky` keep
     /// at least 35 digits in `value`, so the rounding digit is present.
-    static func make(negative: Bool, _ value: UInt128, exponent: Int, sticky: Bool = false) -> Decimal128 {
+    static func make(negative: Bool, _ value: U128, exponent: Int, sticky: Bool = false) -> Decimal128 {
         var coefficient = value
         var exponent = exponent
         let shift = max(digitCount(value) - precision, minExponent - exponent, 0)
@@ -228,7 +228,7 @@ extension Decimal128 {
                 let divisor = powersOfTen[shift]
                 let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
                 let half = divisor / 2
-                let roundUp = remainder > half || (remainder == half && (sticky || quotient & 1 == 1))
+                let roundUp = remainder > half || (remainder == half && (sticky || quotient.isOdd))
                 coefficient = roundUp ? quotient + 1 : quotient
             }
             exponent += shift
@@ -250,8 +250,8 @@ extension Decimal128 {
         }
         let biased = UInt64(exponent + bias)
         return Decimal128(
-            bid: (negative ? signBit : 0) | biased << 49 | UInt64(truncatingIfNeeded: coefficient >> 64),
-            low: UInt64(truncatingIfNeeded: coefficient)
+            bid: (negative ? signBit : 0) | biased << 49 | coefficient.high,
+            low: coefficient.low
         )
     }
 }
@@ -288,7 +288,7 @@ extension Decimal128 {
         }
 
         // Significand: keep up to 38 significant digits; later ones only count.
-        var coefficient: UInt128 = 0
+        var coefficient: U128 = 0
         var kept = 0, dropped = 0, fractionDigits = 0
         var sticky = false, sawDigit = false, sawPoint = false
         significand: while index < text.count {
@@ -300,7 +300,7 @@ extension Decimal128 {
                 if sawPoint { fractionDigits += 1 }
                 if kept < 38 {
                     if coefficient != 0 || digit != 0 {
-                        coefficient = coefficient * 10 + UInt128(digit)
+                        coefficient = coefficient * 10 + U128(digit)
                         kept += 1
                     }
                 } else {
@@ -422,7 +422,7 @@ extension Decimal128: Hashable, Comparable {
     }
 
     /// Compares `c1 × 10^e1` with `c2 × 10^e2` (coefficients up to 34 digits).
-    static func compareMagnitudes(_ c1: UInt128, _ e1: Int, _ c2: UInt128, _ e2: Int) -> Int {
+    static func compareMagnitudes(_ c1: U128, _ e1: Int, _ c2: U128, _ e2: Int) -> Int {
         if c1 == 0 || c2 == 0 { return c1 == c2 ? 0 : (c1 == 0 ? -1 : 1) }
         let top1 = e1 + digitCount(c1), top2 = e2 + digitCount(c2)
         if top1 != top2 { return top1 < top2 ? -1 : 1 }
@@ -564,8 +564,8 @@ extension Decimal128: SignedNumeric {
 
     /// 256-by-128-bit division; the divisor must be non-zero.
     private static func divide(
-        _ dividend: (high: UInt128, low: UInt128), by divisor: UInt128
-    ) -> (quotient: (high: UInt128, low: UInt128), remainder: UInt128) {
+        _ dividend: (high: U128, low: U128), by divisor: U128
+    ) -> (quotient: (high: U128, low: U128), remainder: U128) {
         let (highQuotient, highRemainder) = dividend.high.quotientAndRemainder(dividingBy: divisor)
         let (lowQuotient, remainder) = divisor.dividingFullWidth((highRemainder, dividend.low))
         return ((highQuotient, lowQuotient), remainder)

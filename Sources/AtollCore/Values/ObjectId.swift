@@ -1,5 +1,5 @@
+import Atomics
 import Foundation
-import Synchronization
 
 /// A 12-byte, BSON-compatible object identifier, as in MongoDB and Realm.
 ///
@@ -147,7 +147,7 @@ public struct ObjectId: Sendable {
     /// 40 random bits, fixed for the life of the process.
     private static let processRandom = UInt64.random(in: 0...0xFF_FFFF_FFFF)
 
-    private static let counter = Atomic<UInt32>(UInt32.random(in: 0...0xFF_FFFF))
+    private static let counter = ManagedAtomic<UInt32>(UInt32.random(in: 0...0xFF_FFFF))
 
     /// The next 24-bit counter value; wraps around.
     private static func nextCount() -> UInt32 {

@@ -1,14 +1,13 @@
 import AtollCore
 import Foundation
 import Logging
-import Synchronization
 
 /// What e-mail/password confirmation and reset keep in memory: request counts per address and
 /// the webhook client.
 final class EmailAccountState: Sendable {
     let webhooks: WebhookClient
     /// Per app (its limit may differ), requests per e-mail address in the last hour.
-    private let limiters = Mutex<[String: RateLimiter]>([:])
+    private let limiters = Locked<[String: RateLimiter]>([:])
 
     init(webhooks: WebhookClient = .shared) {
         self.webhooks = webhooks

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// Which logins (devices: one refresh token each) were live when last read from the store, kept a
 /// few seconds, so that checking an access token's login on every bind, link or user deletion
@@ -34,7 +34,7 @@ final class LiveLoginCache: Sendable {
         var generation: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Changes whenever something is forgotten: read it before a store read whose answer is to be
     /// recorded.

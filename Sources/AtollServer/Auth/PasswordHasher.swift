@@ -1,7 +1,7 @@
+import AtollCore
 import Crypto
 import CryptoExtras
 import Foundation
-import Synchronization
 
 /// Hashes and checks passwords with PBKDF2-HMAC-SHA256, a random 16-byte salt and at least 100,000 rounds.
 ///
@@ -99,7 +99,7 @@ final class HashingPool: Sendable {
         var running = 0
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private enum Admission { case now, wait, refuse }
 
     init(concurrency: Int, maxWaiting: Int? = nil) {

@@ -1,10 +1,10 @@
+import AtollCore
 import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// A small HTTP/1.1 client that POSTs JSON to an app's webhooks (token delivery, confirmation and
 /// reset functions), bounded in every way the other side could abuse: one deadline for connecting,
@@ -66,7 +66,7 @@ final class WebhookClient: Sendable {
     let maxAnswerBytes: Int
     /// How many calls may be in flight at once; more fail at once with `.busy`.
     let maxInFlight: Int
-    private let inFlight = Mutex(0)
+    private let inFlight = Locked(0)
     private let group: any EventLoopGroup
     private let tls: NIOSSLContext?
 

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// Counts events per key in a sliding window and says when a key has had too many: the failed
 /// logins of an account or an address, the apps created in development mode.
@@ -19,7 +19,7 @@ final class RateLimiter: Sendable {
     let limit: Int
     let window: TimeInterval
     let maxKeys: Int
-    private let events = Mutex<[String: [Date]]>([:])
+    private let events = Locked<[String: [Date]]>([:])
 
     init(limit: Int, window: TimeInterval, maxKeys: Int = 100_000) {
         self.limit = limit

@@ -1,7 +1,8 @@
+import AtollCore
+import Atomics
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Synchronization
 
 /// Tests only: records the heads of the requests the server receives (HTTP API requests and
 /// WebSocket upgrade requests) while recording is on, so a test can read back what a client
@@ -20,8 +21,8 @@ public final class RequestHeadRecorder: Sendable {
         public var headers: [String: String]
     }
 
-    private let isOn = Atomic<Bool>(false)
-    private let heads = Mutex<[Head]>([])
+    private let isOn = ManagedAtomic<Bool>(false)
+    private let heads = Locked<[Head]>([])
     /// At most this many heads are kept (the oldest are dropped).
     static let capacity = 500
 

@@ -1,6 +1,6 @@
+import AtollCore
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Tells the other nodes of this node's new history, after the history committed: in order, and
 /// several announcements per `NOTIFY` transaction when they queue up.
@@ -20,7 +20,7 @@ final class PostgresAnnouncer: Sendable {
 
     /// The announcements waiting, shared with the sending task.
     private final class Queue: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     private let waiting: Queue

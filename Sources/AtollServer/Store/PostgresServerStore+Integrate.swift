@@ -2,7 +2,6 @@ import AtollCore
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Integrating an upload into a realm's history on PostgreSQL.
 ///

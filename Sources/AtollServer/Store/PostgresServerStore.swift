@@ -2,7 +2,6 @@ import AtollCore
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// The ``ServerStore`` for scale-out: every table in one PostgreSQL database, reached through a
 /// postgres-nio connection pool, so that several `atoll-server` nodes can serve the same apps.
@@ -22,16 +21,16 @@ public final class PostgresServerStore: ServerStore {
     /// This store's id among the nodes on the database: its own change notifications are skipped.
     let nodeID = UUID().uuidString
     /// Told the lag of each notification heard (``observeNotificationLag(_:)``).
-    let lagObserver = Mutex<(@Sendable (Duration) -> Void)?>(nil)
+    let lagObserver = Locked<(@Sendable (Duration) -> Void)?>(nil)
     /// What this node last knew of the realms it integrated into, for the one-statement append
     /// (``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)``).
-    let uploadFences = Mutex(PostgresUploadFences())
+    let uploadFences = Locked(PostgresUploadFences())
     /// Seals and opens the nodes' announcements (set once the token secret is known).
-    let announcementSeal = Mutex<AnnouncementSeal?>(nil)
+    let announcementSeal = Locked<AnnouncementSeal?>(nil)
     /// Told the reason of each notification ignored as not authentic.
-    let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    let rejectionObserver = Locked<(@Sendable (String) -> Void)?>(nil)
     /// When a rejected notification was last logged (ms since 1970): at most one warning a minute.
-    let rejectionWarned = Mutex<Int64>(0)
+    let rejectionWarned = Locked<Int64>(0)
     /// Sends this node's history announcements after their commits.
     let announcer: PostgresAnnouncer
     /// The task running the pool (`PostgresClient.run()`); cancelled by ``shutdown()``.

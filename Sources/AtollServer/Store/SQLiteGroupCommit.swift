@@ -1,6 +1,6 @@
+import AtollCore
 import Foundation
 import GRDB
-import Synchronization
 
 /// The embedded store's writer: write transactions that queue while one commits share the next
 /// commit, and with it one sync of the log.
@@ -17,7 +17,7 @@ import Synchronization
 /// held the lock for ``maxGroupDuration``, so one group never holds the writer unboundedly.
 final class SQLiteGroupCommit: Sendable {
     private let pool: DatabasePool
-    private let waiting = Mutex(Queue())
+    private let waiting = Locked(Queue())
 
     /// The most writes committed together.
     let maxWritesPerGroup: Int

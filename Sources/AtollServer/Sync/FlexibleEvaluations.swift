@@ -1,5 +1,4 @@
 import AtollCore
-import Synchronization
 
 /// The matches of flexible-sync query sets in a realm's state, evaluated once per distinct set
 /// (its queries and the rules as they decide visibility) and server version, and shared by every
@@ -27,7 +26,7 @@ final class FlexibleEvaluations: Sendable {
     }
 
     let capacity: Int
-    private let realms = Mutex<[Int64: RealmEvaluations]>([:])
+    private let realms = Locked<[Int64: RealmEvaluations]>([:])
     /// Counts each evaluation run.
     private let counter: (@Sendable () -> Void)?
 

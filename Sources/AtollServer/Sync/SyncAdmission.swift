@@ -1,5 +1,4 @@
 import AtollCore
-import Synchronization
 
 /// Who may open sync connections and bind sessions, and what their users may hold: the
 /// connection and per-user limits of ``ServerConfiguration/Limits``, counted across every
@@ -50,7 +49,7 @@ final class SyncAdmission: Sendable {
             users[user] = load.isEmpty ? nil : load
         }
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limits: ServerConfiguration.Limits) { self.limits = limits }
 

@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// Bytes of frames a connection received but has not handled yet. The task reading the socket
 /// waits in ``enter(_:)`` while they exceed the budget, so a client that sends faster than the
@@ -13,7 +12,7 @@ final class InboundGate: Sendable {
         var waiter: CheckedContinuation<Bool, Never>?
         var isClosed = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(budget: Int) { self.budget = budget }
 
@@ -68,7 +67,7 @@ final class OutboundBacklog: Sendable {
         var queued = 0
         var overflowed = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int) { self.limit = limit }
 
@@ -96,7 +95,7 @@ final class OutboundBacklog: Sendable {
 /// next chunk of a partly received message (a client may stop sending mid-message).
 /// ``stalled(clock:timeout:)`` is the connection's watchdog for it.
 final class StallWatch: Sendable {
-    private let started = Mutex<Date?>(nil)
+    private let started = Locked<Date?>(nil)
 
     func begin(at date: Date) { started.withLock { $0 = date } }
     func end() { started.withLock { $0 = nil } }

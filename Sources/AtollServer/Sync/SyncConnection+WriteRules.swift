@@ -1,5 +1,4 @@
 import AtollCore
-import Synchronization
 
 /// Who may write what (R-ERR-4): the app's write rules, and in flexible sync the session's
 /// subscriptions. What an upload may not do is reverted with a compensating write
@@ -34,7 +33,7 @@ extension SyncConnection {
         // "" for the rule of every type without its own; one rule per type applies to the user.
         let rules = Dictionary(session.rules.map { ($0.type ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
-        let bound = Mutex<[String: BoundQuery?]>([:])
+        let bound = Locked<[String: BoundQuery?]>([:])
         return { id, before, after, state in
             // In the view as it was (or, for a new object, as created): else it is not the
             // session's to write. Types the set names before the schema has them can't be checked.

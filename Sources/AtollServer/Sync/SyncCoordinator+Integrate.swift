@@ -1,6 +1,5 @@
 import AtollCore
 import Foundation
-import Synchronization
 
 /// Integrating uploads: validated, rebased (mostly outside the store's write lock), checked by
 /// the write rules, appended, and fanned out to the realm's sessions.
@@ -74,7 +73,7 @@ extension SyncCoordinator {
         early: EarlyRebase?, start: ContinuousClock.Instant
     ) async throws -> IntegrationResult {
         let clock = ContinuousClock()
-        let refused = Mutex<[CompensatingWrite]>([])
+        let refused = Locked<[CompensatingWrite]>([])
         // What the transaction reads: from the early rebase on, and from the snapshot on (the write
         // rules check against the snapshot plus what came after it).
         let readFrom = early.map { min($0.through, snapshot.version) } ?? batch.baseServerVersion

@@ -1,5 +1,5 @@
+import AtollCore
 import Foundation
-import Synchronization
 
 /// The built `atoll-device` executable in a child process: one device with its own root
 /// directory, driven by commands on its stdin, that a test can kill with SIGKILL mid-sync and
@@ -29,7 +29,7 @@ public final class DeviceProcess: Sendable {
 
     private let process: Process
     private let input: FileHandle
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init(process: Process, input: FileHandle, rootDirectory: URL, logURL: URL) {
         self.process = process

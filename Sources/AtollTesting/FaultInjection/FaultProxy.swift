@@ -1,6 +1,6 @@
+import AtollCore
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// A TCP proxy on 127.0.0.1 that injects network faults between clients and a server: drops,
 /// latency, duplicated, reordered and cut WebSocket frames, black holes and closed connections.
@@ -164,12 +164,12 @@ extension FaultProxy {
         /// balancer moves traffic off a failed node.
         var upstreamPort: Int { state.withLock { $0.upstreamPort } }
         let maxBufferedBytes: Int
-        let state: Mutex<State>
+        let state: Locked<State>
 
         init(upstreamHost: String, upstreamPort: Int, maxBufferedBytes: Int, seed: UInt64) {
             self.upstreamHost = upstreamHost
             self.maxBufferedBytes = maxBufferedBytes
-            state = Mutex(State(random: seed, upstreamPort: upstreamPort))
+            state = Locked(State(random: seed, upstreamPort: upstreamPort))
         }
 
         func faults(_ direction: Direction) -> (Faults, blackHoled: Bool) {

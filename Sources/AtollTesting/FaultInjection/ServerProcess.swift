@@ -2,9 +2,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import AtollCore
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// The built `atoll-server` executable running in a child process, in development mode on
 /// 127.0.0.1: to kill it with SIGKILL mid-stream and start it again on the same data folder.
@@ -31,15 +31,15 @@ public final class ServerProcess: Sendable {
     /// `http://127.0.0.1:<port>`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private let process = Mutex<Process?>(nil)
-    private let boundPort: Mutex<Int>
+    private let process = Locked<Process?>(nil)
+    private let boundPort: Locked<Int>
     /// Arguments added to the server's command line (`--store postgres://…`).
     let extraArguments: [String]
 
     private init(dataDirectory: URL, port: Int, executableURL: URL, extraArguments: [String]) {
         self.extraArguments = extraArguments
         self.dataDirectory = dataDirectory
-        boundPort = Mutex(port)
+        boundPort = Locked(port)
         self.executableURL = executableURL
         logURL = dataDirectory.deletingLastPathComponent().appendingPathComponent("\(dataDirectory.lastPathComponent)-server.log")
     }

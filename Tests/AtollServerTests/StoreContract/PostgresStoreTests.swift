@@ -3,7 +3,6 @@ import AtollCore
 import AtollTesting
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// Skipped, and said so in the test report, where PostgreSQL is not installed (`.ci/run` installs
@@ -88,7 +87,7 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         let realm = try await one.realm(appID: "app", path: "s:p", creatingWith: 1, now: Date())
         let fileA = try await one.newClientFile(realmID: realm.id, salt: 1, now: Date()).ident.ident
         let fileB = try await two.newClientFile(realmID: realm.id, salt: 2, now: Date()).ident.ident
-        let inputs = Mutex<[IntegrationInput]>([])
+        let inputs = Locked<[IntegrationInput]>([])
         func upload(_ store: PostgresServerStore, _ file: Int64, version: Int64, base: Int64) async throws -> IntegrationResult {
             inputs.withLock { $0 = [] }
             return try await store.integrate(realmID: realm.id, fileIdent: file, baseServerVersion: base) { input in

@@ -1,7 +1,6 @@
 import AtollCore
 import AtollServer
 import Foundation
-import Synchronization
 import Testing
 
 /// Fixtures the contract's cases share: an app, a realm, identities, changesets and uploads.
@@ -94,8 +93,8 @@ extension StoreContract {
 extension StoreContract {
     /// What a closure the store calls saw, for the test to check once the store returned.
     final class Recorded<Value: Sendable>: Sendable {
-        private let storage: Mutex<Value>
-        init(_ value: Value) { storage = Mutex(value) }
+        private let storage: Locked<Value>
+        init(_ value: Value) { storage = Locked(value) }
         var value: Value { storage.withLock { $0 } }
         func set(_ value: Value) { storage.withLock { $0 = value } }
     }

@@ -1,6 +1,6 @@
+import AtollCore
 import Foundation
 import Logging
-import Synchronization
 
 /// Keeps what a logger writes, for tests that check what is (not) logged and at which level.
 final class LogCapture: Sendable {
@@ -10,7 +10,7 @@ final class LogCapture: Sendable {
         var text: String
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     /// A logger at `level` writing here.
     func logger(level: Logger.Level) -> Logger {

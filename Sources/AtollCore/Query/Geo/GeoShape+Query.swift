@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 // How GEOWITHIN reads points and passes shapes to SQL.
 extension GeoShape {
@@ -65,7 +64,7 @@ extension GeoShape {
         }
     }
 
-    private static let cache = Mutex<[String: GeoShape]>([:])
+    private static let cache = Locked<[String: GeoShape]>([:])
 
     /// ``init(encoded:)``, remembering the last few shapes: SQL calls the function once per row.
     static func decodeCached(_ text: String) -> GeoShape? {
