@@ -44,7 +44,7 @@ public enum BSON {
 
         mutating func cString() throws(DataImportError) -> String {
             guard let end = bytes[position...].firstIndex(of: 0) else { throw bad("an unterminated name") }
-            guard let s = String(validating: bytes[position..<end], as: UTF8.self) else { throw bad("a name that is not UTF-8") }
+            guard let s = String(utf8Validating: bytes[position..<end]) else { throw bad("a name that is not UTF-8") }
             position = end + 1
             return s
         }
@@ -76,7 +76,7 @@ public enum BSON {
                 let length = Int(try int32())
                 guard length >= 1, length <= limits.maxStringBytes + 1 else { throw DataImportError(.tooLarge, "a string of \(length) bytes") }
                 let body = try take(length)
-                guard body.last == 0, let s = String(validating: body.dropLast(), as: UTF8.self) else { throw bad("a malformed string") }
+                guard body.last == 0, let s = String(utf8Validating: body.dropLast()) else { throw bad("a malformed string") }
                 return .string(s)
             case 0x03: return try document(depth: depth + 1, isArray: false)
             case 0x04: return try document(depth: depth + 1, isArray: true)

@@ -178,7 +178,7 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position += 1
-                guard let text = String(validating: out, as: UTF8.self) else { throw error("a string that is not UTF-8") }
+                guard let text = String(utf8Validating: out) else { throw error("a string that is not UTF-8") }
                 return text
             case UInt8(ascii: "\\"):
                 position += 1

@@ -107,11 +107,19 @@ public struct BinaryReader {
 
     public mutating func string() throws(DecodingFailure) -> String {
         let raw = try blob()
-        // `String(validating:as:)` needs macOS 15 / iOS 18. Decoding repairs ill-formed UTF-8, so
-        // the bytes come back unchanged exactly when they were valid.
-        let s = String(decoding: raw, as: UTF8.self)
-        guard s.utf8.elementsEqual(raw) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
+        guard let s = String(utf8Validating: raw) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
         return s
+    }
+}
+
+extension String {
+    /// The text of `bytes` if they are well-formed UTF-8, else nil: `String(validating:as:)`,
+    /// which needs macOS 15 / iOS 18. Decoding repairs ill-formed UTF-8, so the bytes come back
+    /// unchanged exactly when they were valid.
+    package init?(utf8Validating bytes: some Collection<UInt8>) {
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        guard decoded.utf8.elementsEqual(bytes) else { return nil }
+        self = decoded
     }
 }
 
