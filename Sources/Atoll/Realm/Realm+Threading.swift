@@ -35,12 +35,12 @@ extension Realm {
     /// (``RealmCoordinator/realmOfCurrentThread(like:)``), or a new one. realm-swift returns the
     /// same instance for every `Realm()` of a thread; Atoll's `Realm()` opens a new one, and what
     /// hands objects out on a thread (`thaw()`, `@ThreadSafe`) finds the thread's realm here.
-    /// Outside a write the open realm advances to the newest version first (as autorefresh would
-    /// have by then; with autorefresh off, only when it is behind `version`, the version of what
-    /// is handed out).
+    /// An open realm behind `version` (the version of what is handed out) advances first, as
+    /// realm-core advances a realm resolving a newer reference; one that is not behind stays where
+    /// it is (its results do not change under the caller).
     static func ofCurrentThread(_ configuration: Configuration, atLeast version: Int64 = 0) throws -> Realm {
         if let live = try RealmCoordinator.coordinator(for: configuration).realmOfCurrentThread(like: configuration) {
-            if !live.isInWriteTransaction, live.autorefresh || live.snapshotVersion < version { live.refresh() }
+            if !live.isInWriteTransaction, live.snapshotVersion < version { live.refresh() }
             return live
         }
         return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
