@@ -123,7 +123,7 @@ let package = Package(
         ),
         // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
         // does not link the server.
-        .target(name: "AtollAdminClient"),
+        .target(name: "AtollAdminClient", dependencies: ["AtollCore"]),
         // `atoll apps import`: an App Services app export translated into an Atoll app (pure; the
         // schema and rule types of AtollCore).
         .target(name: "AtollAppImport", dependencies: ["AtollCore"]),

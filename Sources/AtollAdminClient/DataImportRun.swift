@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 /// One run of `atoll data import`: a mongoexport file streamed in bounded batches to the admin
@@ -106,7 +107,7 @@ public struct DataImportRun: Sendable {
                     } catch {
                         checkpoint.report.refuse(number, code: "malformedBSON", message: "\(error)")
                     }
-                } else if let text = utf8Text(piece.bytes) {
+                } else if let text = String(utf8Validating: piece.bytes) {
                     batch.append(text)
                     batchNumbers.append(number)
                     batchBytes += piece.bytes.count
@@ -195,11 +196,4 @@ public struct DataImportReport: Codable, Sendable, Hashable, CustomStringConvert
         if !realms.isEmpty { lines.append("realms: \(realms.sorted().joined(separator: ", "))") }
         return lines.joined(separator: "\n")
     }
-}
-
-/// The text of `bytes` if they are well-formed UTF-8 (`String(validating:as:)` needs macOS 15 /
-/// iOS 18; decoding repairs ill-formed UTF-8, so the bytes come back unchanged exactly when valid).
-private func utf8Text(_ bytes: some Collection<UInt8>) -> String? {
-    let decoded = String(decoding: bytes, as: UTF8.self)
-    return decoded.utf8.elementsEqual(bytes) ? decoded : nil
 }
