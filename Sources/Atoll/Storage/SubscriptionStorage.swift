@@ -59,15 +59,22 @@ enum SubscriptionStorage {
 
     /// The newest committed set, or `nil` when none was ever committed.
     static func latest(_ connection: Connection) throws -> StoredSubscriptionSet? {
-        guard try tablesExist(connection),
-              let version = try connection.fetchInt("SELECT MAX(version) FROM \(setsTable)") else { return nil }
+        guard try tablesExist(connection) else { return nil }
+        let newest: [SQLValue]?
+        do {
+            newest = try connection.fetchOne("SELECT version, client_version FROM \(setsTable) ORDER BY version DESC LIMIT 1")
+        } catch {
+            // A file not yet brought to format 4 (opened read-only) has no `client_version`: 0.
+            newest = try connection.fetchOne("SELECT version, 0 FROM \(setsTable) ORDER BY version DESC LIMIT 1")
+        }
+        guard let newest, case .integer(let version) = newest[0] else { return nil }
+        var clientVersion: Int64 = 0
+        if case .integer(let committedAt) = newest[1] { clientVersion = committedAt }
         let rows = try connection.fetchAll("""
             SELECT id, name, object_type, query, created_at, updated_at FROM \(subscriptionsTable)
             WHERE set_version = ? ORDER BY position
             """, [.integer(version)])
-        // A file not yet brought to format 4 (opened read-only) has no `client_version`: 0.
-        let clientVersion = (try? connection.fetchInt("SELECT client_version FROM \(setsTable) WHERE version = ?", [.integer(version)])) ?? 0
-        return StoredSubscriptionSet(version: version, subscriptions: try rows.map(subscription), clientVersion: clientVersion ?? 0)
+        return StoredSubscriptionSet(version: version, subscriptions: try rows.map(subscription), clientVersion: clientVersion)
     }
 
     private static func subscription(_ row: [SQLValue]) throws -> StoredSubscription {
