@@ -150,7 +150,7 @@ func appServicesExport(_ name: String) -> URL {
         #expect(functions.definitions.values.allSatisfy { $0.url == nil })  // the operator supplies each webhook
         #expect(functions.definitions["resetFunc"]?.isPrivate == true)
         #expect(functions.definitions["sum"] == .init(url: nil, isPrivate: false, runAsSystem: true, canEvaluate: nil))
-        #expect(functions.definitions["adminReport"]?.canEvaluate == "%user.custom_data.role == \"admin\"")
+        #expect(functions.definitions["adminReport"]?.canEvaluate == "%user.custom_data.role == 'admin'")
         // A condition Atoll cannot express: callable by no one, and named.
         #expect(functions.definitions["fromOffice"]?.canEvaluate == "false")
         #expect(item(plan, "function fromOffice can_evaluate")?.outcome == .refused)
