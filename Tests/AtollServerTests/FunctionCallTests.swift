@@ -86,10 +86,17 @@ struct FunctionCallTests {
         }
     }
 
-    @Test func aHangingWebhookTimesOutAndHoldsUpNoOtherCall() async throws {
-        try await withFunctionServer(receiving: .hang, settings: { $0.timeout = 1 }) { server, hooks in
+    @Test func aHangingWebhookTimesOutAndHoldsUpNoOtherRequest() async throws {
+        try await withFunctionServer(receiving: .hang, settings: { $0.timeout = 3 }) { server, hooks in
             let token = try await server.http.anonymousLogin().access_token
-            let answer = try await server.http.callFunction("sum", bearer: token)
+            let http = server.http
+            let stuck = Task { try await http.callFunction("sum", bearer: token) }
+            #expect(await waitUntil(timeout: .seconds(60)) { hooks.hangingCalls == 1 })
+            // While the function hangs, the server answers others.
+            #expect(try await server.http.anonymousLogin().user_id.isEmpty == false)
+            #expect(try await server.http.callFunction("unported", bearer: token).errorCode == "FunctionInvalid")
+            #expect(hooks.hangingCalls == 1)
+            let answer = try await stuck.value
             #expect(answer.errorCode == "ExecutionTimeLimitExceeded")
             #expect(answer.object["error"] as? String == "execution time limit exceeded")
             hooks.release()

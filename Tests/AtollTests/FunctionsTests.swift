@@ -140,6 +140,13 @@ extension SerialAppServicesTests {
             await #expect { try await app.login(credentials: .function(payload: ["nobody": true])) } throws: {
                 ($0 as? AppError)?.code == .invalidPassword
             }
+            // An anonymous user keeps its id when it links a function identity.
+            let anonymous = try await app.login(credentials: .anonymous)
+            let linked = try await anonymous.linkUser(credentials: .function(payload: ["username": "cy"]))
+            #expect(linked.id == anonymous.id)
+            #expect(linked.identities.map(\.providerType).sorted() == ["anon-user", "custom-function"])
+            let cy = try await app.login(credentials: .function(payload: ["username": "cy"]))
+            #expect(cy.id == anonymous.id)
         }
     }
 }
