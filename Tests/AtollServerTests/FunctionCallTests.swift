@@ -124,6 +124,9 @@ struct FunctionCallTests {
             #expect(try await server.http.callFunction("sum", bearer: token).errorCode == "FunctionExecutionError")
             hooks.setBehavior(.respond { _ in "not json" })
             #expect(try await server.http.callFunction("sum", bearer: token).errorCode == "FunctionExecutionError")
+            let metrics = try await server.http.send("GET", "/metrics").text
+            #expect(metrics.contains(#"atoll_function_calls_total{outcome="error"} 1"#))
+            #expect(metrics.contains(#"atoll_function_calls_total{outcome="failed"} 3"#))
         }
     }
 

@@ -58,10 +58,15 @@ extension AuthService {
             var error: String?
         }
         guard let outcome = try? JSONDecoder().decode(Outcome.self, from: answer) else {
+            metrics.countFunctionCall(outcome: "failed")
             logger.warning("function answered badly", metadata: ["app": "\(appID)", "function": "\(call.name)"])
             throw ServerError(.functionExecutionError, "the function '\(call.name)' did not answer {\"result\": …} or {\"error\": …}")
         }
-        if let error = outcome.error { throw ServerError(.functionExecutionError, String(error.prefix(1024))) }
+        if let error = outcome.error {
+            metrics.countFunctionCall(outcome: "error")
+            throw ServerError(.functionExecutionError, String(error.prefix(1024)))
+        }
+        metrics.countFunctionCall(outcome: "result")
         return try JSONBody.encoder.encode(outcome.result ?? .null)
     }
 
@@ -110,6 +115,7 @@ extension AuthService {
                                                            maxAnswerBytes: settings.maxAnswerBytes)
         } catch let failure as WebhookClient.Failure {
             logger.warning("function webhook failed", metadata: ["app": "\(app.id)", "what": "\(what)", "error": "\(failure)"])
+            metrics.countFunctionCall(outcome: failure.code == .timeout ? "timeout" : "failed")
             switch failure.code {
             case .timeout: throw ServerError(.executionTimeLimitExceeded, "execution time limit exceeded")
             case .busy: throw ServerError(.tooManyRequests, "too many function calls in flight; try again in 1 s", retryAfter: 1)
@@ -118,9 +124,11 @@ extension AuthService {
         }
         guard (200..<300).contains(answer.status) else {
             logger.warning("function webhook refused", metadata: ["app": "\(app.id)", "what": "\(what)", "status": "\(answer.status)"])
+            metrics.countFunctionCall(outcome: "failed")
             throw ServerError(.functionExecutionError, "\(what) failed (its webhook answered HTTP \(answer.status))")
         }
         guard JSONNesting.isWithin(answer.body) else {
+            metrics.countFunctionCall(outcome: "failed")
             throw ServerError(.functionExecutionError, "\(what) answered JSON nested deeper than \(JSONNesting.maxDepth) levels")
         }
         return Data(answer.body)
