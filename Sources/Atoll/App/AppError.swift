@@ -83,6 +83,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "Unknown": .unknown
         case "InternalError": .internalServerError
         case "MaintenanceInProgress": .maintenanceInProgress
+        case "MongoDBError": .mongoDBError
         default: .httpRequestFailed
         }
     }

@@ -191,6 +191,7 @@ extension ServerConfiguration.App {
             apple: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .apple),
             google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
         try decodeAccountSettings(from: decoder)
+        try decodeRemoteAccess(from: decoder)
     }
 }
 

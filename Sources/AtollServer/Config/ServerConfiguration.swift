@@ -146,6 +146,8 @@ extension ServerConfiguration {
         public var emailPassword = EmailPassword()
         /// Where `user.customData` comes from; nil: every user's custom data is empty.
         public var customUserData: CustomUserData?
+        /// Remote data access (`user.mongoClient`): on by default, over the flexible-sync data.
+        public var remoteAccess = RemoteAccess()
 
         public init(
             id: String,
