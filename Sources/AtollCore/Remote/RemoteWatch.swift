@@ -54,19 +54,25 @@ public struct RemoteWatch: Sendable {
     }
 
     /// The events that take `old` to `new` (two states of the same collection for the same
-    /// user), in primary key order. `version` names the change in each event's `_id`.
-    /// - Throws: `limitExceeded` when the collection holds more than the objects one request may examine.
-    public func events(from old: RemoteCollection, to new: RemoteCollection, database: String, version: Int64) throws(RemoteError) -> [JSONNode] {
+    /// user), in primary key order; `touched`: only those primary keys can have changed.
+    /// `version` names the change in each event's `_id`.
+    /// - Throws: `limitExceeded` when the objects to compare are more than one request may examine.
+    public func events(from old: RemoteCollection, to new: RemoteCollection, database: String, version: Int64,
+                       touched: Set<Value>? = nil) throws(RemoteError) -> [JSONNode] {
         let before = old.state.objects[new.type] ?? [:]
         let after = new.state.objects[new.type] ?? [:]
-        guard before.count + after.count <= 2 * new.limits.maxExamined else {
-            throw RemoteError(.limitExceeded, "\(new.type) has more objects than a change stream may examine")
+        guard touched.map({ $0.count <= new.limits.maxExamined }) ?? (before.count + after.count <= 2 * new.limits.maxExamined) else {
+            throw RemoteError(.limitExceeded, "\(new.type) has more changed objects than a change stream may examine")
         }
         let oldFilter = try old.filter(documentFilter)
         let newFilter = try new.filter(documentFilter)
         var changed: [Value] = []
-        for (key, fields) in after where before[key] != fields { changed.append(key) }
-        for key in before.keys where after[key] == nil { changed.append(key) }
+        if let touched {
+            changed = touched.filter { before[$0] != after[$0] }
+        } else {
+            for (key, fields) in after where before[key] != fields { changed.append(key) }
+            for key in before.keys where after[key] == nil { changed.append(key) }
+        }
         changed.sort { $0.canonicalBytes.lexicographicallyPrecedes($1.canonicalBytes) }
         var events: [JSONNode] = []
         for key in changed {

@@ -133,21 +133,31 @@ struct RemoteRoutes: Sendable {
         let (coordinator, interval, keepAlive, logger) = (coordinator, watchInterval, keepAliveInterval, logger)
         let body = ResponseBody { writer in
             defer { leave(key) }
-            var current = (version: version, collection: try RemoteCollection(state: state, type: remote.collection, rules: rules, limits: limits))
+            var current = (version: version, state: state)
             var quiet = Duration.zero
             try await writer.write(ByteBuffer(string: ": open\n\n"))
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
                 quiet += interval
                 do {
-                    if let newer = try await coordinator.remoteSnapshot(of: realm, after: current.version) {
-                        let next = try RemoteCollection(state: newer.state, type: remote.collection, rules: rules, limits: limits)
-                        let events = try watch.events(from: current.collection, to: next, database: remote.database, version: newer.version)
-                        current = (newer.version, next)
-                        if !events.isEmpty {
-                            try await writer.write(ByteBuffer(string: events.map { "data: \($0.text)\n\n" }.joined()))
-                            quiet = .zero
+                    // Entry by entry, so each change is its own event (as a change stream has it).
+                    var text = ""
+                    for entry in try await coordinator.remoteHistory(of: realm, after: current.version) {
+                        var next = current.state
+                        next.apply(entry.changeset)
+                        let touched = Set(entry.changeset.instructions.compactMap(\.object).filter { $0.type == remote.collection }.map(\.primaryKey))
+                        if !touched.isEmpty {
+                            let before = try RemoteCollection(state: current.state, type: remote.collection, rules: rules, limits: limits)
+                            let after = try RemoteCollection(state: next, type: remote.collection, rules: rules, limits: limits)
+                            for event in try watch.events(from: before, to: after, database: remote.database, version: entry.serverVersion, touched: touched) {
+                                text += "data: \(event.text)\n\n"
+                            }
                         }
+                        current = (entry.serverVersion, next)
+                    }
+                    if !text.isEmpty {
+                        try await writer.write(ByteBuffer(string: text))
+                        quiet = .zero
                     }
                 } catch let error as RemoteError {
                     try await writer.write(ByteBuffer(string: "event: error\ndata: \(Self.errorBody(error).text)\n\n"))

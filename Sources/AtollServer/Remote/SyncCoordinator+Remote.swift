@@ -9,11 +9,11 @@ extension SyncCoordinator {
         return (realm, snapshot.version, snapshot.state)
     }
 
-    /// The newest state of `realm` when it is newer than `version`.
-    func remoteSnapshot(of realm: StoredRealm, after version: Int64) async throws -> (version: Int64, state: ReplicaState)? {
-        guard try await store.latestServerVersion(realmID: realm.id) > version else { return nil }
-        let snapshot = try await snapshot(of: realm)
-        return snapshot.version > version ? snapshot : nil
+    /// The history entries of `realm` after `version` (about a megabyte of them), for a change
+    /// stream; none when there are none.
+    func remoteHistory(of realm: StoredRealm, after version: Int64) async throws -> [HistoryEntry] {
+        guard try await store.latestServerVersion(realmID: realm.id) > version else { return [] }
+        return try await history(realmID: realm.id, after: version, maxBytes: 1 << 20)
     }
 
     /// A remote data access write integrated as a server write: one changeset from a client file
