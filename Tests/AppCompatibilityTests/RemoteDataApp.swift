@@ -157,6 +157,16 @@ final class MyChangeStreamDelegate: ChangeEventDelegate {
     }
 }
 
+final class RefusalDelegate: ChangeEventDelegate {
+    private let lock = NSLock()
+    private var _closedWith: AppError?
+    var closedWith: AppError? { lock.withLock { _closedWith } }
+    func changeStreamDidOpen(_ changeStream: ChangeStream) {}
+    func changeStreamDidClose(with error: Error?) { lock.withLock { _closedWith = error as? AppError } }
+    func changeStreamDidReceive(error: Error) {}
+    func changeStreamDidReceive(changeEvent: AnyBSON?) {}
+}
+
 private func result<T>(_ start: (@escaping (T) -> Void) -> Void) async -> T {
     await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
 }
@@ -265,6 +275,45 @@ private func result<T>(_ start: (@escaping (T) -> Void) -> Void) async -> T {
             let first = try await reader.value
             #expect(first?.documentValue?["operationType"]??.stringValue == "insert")
             #expect(first?.documentValue?["fullDocument"]??.documentValue?["name"]??.stringValue == "Second")
+        }
+    }
+
+    @Test func aChangeStreamCarriesOnlyWhatTheUserMayReadAndIsBounded() async throws {
+        try await withSyncTestServer({ configuration in
+            var app = ServerConfiguration.App(id: "test-app", syncKind: .flexible)
+            app.permissions = [.init(type: "CoffeeDrink", read: "owner == %user.id", write: "owner == %user.id")]
+            configuration.apps = [app]
+        }) { server in
+            let device = try await server.app(device: "device").login(credentials: .anonymous)
+            var configuration = device.flexibleSyncConfiguration(initialSubscriptions: { subs in
+                subs.append(QuerySubscription<CoffeeDrink>(name: "mine") { $0.owner == device.id })
+            })
+            configuration.objectTypes = [CoffeeDrink.self]
+            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+
+            let watcher = try await server.app(device: "watcher").login(credentials: .anonymous)
+            let collection = CoffeeDrinkStore(user: watcher, database: server.appId).collection
+            let queue = DispatchQueue(label: "watch")
+            let delegate = MyChangeStreamDelegate()
+            let stream = collection.watch(delegate: delegate, queue: queue)
+            #expect(await waitUntil(timeout: .seconds(30)) { delegate.opened })
+            // The device's drink is not the watcher's to read: no event. The watcher's own is.
+            try realm.write { realm.add(CoffeeDrink(value: ["name": "Device's", "owner": device.id])) }
+            try await realm.syncSession?.wait(for: .upload)
+            _ = try await collection.insertOne(["name": "Watcher's", "owner": AnyBSON(watcher.id)])
+            #expect(await waitUntil(timeout: .seconds(30)) { !delegate.events.isEmpty })
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(delegate.events.compactMap { $0["fullDocument"]??.documentValue?["name"]??.stringValue } == ["Watcher's"])
+
+            // Four streams of one user at once; a fifth is refused.
+            let more = (0..<3).map { _ in MyChangeStreamDelegate() }
+            let streams = more.map { collection.watch(delegate: $0, queue: queue) }
+            #expect(await waitUntil(timeout: .seconds(30)) { more.allSatisfy(\.opened) })
+            let refused = RefusalDelegate()
+            let fifth = collection.watch(delegate: refused, queue: queue)
+            #expect(await waitUntil(timeout: .seconds(30)) { refused.closedWith != nil })
+            #expect(refused.closedWith?.httpStatusCode == 429, "\(String(describing: refused.closedWith))")
+            for stream in streams + [stream, fifth] { stream.close() }
         }
     }
 

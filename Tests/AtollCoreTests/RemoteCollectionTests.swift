@@ -245,3 +245,59 @@ import Testing
         }
     }
 }
+
+/// Change streams, the pure part: the events between two states the user may see.
+@Suite struct RemoteWatchTests {
+    typealias T = RemoteCollectionTests
+
+    static func changed(_ change: (inout ReplicaState) -> Void) -> ReplicaState {
+        var state = T.state()
+        change(&state)
+        return state
+    }
+
+    static func events(_ filter: String? = nil, rules: FlexibleSync.Rules = FlexibleSync.Rules(),
+                       _ change: (inout ReplicaState) -> Void) throws -> [JSONNode] {
+        let before = try RemoteCollection(state: T.state(), type: "Task", rules: rules)
+        let after = try RemoteCollection(state: changed(change), type: "Task", rules: rules)
+        let watch = try RemoteWatch(matchFilter: filter.map { try T.json($0) }, ids: nil, in: before)
+        return try watch.events(from: before, to: after, database: "db", version: 9)
+    }
+
+    @Test func insertsUpdatesAndDeletesBecomeEvents() throws {
+        let events = try Self.events { state in
+            state.apply(.createObject(T.id(7)))
+            state.apply(.set(T.id(1), path: [.property("done")], value: .bool(true)))
+            state.apply(.eraseObject(T.id(2)))
+        }
+        #expect(events.map { $0["operationType"] } == [.string("update"), .string("delete"), .string("insert")])
+        #expect(events[0]["fullDocument"]?["done"] == .bool(true))
+        #expect(events[1]["fullDocument"] == nil)
+        #expect(events[1]["documentKey"]?["_id"] == .object([("$oid", .string("000000000000000000000002"))]))
+    }
+
+    @Test func eventsOfObjectsTheUserMayNotReadAreNotSent() throws {
+        let events = try Self.events(rules: RemoteCollectionTests.annReads) { state in
+            state.apply(.set(T.id(1), path: [.property("done")], value: .bool(true)))  // ann's
+            state.apply(.set(T.id(5), path: [.property("done")], value: .bool(true)))  // bob's
+            state.apply(.eraseObject(T.id(6)))                                          // bob's
+        }
+        #expect(events.count == 1)
+        #expect(events.first?["fullDocument"]?["owner"] == .string("ann"))
+        #expect(events.first?["fullDocument"]?["notes"] == nil, "a hidden field")
+    }
+
+    @Test func matchFiltersSelectOperationsAndDocuments() throws {
+        let inserts = try Self.events(#"{"operationType": "insert"}"#) { state in
+            state.apply(.createObject(T.id(7)))
+            state.apply(.set(T.id(1), path: [.property("done")], value: .bool(true)))
+        }
+        #expect(inserts.map { $0["operationType"] } == [.string("insert")])
+        let bobs = try Self.events(#"{"fullDocument.owner": "bob"}"#) { state in
+            state.apply(.set(T.id(1), path: [.property("done")], value: .bool(true)))
+            state.apply(.set(T.id(5), path: [.property("done")], value: .bool(true)))
+        }
+        #expect(bobs.count == 1 && bobs.first?["fullDocument"]?["owner"] == .string("bob"))
+        #expect(throws: RemoteError.self) { try Self.events(#"{"ns.coll": "Task"}"#) { _ in } }
+    }
+}
