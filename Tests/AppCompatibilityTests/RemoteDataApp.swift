@@ -167,6 +167,25 @@ final class RefusalDelegate: ChangeEventDelegate {
     func changeStreamDidReceive(changeEvent: AnyBSON?) {}
 }
 
+/// A server whose drinks each user reads and writes only when it owns them, and a device
+/// subscribed to its own.
+@MainActor
+private func withOwnersOnlyServer(_ body: (SyncTestServer, User, Realm) async throws -> Void) async throws {
+    try await withSyncTestServer({ configuration in
+        var app = ServerConfiguration.App(id: "test-app", syncKind: .flexible)
+        app.permissions = [.init(type: "CoffeeDrink", read: "owner == %user.id", write: "owner == %user.id")]
+        configuration.apps = [app]
+    }) { server in
+        let device = try await server.app(device: "device").login(credentials: .anonymous)
+        var configuration = device.flexibleSyncConfiguration(initialSubscriptions: { subs in
+            subs.append(QuerySubscription<CoffeeDrink>(name: "mine") { $0.owner == device.id })
+        })
+        configuration.objectTypes = [CoffeeDrink.self]
+        let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        try await body(server, device, realm)
+    }
+}
+
 private func result<T>(_ start: (@escaping (T) -> Void) -> Void) async -> T {
     await withCheckedContinuation { continuation in start { continuation.resume(returning: $0) } }
 }
@@ -279,17 +298,7 @@ private func result<T>(_ start: (@escaping (T) -> Void) -> Void) async -> T {
     }
 
     @Test func aChangeStreamCarriesOnlyWhatTheUserMayReadAndIsBounded() async throws {
-        try await withSyncTestServer({ configuration in
-            var app = ServerConfiguration.App(id: "test-app", syncKind: .flexible)
-            app.permissions = [.init(type: "CoffeeDrink", read: "owner == %user.id", write: "owner == %user.id")]
-            configuration.apps = [app]
-        }) { server in
-            let device = try await server.app(device: "device").login(credentials: .anonymous)
-            var configuration = device.flexibleSyncConfiguration(initialSubscriptions: { subs in
-                subs.append(QuerySubscription<CoffeeDrink>(name: "mine") { $0.owner == device.id })
-            })
-            configuration.objectTypes = [CoffeeDrink.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        try await withOwnersOnlyServer { server, device, realm in
 
             let watcher = try await server.app(device: "watcher").login(credentials: .anonymous)
             let collection = CoffeeDrinkStore(user: watcher, database: server.appId).collection
@@ -318,17 +327,7 @@ private func result<T>(_ start: (@escaping (T) -> Void) -> Void) async -> T {
     }
 
     @Test func aUserWithADocumentFilterReadsAndWritesOnlyItsDocuments() async throws {
-        try await withSyncTestServer({ configuration in
-            var app = ServerConfiguration.App(id: "test-app", syncKind: .flexible)
-            app.permissions = [.init(type: "CoffeeDrink", read: "owner == %user.id", write: "owner == %user.id")]
-            configuration.apps = [app]
-        }) { server in
-            let deviceUser = try await server.app(device: "device").login(credentials: .anonymous)
-            var configuration = deviceUser.flexibleSyncConfiguration(initialSubscriptions: { subs in
-                subs.append(QuerySubscription<CoffeeDrink>(name: "mine") { $0.owner == deviceUser.id })
-            })
-            configuration.objectTypes = [CoffeeDrink.self]
-            let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+        try await withOwnersOnlyServer { server, deviceUser, realm in
             try realm.write { realm.add(CoffeeDrink(value: ["name": "Mine", "storeNumber": 1, "owner": deviceUser.id])) }
             try await realm.syncSession?.wait(for: .upload)
 
