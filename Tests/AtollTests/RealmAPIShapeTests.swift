@@ -28,8 +28,12 @@ import Testing
         let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
         let reader = try t.open()
         reader.autorefresh = false
-        let writer = try t.open()
-        try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        // Another thread's realm: this thread's `Realm()` is `reader` itself.
+        let configuration = t.configuration
+        try onAnotherThread {
+            let writer = try Realm(configuration: configuration)
+            try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        }
         #expect(reader.objects(Dog.self).isEmpty)
         reader.beginWrite()
         #expect(reader.objects(Dog.self).count == 1)
