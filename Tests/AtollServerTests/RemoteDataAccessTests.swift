@@ -106,6 +106,13 @@ import Testing
                    "collectionNotFound", "an unknown collection")
             expect(try await server.http.send("POST", Self.path + "find", bearer: token, body: Self.body("", database: "other-app")), 404,
                    "collectionNotFound", "another app's database")
+            // A change stream is checked before it opens.
+            expect(try await Self.call(server, "watch", #""filter": {"$where": "1"}"#, token: token), 400, "unsupported", "watch $where")
+            expect(try await Self.call(server, "watch", #""filter": {"fullDocument.title": {"$regex": "x"}}"#, token: token), 400, "unsupported",
+                   "watch $regex")
+            expect(try await server.http.send("POST", Self.path + "watch", bearer: token, body: Self.body("", collection: "Secrets")), 404,
+                   "collectionNotFound", "watch of an unknown collection")
+            expect(try await Self.call(server, "watch", token: nil), 401, nil, "watch without a token")
             // Not logged in, a forged token, another app's token.
             expect(try await Self.call(server, "find", token: nil), 401, nil, "no token")
             expect(try await Self.call(server, "find", token: "e30.e30.e30"), 401, nil, "a forged token")
