@@ -89,19 +89,24 @@ public struct RemoteCollection {
     /// - Throws: `limitExceeded` past ``RemoteLimits/maxExamined`` objects; `CancellationError`
     ///   when the task is cancelled (the server's time limit).
     public func find(filter: BoundQuery?, sort: [(field: String, ascending: Bool)] = [], limit: Int = 0) throws -> [ObjectID] {
-        let keys = state.primaryKeys(of: type)
-        guard keys.count <= limits.maxExamined else {
-            throw RemoteError(.limitExceeded, "\(type) has \(keys.count) objects, more than one request may examine (\(limits.maxExamined))")
+        let objects = state.objects[type] ?? [:]
+        guard objects.count <= limits.maxExamined else {
+            throw RemoteError(.limitExceeded, "\(type) has \(objects.count) objects, more than one request may examine (\(limits.maxExamined))")
         }
-        var out: [ObjectID] = []
-        for (index, key) in keys.enumerated() {
-            if index % 1024 == 1023 { try Task.checkCancellation() }
+        // Every object looked at once, in the dictionary's order; only the matches are ordered.
+        let resolver = ReplicaResolver(state: state)
+        var matched: [(key: Value, bytes: [UInt8])] = []
+        var examined = 0
+        for (key, fields) in objects {
+            examined += 1
+            if examined % 1024 == 0 { try Task.checkCancellation() }
             let id = ObjectID(type: type, primaryKey: key)
             guard mayRead(id) else { continue }
-            if let filter, let fields = state.filledObject(id), !filter.evaluate(on: fields, in: state) { continue }
-            out.append(id)
-            if sort.isEmpty, limit > 0, out.count == limit { break }
+            if let filter, !filter.evaluate(on: resolver.filled(fields, objectSchema), resolver: resolver) { continue }
+            matched.append((key, key.canonicalBytes))
         }
+        matched.sort { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+        var out = matched.map { ObjectID(type: type, primaryKey: $0.key) }
         if !sort.isEmpty { out = sorted(out, by: sort) }
         if limit > 0, out.count > limit { out.removeLast(out.count - limit) }
         return out
