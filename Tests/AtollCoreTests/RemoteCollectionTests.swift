@@ -120,6 +120,33 @@ import Testing
         }
     }
 
+    @Test func aCancelledRequestStopsExamining() async throws {
+        var state = Self.state()
+        for n in 100..<2_200 { state.apply(.createObject(Self.id(n))) }
+        let collection = try RemoteCollection(state: state, type: "Task", rules: FlexibleSync.Rules())
+        let outcome = await Task { () -> Result<[ObjectID], Error> in
+            withUnsafeCurrentTask { $0?.cancel() }  // the server's time limit, run out
+            return Result { try collection.find(filter: nil) }
+        }.value
+        #expect(throws: CancellationError.self) { try outcome.get() }
+    }
+
+    @Test func writingMoreDocumentsThanTheLimitIsRefused() throws {
+        var limits = RemoteLimits()
+        limits.maxWritten = 3
+        let all = try Self.collection(limits: limits)
+        let documents = (0..<4).map { #"{"name": "n\#($0)"}"# }.joined(separator: ",")
+        for (action, body) in [("insertMany", #"{"documents": [\#(documents)]}"#), ("deleteMany", #"{"filter": {}}"#),
+                               ("updateMany", #"{"filter": {}, "update": {"$set": {"done": true}}}"#)] {
+            do {
+                _ = try all.perform(Self.request(action, body), rule: nil)
+                Issue.record("\(action) went past the limit")
+            } catch let error as RemoteError {
+                #expect(error.code == .limitExceeded, "\(action)")
+            }
+        }
+    }
+
     // MARK: Rules
 
     static let annReads = FlexibleSync.Rules(readRules: [(type: "Task", query: "owner == %user.id")], user: RuleUser(id: "ann"),

@@ -82,6 +82,17 @@ import Testing
         }
     }
 
+    @Test func partitionBasedAppsAreRefused() async throws {
+        let configuration = TestServer.configuration {
+            $0.apps = [ServerConfiguration.App(id: "tasks", syncKind: .partition)]
+        }
+        try await withServer(configuration) { server in
+            let login = try await server.http.anonymousLogin()
+            let answer = try await Self.call(server, "find", #""filter": {}"#, token: login.access_token)
+            #expect(answer.status == 400 && answer.object["remote_code"] as? String == "unsupported", "\(answer.text)")
+        }
+    }
+
     @Test func hostileRequestsGetTypedErrors() async throws {
         try await Self.withSyncedTask { server, device in
             let token = device.token
