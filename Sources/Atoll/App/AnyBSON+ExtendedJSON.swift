@@ -79,7 +79,7 @@ enum ExtendedJSON: Codable, Hashable {
             guard case .string(let ms)? = inner["$numberLong"], let millis = Int64(ms) else { return nil }
             return .datetime(Date(timeIntervalSince1970: Double(millis) / 1000))
         case ("$date", .int(let millis)): return .datetime(Date(timeIntervalSince1970: Double(millis) / 1000))
-        case ("$date", .string(let iso)): return ISO8601DateFormatter().date(from: iso).map(AnyBSON.datetime)
+        case ("$date", .string(let iso)): return AtollCore.ExtendedJSON.parseISODate(iso).map(AnyBSON.datetime)
         case ("$binary", .object(let inner)):
             guard case .string(let base64)? = inner["base64"], let data = Data(base64Encoded: base64) else { return nil }
             if case .string("04")? = inner["subType"], data.count == 16 {
