@@ -28,3 +28,24 @@ import Testing
         #expect(path.sectionIndex == 1 && path.itemIndex == 3)
     }
 }
+
+/// The platform-neutral part of `SyncSession`'s key-value observing on Apple platforms: an
+/// `NSObject` whose `@objc` state enums have realm-swift's raw values, and the transition rule the
+/// `willChangeValue`/`didChangeValue` pair is computed from.
+@Suite struct SyncSessionKeyValueShapeTests {
+    @Test func aSessionIsAnNSObjectWithRealmSwiftsStateValues() {
+        #expect((SyncSession.self as AnyObject.Type) is NSObject.Type)
+        #expect([SyncSession.State.active, .inactive, .invalid].map(\.rawValue) == [0, 1, 2])
+        #expect([SyncSession.ConnectionState.disconnected, .connecting, .connected].map(\.rawValue) == [0, 1, 2])
+    }
+
+    @Test func anUpdateChangesWhatKeyValueObserversAreToldOf() {
+        let active = SyncSession.Snapshot(state: .active, connectionState: .connected)
+        #expect(SyncSession.updated(active, state: .inactive, connection: nil) == .init(state: .inactive, connectionState: .connected))
+        #expect(SyncSession.updated(active, state: nil, connection: .connecting) == .init(state: .active, connectionState: .connecting))
+        // An invalid session stays invalid and may only disconnect.
+        let invalid = SyncSession.Snapshot(state: .invalid, connectionState: .connected)
+        #expect(SyncSession.updated(invalid, state: .active, connection: .connecting) == invalid)
+        #expect(SyncSession.updated(invalid, state: nil, connection: .disconnected) == .init(state: .invalid, connectionState: .disconnected))
+    }
+}
