@@ -74,7 +74,7 @@ extension ImportContext {
 
     static let scalarTypes: [String: PropertyType] = [
         "objectId": .objectId, "string": .string, "int": .int, "long": .int, "double": .double, "decimal": .decimal128,
-        "bool": .bool, "date": .date, "uuid": .uuid, "binData": .data, "mixed": .mixed,
+        "bool": .bool, "date": .date, "uuid": .UUID, "binData": .data, "mixed": .any,
     ]
 
     /// `spec`'s `bsonType` (a name, or a name and `"null"`): the type and whether it is optional.
@@ -98,7 +98,7 @@ extension ImportContext {
         }
         let (bson, nullable) = bsonType
         if let scalar = Self.scalarTypes[bson] {
-            return Property(name: field, type: scalar, isOptional: scalar == .mixed || optional || nullable)
+            return Property(name: field, type: scalar, isOptional: scalar == .any || optional || nullable)
         }
         switch bson {
         case "array":
@@ -109,7 +109,7 @@ extension ImportContext {
             let (itemBSON, itemNullable) = itemType
             let unique = spec["uniqueItems"]?.bool ?? false
             if let scalar = Self.scalarTypes[itemBSON] {
-                return Property(name: field, type: scalar, collection: unique ? .set : .list, isOptional: scalar == .mixed || itemNullable)
+                return Property(name: field, type: scalar, collection: unique ? .set : .list, isOptional: scalar == .any || itemNullable)
             }
             if itemBSON == "object", !unique, let embedded = embeddedType(items, field: field, owner: owner, path: path, into: &types) {
                 return Property(name: field, type: .object, collection: .list, objectType: embedded)
@@ -119,7 +119,7 @@ extension ImportContext {
         case "object":
             if spec["properties"] == nil, let values = spec["additionalProperties"], let valueType = Self.bsonType(values),
                let scalar = Self.scalarTypes[valueType.name] {
-                return Property(name: field, type: scalar, collection: .map, isOptional: scalar == .mixed || valueType.nullable)
+                return Property(name: field, type: scalar, collection: .map, isOptional: scalar == .any || valueType.nullable)
             }
             if let embedded = embeddedType(spec, field: field, owner: owner, path: path, into: &types) {
                 return Property(name: field, type: .object, isOptional: true, objectType: embedded)

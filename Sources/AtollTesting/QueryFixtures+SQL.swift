@@ -38,10 +38,10 @@ extension QueryFixtures {
 
     static func columnType(_ type: PropertyType) -> String {
         switch type {
-        case .bool, .int, .object: "INTEGER"
+        case .bool, .int, .object, .linkingObjects: "INTEGER"
         case .double, .float, .date: "REAL"
         case .string: "TEXT"
-        case .data, .objectId, .uuid, .mixed: "BLOB"
+        case .data, .objectId, .UUID, .any: "BLOB"
         case .decimal128: "TEXT COLLATE \(StorageLayout.decimalCollation)"
         }
     }

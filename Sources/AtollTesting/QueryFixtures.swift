@@ -18,7 +18,7 @@ public enum QueryFixtures {
             Property(name: "birthday", type: .date, isOptional: true),
             Property(name: "avatar", type: .data, isOptional: true),
             Property(name: "oid", type: .objectId, isOptional: true),
-            Property(name: "uuid", type: .uuid, isOptional: true),
+            Property(name: "uuid", type: .UUID, isOptional: true),
             Property(name: "balance", type: .decimal128, isOptional: true),
             Property(name: "bestFriend", type: .object, isOptional: true, objectType: "Person"),
             Property(name: "address", type: .object, isOptional: true, objectType: "Address"),

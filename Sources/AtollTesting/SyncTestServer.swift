@@ -101,7 +101,11 @@ public final class SyncTestServer: Sendable {
 
     /// The configuration `app(device:)` uses; the server address stays valid across `restart()`.
     public func appConfiguration(device: String = "device") -> AppConfiguration {
-        AppConfiguration(baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true))
+        var configuration = AppConfiguration(baseURL: baseURL, rootDirectory: folder.url.appendingPathComponent("devices/\(device)", isDirectory: true))
+        // `downloadBeforeOpen: .always` gives up after this; a loaded CI machine (PostgreSQL nodes,
+        // parallel suites) has taken longer than the default 30 s. Tests of the timeout set their own.
+        configuration.syncConnectTimeout = 90
+        return configuration
     }
 
     /// The server's port; it stays the same across `restart()`.

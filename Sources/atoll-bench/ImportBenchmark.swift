@@ -15,7 +15,7 @@ struct ImportBenchmark {
             Property(name: "_id", type: .objectId, isPrimaryKey: true),
             Property(name: "title", type: .string), Property(name: "priority", type: .int), Property(name: "big", type: .int),
             Property(name: "estimate", type: .double), Property(name: "price", type: .decimal128),
-            Property(name: "due", type: .date, isOptional: true), Property(name: "tag", type: .uuid, isOptional: true),
+            Property(name: "due", type: .date, isOptional: true), Property(name: "tag", type: .UUID, isOptional: true),
             Property(name: "tags", type: .string, collection: .list),
             Property(name: "address", type: .object, objectType: "Address"),
         ]),

@@ -79,7 +79,7 @@ func appServicesExport(_ name: String) -> URL {
         #expect(property("estimate")?.type == .double)
         #expect(property("cost")?.type == .decimal128)
         #expect(property("due")?.type == .date && property("due")?.isOptional == true)
-        #expect(property("ref")?.type == .uuid)
+        #expect(property("ref")?.type == .UUID)
         #expect(property("photo")?.type == .data)
         #expect(property("tags")?.collection == .set)
         #expect(property("scores")?.collection == .list && property("scores")?.type == .int)

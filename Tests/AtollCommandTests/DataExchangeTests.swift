@@ -16,7 +16,7 @@ import Testing
             Property(name: "estimate", type: .double),
             Property(name: "price", type: .decimal128),
             Property(name: "due", type: .date, isOptional: true),
-            Property(name: "tag", type: .uuid, isOptional: true),
+            Property(name: "tag", type: .UUID, isOptional: true),
             Property(name: "tags", type: .string, collection: .list),
             Property(name: "owner", type: .object, objectType: "ImportedPerson"),
             Property(name: "address", type: .object, objectType: "ImportedAddress"),

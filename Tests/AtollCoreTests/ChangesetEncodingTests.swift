@@ -77,4 +77,13 @@ import Testing
         let data = Data([2, 0, 0, 0, 1, 3, 0, 6])
         #expect(throws: DecodingFailure.self) { try Changeset(decoding: data) }
     }
+
+    /// `PropertyType` has realm-swift's `.linkingObjects` case, which no stored schema holds: a
+    /// peer sending it as a column's type is refused when the changeset is read.
+    @Test func aLinkingObjectsColumnFromAPeerIsRejected() {
+        let data = Changeset(version: 1, timestamp: 1, instructions: [
+            .addColumn(type: "Dog", Property(name: "owners", type: .linkingObjects, collection: .list, objectType: "Person")),
+        ]).encoded()
+        #expect(throws: DecodingFailure("unknown property type 'linkingObjects'")) { try Changeset(decoding: data) }
+    }
 }

@@ -10,9 +10,9 @@ import Testing
     private var schemaInstructions: [Instruction] {
         [.addTable(ObjectSchema(name: "Box", properties: [
             Property(name: "_id", type: .string, isPrimaryKey: true),
-            Property(name: "any", type: .mixed, isOptional: true),
-            Property(name: "anys", type: .mixed, collection: .list, isOptional: true),
-            Property(name: "bag", type: .mixed, collection: .set, isOptional: true),
+            Property(name: "any", type: .any, isOptional: true),
+            Property(name: "anys", type: .any, collection: .list, isOptional: true),
+            Property(name: "bag", type: .any, collection: .set, isOptional: true),
             Property(name: "count", type: .int),
         ])), .createObject(a)]
     }
@@ -64,8 +64,8 @@ import Testing
                                .map(["b": .int(2), "a": .int(1)]), .link(ObjectLink(objectType: "Box", primaryKey: .string("a")))]
         for value in values {
             let stored = value.mixedSQLValue
-            #expect(Value(sql: stored, type: .mixed) == value)
-            #expect(value.sqlValue(as: .mixed) == stored)
+            #expect(Value(sql: stored, type: .any) == value)
+            #expect(value.sqlValue(as: .any) == stored)
         }
         #expect(Set(values.map(\.mixedSQLValue)).count == values.count, "no two kinds share a stored form")
         #expect(Value.map(["a": .int(1), "b": .int(2)]).mixedSQLValue == Value.map(["b": .int(2), "a": .int(1)]).mixedSQLValue)

@@ -13,7 +13,7 @@ import Testing
         Property(name: "_id", type: .int, isPrimaryKey: true, isIndexed: true),
         Property(name: "at", type: .date),
         Property(name: "times", type: .date, collection: .list),
-        Property(name: "any", type: .mixed, isOptional: true),
+        Property(name: "any", type: .any, isOptional: true),
     ])
 
     static let dates: [Date] = {

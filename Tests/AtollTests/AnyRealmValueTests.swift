@@ -218,7 +218,7 @@ final class MixedOwner: Object {
     @Test func theSchemaSaysAnyRealmValue() throws {
         let realm = try testRealm().open()
         let property = try #require(realm.schema["MixedHolder"]?["payload"])
-        #expect(property.type == .mixed)
+        #expect(property.type == .any)
         #expect(property.description.contains("AnyRealmValue"))
     }
 }

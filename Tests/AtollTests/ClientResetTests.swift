@@ -138,7 +138,10 @@ extension ClientResetTests {
             try realm.write { realm.add(SyncedTask(value: ["name": "first"])) }
             try await realm.syncSession!.wait(for: .upload)
             // A damaged history record, as a failing disk or a foreign writer would leave it...
-            let queue = try DatabaseQueue(path: configuration.fileURL!.path)
+            // The session may be writing its bookkeeping at this moment: wait for its lock.
+            var grdb = GRDB.Configuration()
+            grdb.busyMode = .timeout(30)
+            let queue = try DatabaseQueue(path: configuration.fileURL!.path, configuration: grdb)
             try await queue.write { db in
                 try db.execute(sql: """
                     INSERT INTO _atoll_history (version, timestamp, changeset)

@@ -256,11 +256,14 @@ final class FirstUsedLate: Object {
         let destination = t.folder.configuration("copy.realm", objectTypes: [Task.self])
         let reader = try t.open()
         try reader.write { for i in 0..<10 { reader.add(Task(value: ["name": "\(i)"])) } }
-        // Another instance commits after the reader's snapshot. A realm of the same thread advances
-        // with such a commit unless autorefresh is off; with it off, it keeps its version.
+        // Another thread commits after the reader's snapshot; with autorefresh off the reader keeps
+        // its version.
         reader.autorefresh = false
-        let writer = try t.open()
-        try writer.write { for i in 10..<25 { writer.add(Task(value: ["name": "\(i)"])) } }
+        let configuration = t.configuration
+        try onAnotherThread {
+            let writer = try Realm(configuration: configuration)
+            try writer.write { for i in 10..<25 { writer.add(Task(value: ["name": "\(i)"])) } }
+        }
         #expect(reader.objects(Task.self).count == 10)
         try reader.writeCopy(configuration: destination)
         #expect(try Realm(configuration: destination).objects(Task.self).count == 10)

@@ -41,8 +41,10 @@ import Glibc
     @Test func abandonedWriteTransactionReleasesTheWriteLockForOtherRealms() throws {
         let t = try TestRealm(objectTypes: [Task.self])
         let other = try t.open()
-        do {
-            let realm = try t.open()
+        // Abandoned on another thread: this thread's `Realm()` is `other` itself.
+        let configuration = t.configuration
+        try onAnotherThread {
+            let realm = try Realm(configuration: configuration)
             realm.beginWrite()
             realm.add(Task(value: ["name": "abandoned"]))
         }

@@ -17,10 +17,10 @@ import Testing
     static let schema = try! AtollCore.Schema([
         ObjectSchema(name: "MixedHolder", properties: [
             Property(name: "_id", type: .objectId, isPrimaryKey: true),
-            Property(name: "payload", type: .mixed, isOptional: true),
-            Property(name: "items", type: .mixed, collection: .list, isOptional: true),
-            Property(name: "bag", type: .mixed, collection: .set, isOptional: true),
-            Property(name: "attributes", type: .mixed, collection: .map, isOptional: true),
+            Property(name: "payload", type: .any, isOptional: true),
+            Property(name: "items", type: .any, collection: .list, isOptional: true),
+            Property(name: "bag", type: .any, collection: .set, isOptional: true),
+            Property(name: "attributes", type: .any, collection: .map, isOptional: true),
         ]),
         ObjectSchema(name: "MixedTarget", properties: [
             Property(name: "name", type: .string, isPrimaryKey: true), Property(name: "rank", type: .int),

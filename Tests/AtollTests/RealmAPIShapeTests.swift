@@ -28,8 +28,12 @@ import Testing
         let t = try TestRealm(objectTypes: [Dog.self, Person.self, Address.self])
         let reader = try t.open()
         reader.autorefresh = false
-        let writer = try t.open()
-        try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        // Another thread's realm: this thread's `Realm()` is `reader` itself.
+        let configuration = t.configuration
+        try onAnotherThread {
+            let writer = try Realm(configuration: configuration)
+            try writer.write { writer.add(Dog(value: ["name": "Rex"])) }
+        }
         #expect(reader.objects(Dog.self).isEmpty)
         reader.beginWrite()
         #expect(reader.objects(Dog.self).count == 1)
@@ -138,6 +142,28 @@ import Testing
         let dog = try #require(try t.open().schema["Dog"])
         #expect(dog["_id"]?.type == .objectId)
         #expect(dog["owner"]?.isOptional == true)
-        #expect(PropertyType.UUID == .uuid)
+        // realm-swift's case names, in an exhaustive switch as apps write one.
+        func name(_ type: PropertyType) -> String {
+            switch type {
+            case .int: "int"
+            case .bool: "bool"
+            case .float: "float"
+            case .double: "double"
+            case .UUID: "uuid"
+            case .string: "string"
+            case .data: "data"
+            case .any: "any"
+            case .date: "date"
+            case .objectId: "objectId"
+            case .decimal128: "decimal128"
+            case .object: "object"
+            case .linkingObjects: "linkingObjects"
+            }
+        }
+        #expect(name(dog["_id"]!.type) == "objectId")
+        // The stored names stay Atoll's; linking objects are never a stored type.
+        #expect(PropertyType(storedName: "uuid") == .UUID && PropertyType(storedName: "mixed") == .any)
+        #expect(PropertyType(storedName: "linkingObjects") == nil)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(PropertyType.self, from: Data(#""linkingObjects""#.utf8)) }
     }
 }

@@ -146,11 +146,15 @@ actor TodoStore {
     @Test func resolvingAReferenceAdvancesAnOlderRealm() throws {
         let t = try TestRealm()
         let older = try t.open()
-        older.autorefresh = false  // otherwise a commit on this thread advances it at once
-        let realm = try t.open()
-        let rex = Dog(value: ["name": "Rex"])
-        try realm.write { realm.add(rex) }
-        let reference = ThreadSafeReference(to: rex)
+        older.autorefresh = false
+        // Written on another thread: this thread's `Realm()` is `older` itself.
+        let configuration = t.configuration
+        let reference = try onAnotherThread {
+            let realm = try Realm(configuration: configuration)
+            let rex = Dog(value: ["name": "Rex"])
+            try realm.write { realm.add(rex) }
+            return ThreadSafeReference(to: rex)
+        }
         #expect(older.objects(Dog.self).isEmpty, "older still reads the snapshot from before Rex")
         #expect(try #require(older.resolve(reference)).name == "Rex")
     }

@@ -127,7 +127,7 @@ public enum AnyRealmValue: Hashable {
 // MARK: - Storage
 
 extension AnyRealmValue: RealmCollectionValue, _Persistable {
-    public static var _atollElementShape: _PropertyShape { _PropertyShape(type: .mixed, isOptional: true) }
+    public static var _atollElementShape: _PropertyShape { _PropertyShape(type: .any, isOptional: true) }
     public static var _atollProperty: _PropertyShape { _atollElementShape }
     public static func _atollDefault() -> AnyRealmValue { .none }
 

@@ -24,7 +24,7 @@ enum DynamicCollections {
         case .data: return optional ? maker.make(Data?.self) : maker.make(Data.self)
         case .date: return optional ? maker.make(Date?.self) : maker.make(Date.self)
         case .objectId: return optional ? maker.make(ObjectId?.self) : maker.make(ObjectId.self)
-        case .uuid: return optional ? maker.make(UUID?.self) : maker.make(UUID.self)
+        case .UUID: return optional ? maker.make(UUID?.self) : maker.make(UUID.self)
         case .decimal128: return optional ? maker.make(Decimal128?.self) : maker.make(Decimal128.self)
         @unknown default: preconditionFailure("'\(property.name)': \(property.typeDescription) collections are not available dynamically yet")
         }
@@ -86,7 +86,7 @@ enum DynamicCollections {
         var element = property
         element.collection = .single
         func stored(_ item: Any) throws -> _StoredElement {
-            if property.type == .mixed { return try AnyRealmValue._atollFromAny(item)._atollStored() }
+            if property.type == .any { return try AnyRealmValue._atollFromAny(item)._atollStored() }
             if property.type == .object {
                 if let object = item as? ObjectBase { return .object(object) }
                 if item is NSNull, property.collection == .map { return .value(.null) }

@@ -125,8 +125,8 @@ public final class DynamicObject: Object {
         let property = state.table.property(index)
         guard property.isSingle else { return DynamicCollections.managed(state, index) }
         switch state.stored(at: index) {
-        case .object(let object) where property.type != .mixed: return wrapping(object)
-        case .value(let value) where property.type != .mixed: return swiftValue(value)
+        case .object(let object) where property.type != .any: return wrapping(object)
+        case .value(let value) where property.type != .any: return swiftValue(value)
         case let stored: return AnyRealmValue._atollFromStored(stored) ?? AnyRealmValue.none
         }
     }
@@ -140,7 +140,7 @@ public final class DynamicObject: Object {
             try realm.replaceCollection(state, index, content, transaction)
             return
         }
-        if property.type == .mixed {
+        if property.type == .any {
             try realm.setMixed(state, index, AnyRealmValue._atollFromAny(value as Any)._atollStored(), transaction)
             return
         }

@@ -67,7 +67,7 @@ public final class _ManagedObjectState {
 
     func stored(at index: Int) -> _StoredElement {
         let property = table.property(index)
-        if property.type == .mixed { return realm.mixedElement(scalar(at: index)) }
+        if property.type == .any { return realm.mixedElement(scalar(at: index)) }
         guard property.type == .object else { return .value(scalar(at: index)) }
         guard case .integer(let target) = liveValues(index)[table.columnPosition[index]!],
               let targetTable = realm.coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
@@ -80,7 +80,7 @@ public final class _ManagedObjectState {
     }
 
     func setStored(_ stored: _StoredElement, at index: Int) {
-        if table.property(index).type == .mixed {
+        if table.property(index).type == .any {
             guard let transaction = realm.requireWrite("modify '\(table.name).\(table.property(index).name)'") else { return }
             realm.perform(transaction) { try realm.setMixed(self, index, stored, transaction) }
             return

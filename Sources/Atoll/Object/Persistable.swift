@@ -196,7 +196,7 @@ extension ObjectId: _PersistableScalar {
 }
 
 extension UUID: _PersistableScalar {
-    public static var _atollType: PropertyType { .uuid }
+    public static var _atollType: PropertyType { .UUID }
     public static func _atollDefault() -> UUID { UUID() }
     public var _atollValue: Value { .uuid(self) }
     public init?(_atollValue v: Value) {

@@ -18,7 +18,7 @@ extension Integrator {
                 return false
             }
         }
-        if property.type == .mixed { return value.isMixedStorable }
+        if property.type == .any { return value.isMixedStorable }
         if case .null = value {
             if property.type == .object { return property.isSingle || property.collection == .map }
             return property.isOptional
@@ -41,7 +41,7 @@ extension Integrator {
     /// The stored value of an element (a scalar, a row, or NULL) and the target of an
     /// unresolved link; embedded objects are created, owned by property `p` of `row`.
     func storedElement(_ value: Value, _ table: TableInfo, _ row: Int64, _ p: Int) throws -> (SQLValue, SQLValue) {
-        if table.property(p).type == .mixed { return (value.mixedSQLValue, .null) }
+        if table.property(p).type == .any { return (value.mixedSQLValue, .null) }
         switch value {
         case .link(let link):
             guard let target = realm.coordinator.table(named: link.objectType) else { return (.null, .null) }

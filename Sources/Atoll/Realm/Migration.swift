@@ -222,8 +222,8 @@ public final class Migration: @unchecked Sendable {
         guard let position = schema.properties.filter(\.isSingle).firstIndex(where: { $0.name == property.name }),
               let values = oldRows[type]?[row] else { return nil }
         switch oldElement(values[position], property) {
-        case .object(let object) where property.type != .mixed: return object
-        case .value(let value) where property.type != .mixed: return DynamicObject.swiftValue(value)
+        case .object(let object) where property.type != .any: return object
+        case .value(let value) where property.type != .any: return DynamicObject.swiftValue(value)
         case let stored: return AnyRealmValue._atollFromStored(stored) ?? AnyRealmValue.none
         }
     }

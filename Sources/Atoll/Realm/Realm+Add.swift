@@ -184,7 +184,7 @@ extension Realm {
 
     func validate(_ value: Value, for table: TableInfo, _ index: Int) throws {
         let property = table.property(index)
-        if property.type == .mixed {
+        if property.type == .any {
             guard value.isMixedStorable else {
                 throw Error(.invalidValue, "\(value.kindName) value \(value) cannot be stored in AnyRealmValue '\(table.name).\(property.name)'")
             }

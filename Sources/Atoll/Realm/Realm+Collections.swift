@@ -5,7 +5,7 @@ import Foundation
 extension Realm {
     func sqlElement(_ element: _StoredElement, _ state: _ManagedObjectState, _ index: Int, _ transaction: WriteTransaction) throws -> SQLValue {
         let property = state.table.property(index)
-        if property.type == .mixed {
+        if property.type == .any {
             return try mixedValue(element, transaction, "\(state.table.name).\(property.name)").mixedSQLValue
         }
         switch element {
@@ -36,7 +36,7 @@ extension Realm {
     }
 
     func element(_ raw: SQLValue, _ property: Property) -> _StoredElement {
-        if property.type == .mixed { return mixedElement(Value(mixedSQL: raw) ?? .null) }
+        if property.type == .any { return mixedElement(Value(mixedSQL: raw) ?? .null) }
         guard property.type == .object else { return .value(Value(sql: raw, type: property.type) ?? .null) }
         guard case .integer(let row) = raw, let table = coordinator.table(named: property.objectType ?? "") else { return .value(.null) }
         return .object(materialize(table, row: row))
@@ -205,7 +205,7 @@ extension Realm {
     /// The stored form a set element equal to `element` has; `nil` when none can be (an
     /// unmanaged object).
     private func setKey(_ element: _StoredElement, _ property: Property) -> SQLValue? {
-        if property.type == .mixed { return mixedKey(element)?.mixedSQLValue }
+        if property.type == .any { return mixedKey(element)?.mixedSQLValue }
         switch element {
         case .value(let v): return v.sqlValue
         case .object(let o): return o._managedState.map { .integer($0.row) }

@@ -156,7 +156,7 @@ extension Realm {
         case .data: .data(Data())
         case .date: .date(Date(timeIntervalSince1970: 0))
         case .objectId: .objectId(ObjectId())
-        case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .UUID: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: .decimal(Decimal128())
         default: .null
         }

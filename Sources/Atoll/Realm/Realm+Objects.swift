@@ -34,9 +34,9 @@ extension Realm {
     func coerce(_ value: Value, to property: Property) -> Value? {
         if case .null = value { return property.isOptional ? .null : nil }
         switch (property.type, value) {
-        case (.int, .int), (.string, .string), (.objectId, .objectId), (.uuid, .uuid): return value
+        case (.int, .int), (.string, .string), (.objectId, .objectId), (.UUID, .uuid): return value
         case (.objectId, .string(let s)): return (try? ObjectId(string: s)).map(Value.objectId)
-        case (.uuid, .string(let s)): return UUID(uuidString: s).map(Value.uuid)
+        case (.UUID, .string(let s)): return UUID(uuidString: s).map(Value.uuid)
         default: return value.propertyType == property.type ? value : nil
         }
     }

@@ -31,57 +31,15 @@ extension Realm {
         }
     }
 
-    /// A live realm of `configuration` confined to the current thread: an open one of the file
-    /// (``RealmCoordinator/realmOfCurrentThread(like:)``), or a new one. realm-swift returns the
-    /// same instance for every `Realm()` of a thread; Atoll's `Realm()` opens a new one, and what
-    /// hands objects out on a thread (`thaw()`, `@ThreadSafe`) finds the thread's realm here.
-    /// An open realm behind `version` (the version of what is handed out) advances first, as
-    /// realm-core advances a realm resolving a newer reference; one that is not behind stays where
-    /// it is (its results do not change under the caller).
+    /// The live realm of `configuration` on the current thread (``Realm/instance(_:confinedTo:)``)
+    /// for what `thaw()` and `@ThreadSafe` hand out there. An open realm behind `version` (the
+    /// version of what is handed out) advances first, as realm-core advances a realm resolving a
+    /// newer reference; one that is not behind stays where it is (its results do not change under
+    /// the caller).
     static func ofCurrentThread(_ configuration: Configuration, atLeast version: Int64 = 0) throws -> Realm {
-        if let live = try RealmCoordinator.coordinator(for: configuration).realmOfCurrentThread(like: configuration) {
-            if !live.isInWriteTransaction, live.snapshotVersion < version { live.refresh() }
-            return live
-        }
-        return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
-    }
-
-    /// Opens a realm isolated to `actor`: use it only from that actor.
-    ///
-    /// ```swift
-    /// @MainActor func load() async throws {
-    ///     let realm = try await Realm(configuration: config, actor: MainActor.shared)
-    /// }
-    /// ```
-    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
-                                      _isolation isolation: isolated (any Actor)? = #isolation) async throws {
-        try self.init(configuration: configuration, confinement: .actor(actor))
-    }
-
-    /// Opens a realm confined to the serial dispatch queue `queue`: use it, and what it hands
-    /// out, only in blocks running on that queue, where its notifications are delivered too.
-    /// With `nil`, the realm belongs to the current thread.
-    ///
-    /// ```swift
-    /// let queue = DispatchQueue(label: "db")
-    /// queue.async {
-    ///     let realm = try! Realm(configuration: config, queue: queue)
-    ///     token = realm.objects(Dog.self).observe { change in … }   // called on `queue`
-    /// }
-    /// ```
-    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue?) throws {
-        if let queue {
-            try self.init(configuration: configuration, confinement: .queue(queue, .of(queue)))
-        } else {
-            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
-        }
-    }
-
-    /// Opens a realm on the current actor (or thread) asynchronously.
-    public static func open(configuration: Configuration = .defaultConfiguration,
-                            _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
-        if let isolation { return try Realm(configuration: configuration, confinement: .actor(isolation)) }
-        return try Realm(configuration: configuration)
+        let live = try instance(configuration, confinedTo: .thread(pthread_self()))
+        if !live.isInWriteTransaction, live.snapshotVersion < version { live.refresh() }
+        return live
     }
 
     /// Opens a realm and calls `callback` with it (or the error) on `callbackQueue`. A synced
@@ -114,11 +72,11 @@ extension Realm {
                 let open = { () throws -> Realm in
                     if callbackQueue === DispatchQueue.main {
                         let box = try MainActor.assumeIsolated {
-                            UncheckedRealm(strong: try Realm(configuration: configuration, confinement: .actor(MainActor.shared)))
+                            UncheckedRealm(strong: try Realm.instance(configuration, confinedTo: .actor(MainActor.shared)))
                         }
                         return box.strong!
                     }
-                    return try Realm(configuration: configuration, confinement: .queue(callbackQueue, .of(callbackQueue)))
+                    return try Realm.instance(configuration, confinedTo: .queue(callbackQueue, .of(callbackQueue)))
                 }
                 callback(Result { try open() })
             }

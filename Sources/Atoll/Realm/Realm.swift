@@ -24,6 +24,16 @@ public final class Realm {
         /// A serial dispatch queue, marked so that its blocks can be told apart.
         case queue(DispatchQueue, QueueMark)
         case frozen
+
+        /// Whether a realm confined so is used from the same place as one confined to `other`.
+        func isSame(as other: Confinement) -> Bool {
+            switch (self, other) {
+            case let (.thread(a), .thread(b)): pthread_equal(a, b) != 0
+            case let (.actor(a), .actor(b)): a === b
+            case let (.queue(_, a), .queue(_, b)): a === b
+            default: false
+            }
+        }
     }
 
     /// Tells a realm's dispatch queue apart from others (`DispatchQueue.getSpecific`).
@@ -82,25 +92,8 @@ public final class Realm {
 
     var notifiedVersion: Int64 { notified.load(ordering: .relaxed) }
 
-    /// Opens the realm of `configuration`, confined to the caller's actor when it runs on one
-    /// (the main actor, say) and otherwise to the current thread. An actor's jobs may run on any
-    /// thread (on Linux even the main actor's), so a realm opened there belongs to the actor.
-    public convenience init(configuration: Configuration = .defaultConfiguration,
-                            _ isolation: isolated (any Actor)? = #isolation) throws {
-        if let isolation {
-            try self.init(configuration: configuration, confinement: .actor(isolation))
-        } else {
-            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
-        }
-    }
-
-    /// Opens the default realm at `fileURL`.
-    public convenience init(fileURL: URL) throws {
-        var configuration = Configuration.defaultConfiguration
-        configuration.fileURL = fileURL
-        try self.init(configuration: configuration)
-    }
-
+    /// Opens the file of `configuration` with `confinement`: the designated initializer behind the
+    /// public ones (Realm+Instances.swift), which first look for the instance already open there.
     init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration
         self.confinement = confinement
@@ -301,8 +294,8 @@ public final class Realm {
             }
         case .thread(let owner):
             if pthread_equal(owner, pthread_self()) != 0 {
-                // Another realm of this thread committed: advance now, as if it were the same
-                // instance (Realm shares one instance per thread; here each `Realm()` is its own).
+                // Another realm of this thread committed (one opened with other object types):
+                // advance now, as if it were the same instance.
                 autoRefresh()
             } else if isMainThreadRealm {
                 DispatchQueue.main.async { box.realm?.autoRefresh() }

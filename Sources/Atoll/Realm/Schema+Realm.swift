@@ -55,7 +55,3 @@ extension Property: CustomStringConvertible {
     }
 }
 
-extension PropertyType {
-    /// realm-swift's spelling of `.uuid`.
-    public static var UUID: PropertyType { .uuid }
-}

@@ -20,7 +20,7 @@ extension InternalTables {
     static func upgradeDates(_ connection: Connection, _ stored: [AtollCore.ObjectSchema]) throws {
         let shift = Date.timeIntervalBetween1970AndReferenceDate
         for schema in stored {
-            for property in schema.properties where property.type == .date || property.type == .mixed {
+            for property in schema.properties where property.type == .date || property.type == .any {
                 let (table, keys) = property.isSingle
                     ? (StorageLayout.table(schema.name), [StorageLayout.rowColumn])
                     : (StorageLayout.collectionTable(schema.name, property), collectionKeys(property.collection))

@@ -249,20 +249,20 @@ final class RealmCoordinator: @unchecked Sendable {
         withExtendedLifetime(alive) {}
     }
 
-    /// A live realm of the file confined to the calling thread and opened with a configuration
-    /// like `configuration` (same object types, same read-only-ness), the one in a write
-    /// transaction first, else the newest: what realm-swift's per-thread cache would hand out.
-    func realmOfCurrentThread(like configuration: Realm.Configuration) -> Realm? {
+    /// A live realm of the file with `confinement` (the same thread, actor or queue) opened with a
+    /// configuration like `configuration` (same object types, schema version and read-only-ness):
+    /// the instance realm-swift's per-thread cache hands out. When several match (opened before
+    /// with configurations that differ elsewhere), the one in a write transaction, else the newest.
+    func openRealm(like configuration: Realm.Configuration, confinedTo confinement: Realm.Confinement) -> Realm? {
         var alive: [Realm] = []
         lock.withLock { alive = realms.compactMap(\.realm) }
-        let thread = pthread_self()
         let candidates = alive.filter { realm in
-            guard case .thread(let owner) = realm.confinement, pthread_equal(owner, thread) != 0 else { return false }
-            return realm.configuration.readOnly == configuration.readOnly
+            realm.confinement.isSame(as: confinement)
+                && realm.configuration.readOnly == configuration.readOnly
+                && realm.configuration.schemaVersion == configuration.schemaVersion
                 && realm.configuration.objectTypes.map { $0.map(ObjectIdentifier.init) } == configuration.objectTypes.map { $0.map(ObjectIdentifier.init) }
         }
-        // Only this thread reads a realm confined to it: no other can end its transaction now.
-        // Else the newest: in `let realm = try Realm(); … thaw() …; realm.write { }` that is `realm`.
+        // Only the confinement's own thread reads these: no other can end their transactions now.
         return candidates.first { $0.isInWriteTransaction } ?? candidates.last
     }
 

@@ -63,14 +63,14 @@ enum RealmFormatConversion {
         case .bool: type = .bool
         case .string: type = .string
         case .binary: type = .data
-        case .mixed: type = .mixed
+        case .mixed: type = .any
         case .timestamp: type = .date
         case .float: type = .float
         case .double: type = .double
         case .decimal128: type = .decimal128
         case .link: type = .object
         case .objectId: type = .objectId
-        case .uuid: type = .uuid
+        case .uuid: type = .UUID
         case .typedLink:
             throw Realm.Error(.unsupportedFileFormatVersion,
                               "property '\(column.name)' is a typed link column, which Realm Swift models never declare")
@@ -90,7 +90,7 @@ enum RealmFormatConversion {
         let isPrimaryKey = column.name == primaryKey
         return Property(
             name: column.name, type: type, collection: collection,
-            isOptional: column.isNullable || type == .mixed || (type == .object && collection == .single),
+            isOptional: column.isNullable || type == .any || (type == .object && collection == .single),
             objectType: column.targetTable.map(className),
             isPrimaryKey: isPrimaryKey, isIndexed: column.isIndexed || isPrimaryKey)
     }

@@ -346,8 +346,8 @@ struct SchemaInstaller {
         case .data: "X''"
         // The zero ObjectId and the zero UUID, as Realm gives existing objects.
         case .objectId: "X'\(String(repeating: "00", count: 12))'"
-        case .uuid: "X'\(String(repeating: "00", count: 16))'"
-        case .object, .mixed: nil
+        case .UUID: "X'\(String(repeating: "00", count: 16))'"
+        case .object, .any, .linkingObjects: nil
         }
     }
 

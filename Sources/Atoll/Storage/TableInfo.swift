@@ -64,13 +64,14 @@ final class TableInfo: @unchecked Sendable {
 
     static func affinity(_ property: Property) -> String {
         switch property.type {
-        case .bool, .int, .object: "INTEGER"
+        // `.linkingObjects` never reaches a table (Schema.validate refuses it).
+        case .bool, .int, .object, .linkingObjects: "INTEGER"
         case .double, .float, .date: "REAL"
         case .string: "TEXT"
         case .decimal128: "TEXT COLLATE \(StorageLayout.decimalCollation)"
-        case .data, .objectId, .uuid: "BLOB"
+        case .data, .objectId, .UUID: "BLOB"
         // The value's encoding, which carries its type (Value+Mixed.swift).
-        case .mixed: "BLOB"
+        case .any: "BLOB"
         }
     }
 

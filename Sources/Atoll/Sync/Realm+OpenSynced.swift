@@ -35,31 +35,7 @@ extension Realm {
                             _ isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
         let opened = try await downloadIfNeeded(configuration, downloadBeforeOpen)
         defer { withExtendedLifetime(opened) {} }
-        if let isolation { return try Realm(configuration: configuration, confinement: .actor(isolation)) }
-        return try Realm(configuration: configuration, confinement: .thread(pthread_self()))
-    }
-
-    /// `Realm.open(configuration:downloadBeforeOpen:)` spelled as Realm's initializer.
-    public convenience init(configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
-                            _ isolation: isolated (any Actor)? = #isolation) async throws {
-        let opened = try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
-        defer { withExtendedLifetime(opened) {} }
-        if let isolation {
-            try self.init(configuration: configuration, confinement: .actor(isolation))
-        } else {
-            try self.init(configuration: configuration, confinement: .thread(pthread_self()))
-        }
-        _ = syncSession
-    }
-
-    /// Opens a realm isolated to `actor`, downloading first as `downloadBeforeOpen` says.
-    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: A,
-                                      downloadBeforeOpen: OpenBehavior = .never,
-                                      _ isolation: isolated (any Actor)? = #isolation) async throws {
-        let opened = try await Self.downloadIfNeeded(configuration, downloadBeforeOpen)
-        defer { withExtendedLifetime(opened) {} }
-        try self.init(configuration: configuration, confinement: .actor(actor))
-        _ = syncSession
+        return try instance(configuration, confinedTo: isolation.map { .actor($0) } ?? .thread(pthread_self()))
     }
 
     /// Returns the realm it opened to start the session: the caller keeps it until its own realm

@@ -89,7 +89,7 @@ public struct DocumentTyping: Sendable {
             DataImportError(.wrongType, "\(property.typeDescription) cannot hold \(found)", path: path)
         }
         if case .null = node {
-            guard property.isOptional || property.type == .object || property.type == .mixed else { throw wrong("null") }
+            guard property.isOptional || property.type == .object || property.type == .any else { throw wrong("null") }
             return .null
         }
         if property.type == .object {
@@ -116,7 +116,7 @@ public struct DocumentTyping: Sendable {
         case .array: throw wrong("an array")
         case .object:
             guard let wrapped = try ExtendedJSON.scalar(node, path: path) else {
-                if property.type == .mixed { throw wrong("a document (a mixed value holds scalars here)") }
+                if property.type == .any { throw wrong("a document (a mixed value holds scalars here)") }
                 throw wrong("a document")
             }
             scalar = wrapped
@@ -127,7 +127,7 @@ public struct DocumentTyping: Sendable {
     /// A scalar of the file converted to the property's type where nothing is lost.
     func convert(_ scalar: Value, to property: Property, wrong: (String) -> DataImportError) throws(DataImportError) -> Value {
         switch (property.type, scalar) {
-        case (.mixed, _): return scalar
+        case (.any, _): return scalar
         case (.int, .int): return scalar
         case (.int, .double(let d)):
             guard d.rounded() == d, let i = Int64(exactly: d) else { throw wrong("the fraction \(d)") }
@@ -140,8 +140,8 @@ public struct DocumentTyping: Sendable {
         case (.decimal128, .decimal): return scalar
         case (.decimal128, .int(let i)): return .decimal(Decimal128(Int(i)))
         case (.decimal128, .double(let d)): return .decimal(Decimal128(d))
-        case (.bool, .bool), (.string, .string), (.date, .date), (.objectId, .objectId), (.uuid, .uuid), (.data, .data): return scalar
-        case (.uuid, .string(let s)):
+        case (.bool, .bool), (.string, .string), (.date, .date), (.objectId, .objectId), (.UUID, .uuid), (.data, .data): return scalar
+        case (.UUID, .string(let s)):
             guard let u = UUID(uuidString: s) else { throw wrong("a string that is not a UUID") }
             return .uuid(u)
         default: throw wrong("a \(scalar.kindName)")

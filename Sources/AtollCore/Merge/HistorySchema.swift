@@ -147,7 +147,7 @@ extension HistorySchema {
             return "\(id.type) has no property \(name) (the realm's history never added it)"
         }
         // A mixed value changes whole: no instruction reaches into a list or map it holds.
-        if property.type == .mixed && property.isSingle && path.count > 1 {
+        if property.type == .any && property.isSingle && path.count > 1 {
             return "\(id.type).\(property.name) is AnyRealmValue: its nested collections are set whole, not edited in place"
         }
         return body(property)
@@ -172,7 +172,7 @@ extension HistorySchema {
     /// Whether `value` may be stored in `property` (as a whole single value, or as one element).
     private func fits(_ value: Value, _ property: Property, element: Bool) -> Bool {
         guard element || property.collection == .single else { return false }
-        if property.type == .mixed { return value.isMixedStorable }
+        if property.type == .any { return value.isMixedStorable }
         switch value {
         case .null:
             return property.isOptional || property.type == .object

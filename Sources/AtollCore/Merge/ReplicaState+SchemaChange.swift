@@ -122,7 +122,7 @@ extension Value {
 
     private func convertedScalar(to type: PropertyType, optional: Bool) -> Value? {
         if case .null = self { return optional ? .null : nil }
-        if propertyType == type || type == .mixed { return self }
+        if propertyType == type || type == .any { return self }
         switch (self, type) {
         case (.int(let i), .double): return .double(Double(i))
         case (.int(let i), .float): return .float(Float(i))
@@ -141,7 +141,7 @@ extension Value {
         case (.string(let s), .double): return Double(s).map(Value.double)
         case (.string(let s), .float): return Float(s).map(Value.float)
         case (.string(let s), .bool): return s == "true" ? .bool(true) : s == "false" ? .bool(false) : nil
-        case (.string(let s), .uuid): return UUID(uuidString: s).map(Value.uuid)
+        case (.string(let s), .UUID): return UUID(uuidString: s).map(Value.uuid)
         case (.uuid(let u), .string): return .string(u.uuidString)
         default: return nil
         }

@@ -262,7 +262,7 @@ struct QueryBinder {
         if op.isStringOperator || !options.isEmpty {
             let what = op.isStringOperator ? op.rawValue : "'\(comparison.op.rawValue)[\(options.letters)]'"
             // A mixed value takes part as a string when it holds one (SQLTranslator's atoll_mixed_text).
-            let textual: [Cursor] = [.value(.string), .value(.data), .value(.mixed)]
+            let textual: [Cursor] = [.value(.string), .value(.data), .value(.any)]
             for operand in [l, r] where !operand.side.isConstant && !textual.contains(operand.cursor) {
                 throw QueryError(.invalidOperation,
                                  "\(what) needs strings or data, but '\(operand.side.label)' is \(QueryParser.article(operand.cursor.name))",

@@ -30,7 +30,7 @@ extension BoundQuery {
                 let rows = result.map { element in keys.map { $0.value(in: values(element), resolver: resolver) } }
                 let order = rows.indices.sorted { i, j in
                     for (k, key) in keys.enumerated() {
-                        let c = key.type == .mixed ? QueryOrdering.mixedSort(rows[i][k], rows[j][k])
+                        let c = key.type == .any ? QueryOrdering.mixedSort(rows[i][k], rows[j][k])
                             : QueryOrdering.compare(rows[i][k], rows[j][k]) ?? .orderedSame
                         if c != .orderedSame { return (c == .orderedAscending) == key.ascending }
                     }

@@ -103,7 +103,7 @@ extension QueryBinder {
                 cursor = .value(.int)
                 continue
             case .type:
-                guard cursor == .value(.mixed) else {
+                guard cursor == .value(.any) else {
                     throw notApplicable("@type", needs: "an AnyRealmValue", at: element.range)
                 }
                 consumed.append(element)
@@ -231,14 +231,14 @@ extension QueryBinder {
         case .object(let type):
             if case .link(let link) = value, link.objectType == type { return value }
             throw mismatch
-        case .value(.mixed):
+        case .value(.any):
             // A mixed value compares with a constant of any kind (QueryOrdering decides how).
             guard value.isMixedStorable else { throw mismatch }
             return value
         case .value(let type):
             switch (type, value) {
             case (.int, .int), (.double, .double), (.float, .float), (.string, .string), (.bool, .bool),
-                 (.date, .date), (.data, .data), (.objectId, .objectId), (.uuid, .uuid), (.decimal128, .decimal):
+                 (.date, .date), (.data, .data), (.objectId, .objectId), (.UUID, .uuid), (.decimal128, .decimal):
                 return value
             case (.int, .double), (.int, .float):
                 let d = value.numericDouble ?? 0
@@ -255,7 +255,7 @@ extension QueryBinder {
             case (.objectId, .string(let s)):
                 guard let oid = try? ObjectId(string: s) else { throw mismatch }
                 return .objectId(oid)
-            case (.uuid, .string(let s)):
+            case (.UUID, .string(let s)):
                 guard let uuid = UUID(uuidString: s) else { throw mismatch }
                 return .uuid(uuid)
             default:
@@ -269,7 +269,7 @@ extension QueryBinder {
         let numeric: [PropertyType] = [.int, .double, .float]
         switch (l.cursor, r.cursor) {
         case (.null, _), (_, .null): return
-        case (.value(.mixed), _), (_, .value(.mixed)): return
+        case (.value(.any), _), (_, .value(.any)): return
         case (.value(let a), .value(let b)) where a == b || (numeric.contains(a) && numeric.contains(b)): return
         case (.object(let a), .object(let b)) where a == b: return
         default:

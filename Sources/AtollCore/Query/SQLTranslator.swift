@@ -38,7 +38,7 @@ public enum SQLTranslator {
         // A later SORT is the primary order; earlier ones break its ties (stable sorts).
         for key in sorts.reversed().flatMap({ $0 }) {
             var term = try builder.scalar(key.scalar)
-            if key.type == .mixed { term.sql = "\(QueryFunctions.mixedSortKey)(\(term.sql))" }
+            if key.type == .any { term.sql = "\(QueryFunctions.mixedSortKey)(\(term.sql))" }
             let collate = key.type == .decimal128 ? " COLLATE \(StorageLayout.decimalCollation)" : ""
             terms.append(term.sql + collate + (key.ascending ? " ASC" : " DESC"))
             orderArguments += term.arguments
@@ -165,7 +165,7 @@ struct SQLBuilder {
             contexts[collection.context] = .row(t)
         } else {
             contexts[collection.context] = .value("\(c).\(Self.q(collection.keys ? "key" : "value"))")
-            if collection.property.type == .mixed && !collection.keys { mixedContexts.insert(collection.context) }
+            if collection.property.type == .any && !collection.keys { mixedContexts.insert(collection.context) }
         }
         return (from, Fragment(sql: "\(c).\(Self.q("owner")) = \(base.sql)" + Self.hideUnresolved(collection, c),
                                arguments: base.arguments))
@@ -183,7 +183,7 @@ struct SQLBuilder {
     /// Whether `scalar` is a stored mixed value (a blob the mixed SQL functions decode).
     func isMixed(_ scalar: BoundScalar) -> Bool {
         switch scalar {
-        case .property(_, _, let property), .mapValue(_, _, let property, _): property.type == .mixed
+        case .property(_, _, let property), .mapValue(_, _, let property, _): property.type == .any
         case .context(let id): mixedContexts.contains(id)
         default: false
         }

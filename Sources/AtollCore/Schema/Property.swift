@@ -1,18 +1,42 @@
 import Foundation
 
 /// The scalar kind of a property, or of each element of a collection property.
+///
+/// The cases carry realm-swift's names (`PropertyType` is its `RLMPropertyType`), so an app's
+/// exhaustive `switch property.type` compiles; the raw values are Atoll's stored and wire names.
 public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
-    case bool, int, double, float, string, data, date, objectId, uuid, decimal128
+    case bool, int, double, float, string, data, date, objectId, decimal128
+    /// `Foundation.UUID`.
+    case UUID = "uuid"
     /// A link to another object type, or an embedded object.
     case object
     /// Any scalar, a link to an object of any type, or (as a whole value) a list or map of such
     /// values: realm-swift's `AnyRealmValue`. Always nullable.
-    case mixed
+    case any = "mixed"
+    /// An inverse relationship (`LinkingObjects`): computed, never stored, so no schema Atoll
+    /// reads or writes has one; the case exists because realm-swift's enumeration has it.
+    case linkingObjects
+
+    /// The type stored or sent under `name`: every case but `.linkingObjects`, which no schema
+    /// holds (a schema from the network naming it is refused where it is decoded).
+    public init?(storedName name: String) {
+        guard let type = PropertyType(rawValue: name), type != .linkingObjects else { return nil }
+        self = type
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let name = try container.decode(String.self)
+        guard let type = PropertyType(storedName: name) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(name)' is not a stored property type")
+        }
+        self = type
+    }
 
     /// Whether a property of this type may be a primary key.
     public var canBePrimaryKey: Bool {
         switch self {
-        case .int, .string, .objectId, .uuid: true
+        case .int, .string, .objectId, .UUID: true
         default: false
         }
     }
@@ -20,7 +44,7 @@ public enum PropertyType: String, Sendable, Hashable, Codable, CaseIterable {
     /// Whether a property of this type may carry a secondary index.
     public var canBeIndexed: Bool {
         switch self {
-        case .bool, .int, .string, .date, .objectId, .uuid, .mixed: true
+        case .bool, .int, .string, .date, .objectId, .UUID, .any: true
         default: false
         }
     }
@@ -75,7 +99,7 @@ public struct Property: Sendable, Hashable, Codable {
     /// optionals and links, else the type's zero (0, "", false, empty data, 1970, zero ids).
     /// Collections start empty; this gives `null` for them.
     public var initialValue: Value {
-        if isOptional || type == .object || type == .mixed || !isSingle { return .null }
+        if isOptional || type == .object || type == .any || !isSingle { return .null }
         switch type {
         case .bool: return .bool(false)
         case .int: return .int(0)
@@ -85,9 +109,9 @@ public struct Property: Sendable, Hashable, Codable {
         case .data: return .data(Data())
         case .date: return .date(Date(timeIntervalSince1970: 0))
         case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
-        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .UUID: return .uuid(Foundation.UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal128: return .decimal(Decimal128(0))
-        case .object, .mixed: return .null
+        case .object, .any, .linkingObjects: return .null
         }
     }
 
@@ -99,8 +123,8 @@ public struct Property: Sendable, Hashable, Codable {
 
     /// A readable spelling of the declared type, e.g. `List<Dog>` or `String?`.
     public var typeDescription: String {
-        let element = type == .object ? (objectType ?? "?") : type == .mixed ? "AnyRealmValue" : type.rawValue
-        let optional = isOptional && type != .object && type != .mixed ? "?" : ""
+        let element = type == .object ? (objectType ?? "?") : type == .any ? "AnyRealmValue" : type.rawValue
+        let optional = isOptional && type != .object && type != .any ? "?" : ""
         switch collection {
         case .single: return type == .object ? element + "?" : element + optional
         case .list: return "List<\(element)\(optional)>"

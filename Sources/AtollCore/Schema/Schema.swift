@@ -69,6 +69,10 @@ public struct Schema: Sendable, Hashable, Codable {
             guard names.insert(property.name).inserted else {
                 throw SchemaError(.duplicateProperty, "\(here) is declared twice", objectType: object.name, property: property.name)
             }
+            if property.type == .linkingObjects {
+                throw SchemaError(.unsupportedType, "\(here): linking objects are computed from the links to the type, never stored",
+                    objectType: object.name, property: property.name)
+            }
             if property.isPrimaryKey {
                 guard property.isSingle, property.type.canBePrimaryKey else {
                     throw SchemaError(.invalidPrimaryKey,

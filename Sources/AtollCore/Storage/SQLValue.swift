@@ -50,7 +50,7 @@ extension Value {
     /// not have the shape the type requires (a corrupted file or a foreign writer).
     public init?(sql: SQLValue, type: PropertyType) {
         switch (type, sql) {
-        case (.mixed, _): self.init(mixedSQL: sql)
+        case (.any, _): self.init(mixedSQL: sql)
         case (_, .null): self = .null
         case (.bool, .integer(let i)): self = .bool(i != 0)
         case (.int, .integer(let i)): self = .int(i)
@@ -66,7 +66,7 @@ extension Value {
         case (.date, .real(let d)): self = .date(Date(timeIntervalSinceReferenceDate: d))
         case (.date, .integer(let i)): self = .date(Date(timeIntervalSinceReferenceDate: Double(i)))
         case (.objectId, .blob(let d)) where d.count == 12: self = .objectId(ObjectId(bytes: d))
-        case (.uuid, .blob(let d)) where d.count == 16:
+        case (.UUID, .blob(let d)) where d.count == 16:
             let b = [UInt8](d)
             self = .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
                                      b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))

@@ -264,7 +264,7 @@ extension Changeset {
         let name = try c.name()
         let typeName = try c.name()
         let collectionName = try c.name()
-        guard let type = PropertyType(rawValue: typeName) else { throw DecodingFailure("unknown property type '\(typeName)'") }
+        guard let type = PropertyType(storedName: typeName) else { throw DecodingFailure("unknown property type '\(typeName)'") }
         guard let collection = CollectionKind(rawValue: collectionName) else { throw DecodingFailure("unknown collection kind '\(collectionName)'") }
         let flags = try c.r.byte()
         let target = try c.name()

@@ -47,6 +47,6 @@ extension Value {
 
     /// The stored form of this value in a column (or collection element) of type `type`.
     public func sqlValue(as type: PropertyType) -> SQLValue {
-        type == .mixed ? mixedSQLValue : sqlValue
+        type == .any ? mixedSQLValue : sqlValue
     }
 }

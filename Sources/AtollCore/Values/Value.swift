@@ -57,7 +57,7 @@ public indirect enum Value: Hashable, Sendable {
         case .data: .data
         case .date: .date
         case .objectId: .objectId
-        case .uuid: .uuid
+        case .uuid: .UUID
         case .decimal: .decimal128
         case .link, .object: .object
         }

@@ -59,9 +59,9 @@ extension AdminRoutes {
             let app = try await requireApp(context)
             let body = try await JSONBody.decode(PropertyRequest.self, from: request)
             guard let name = body.newType else { throw ServerError(.badRequest, "newType is missing (bool, int, double, string …)") }
-            guard let newType = PropertyType(rawValue: name), newType != .object else {
+            guard let newType = PropertyType(storedName: name), newType != .object else {
                 throw ServerError(.badRequest, "newType \"\(name)\" is not a scalar type: use one of "
-                    + PropertyType.allCases.filter { $0 != .object }.map(\.rawValue).joined(separator: ", "))
+                    + PropertyType.allCases.filter { $0 != .object && $0 != .linkingObjects }.map(\.rawValue).joined(separator: ", "))
             }
             let realms = try await translating {
                 try await coordinator.applyBreakingChange(

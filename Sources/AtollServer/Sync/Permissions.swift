@@ -34,7 +34,7 @@ enum Permissions {
         case .string(let s): (value, type) = (.string(s), .string)
         case .int(let i): (value, type) = (.int(i), .int)
         case .objectId(let o): (value, type) = (.objectId(o), .objectId)
-        case .uuid(let u): (value, type) = (.uuid(u), .uuid)
+        case .uuid(let u): (value, type) = (.uuid(u), .UUID)
         case .null: (value, type) = (.null, .string)
         }
         guard let schema = try? Schema([ObjectSchema(name: "Partition", properties: [Property(name: "partition", type: type, isOptional: true)])]),
