@@ -51,7 +51,8 @@ extension ImportContext {
                 let key = type == "oauth2-apple" ? "apple" : "google"
                 report.add(.needsAttention, subject, "add \"\(key)\": {\"jwksPath\": <the provider's keys>, \"audience\": [\"\(clientID)\"]} to the app: Atoll never calls the provider; until then these logins are refused")
             case "custom-function":
-                report.add(.notCarried, subject, "custom-function logins call a function (issue 24 §3); off")
+                let function = spec["config"]?["authFunctionName"]?.string ?? "?"
+                report.add(.needsAttention, subject, "logins by the function \(function): set functions.authenticationURL to a webhook that answers {\"id\": <the user's external id>} for a payload, as \(function) returned it; until then custom-function logins are off")
             default:
                 report.add(.refused, subject, "\(type) logins are not supported by Atoll; off")
             }
@@ -96,7 +97,7 @@ extension ImportContext {
             report.add(.mapped, path, "custom user data from \(type) objects whose \(field) is the user's id")
         }
         if let function = json["on_user_creation_function_name"]?.string, !function.isEmpty {
-            report.add(.notCarried, "\(path) on_user_creation_function_name", "\(function) is a function (issue 24 §3): it does not run")
+            report.add(.notCarried, "\(path) on_user_creation_function_name", "\(function) ran when a user was created: Atoll calls no function then")
         }
     }
 }

@@ -51,6 +51,7 @@ struct ImportContext {
         try readSync()
         try readRules()
         try readAuth()
+        try readFunctions()
         reportTheRest()
     }
 
@@ -186,7 +187,7 @@ struct ImportContext {
             let top = path.split(separator: "/").first.map(String.init) ?? path
             switch top {
             case "functions":
-                report.add(.notCarried, path, "functions are served as webhooks (issue 24 §3); port their sources")
+                report.add(.notCarried, path, "not a function's source or configuration")
             case "values", "secrets.json":
                 report.add(.notCarried, path, "values and secrets are not carried over: put what the app needs in the server's configuration")
             case "triggers", "http_endpoints", "graphql", "hosting", "log_forwarders", "services", "environments", "incoming_webhooks":

@@ -134,6 +134,24 @@ public struct ImportedApp: Sendable, Hashable, Codable {
         public var fields: FieldAccess?
     }
 
+    /// A function slot: App Services' settings, the webhook left for the operator.
+    public struct Function: Sendable, Hashable, Codable {
+        public var url: String?
+        public var isPrivate = false
+        public var runAsSystem = false
+        public var canEvaluate: String?
+
+        enum CodingKeys: String, CodingKey {
+            case url, runAsSystem, canEvaluate
+            case isPrivate = "private"
+        }
+    }
+
+    public struct Functions: Sendable, Hashable, Codable {
+        public var definitions: [String: Function] = [:]
+        public var authenticationURL: String?
+    }
+
     public var id: String
     public var authProviders = AuthProviders()
     public var syncKind: String?
@@ -144,6 +162,7 @@ public struct ImportedApp: Sendable, Hashable, Codable {
     public var maxOfflineTime: Double?
     public var emailPassword: EmailPassword?
     public var customUserData: CustomUserData?
+    public var functions: Functions?
 
     public init(id: String) { self.id = id }
 }

@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The app's side of the server's e-mail/password webhooks, in a test: a small HTTP server on
+/// The app's side of the server's e-mail/password and function webhooks, in a test: a small HTTP server on
 /// 127.0.0.1 that records every POST and answers as the test says (a function's status, a hang,
 /// a huge body).
 ///
@@ -43,6 +43,8 @@ public final class WebhookReceiver: Sendable {
         case hang
         /// 200 with a body of this many bytes.
         case hugeBody(Int)
+        /// 200 with the JSON text this returns for the call (a function's `{"result": …}`).
+        case respond(@Sendable (Call) -> String)
     }
 
     private struct State {
@@ -160,6 +162,8 @@ public final class WebhookReceiver: Sendable {
             return Self.json("{}")
         case .httpStatus(let code):
             return Response(status: .init(code: code))
+        case .respond(let answer):
+            return Self.json(answer(call))
         case .hugeBody(let bytes):
             return Response(status: .ok, headers: [.contentType: "application/json"],
                             body: ResponseBody(byteBuffer: ByteBuffer(repeating: UInt8(ascii: " "), count: bytes)))

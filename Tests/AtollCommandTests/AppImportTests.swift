@@ -52,7 +52,9 @@ func appServicesExport(_ name: String) -> URL {
         #expect(item(plan, "auth provider custom-token")?.detail.contains("\"audience\": \"chores-app\"") == true)
         #expect(item(plan, "metadata_fields")?.outcome == .refused)
         #expect(item(plan, "auth provider oauth2-apple")?.detail.contains("com.example.chores") == true)
-        #expect(item(plan, "auth provider custom-function")?.outcome == .notCarried)
+        #expect(item(plan, "auth provider custom-function")?.outcome == .needsAttention)
+        #expect(item(plan, "auth provider custom-function")?.detail.contains("functions.authenticationURL") == true)
+        #expect(!app.accepts(.customFunction))  // until the operator sets its webhook
         #expect(app.emailPassword.confirmation == .automatic)
         #expect(item(plan, "auth provider local-userpass reset")?.outcome == .needsAttention)
         let legacy = try serverApp(self.plan("legacy"))
@@ -134,12 +136,40 @@ func appServicesExport(_ name: String) -> URL {
 
     @Test func filesOutsideTheImportAreListed() throws {
         let plan = try plan("chores")
-        #expect(item(plan, "functions/config.json")?.outcome == .notCarried)
-        #expect(item(plan, "functions/resetFunc.js")?.outcome == .notCarried)
+        #expect(item(plan, "functions/resetFunc.js")?.outcome == .needsAttention)
         #expect(item(plan, "values/supportEmail.json")?.outcome == .notCarried)
         #expect(item(plan, "hosting/config.json")?.outcome == .notCarried)
         #expect(item(plan, "data_sources/mongodb-atlas/config.json")?.outcome == .notCarried)
         #expect(item(plan, "realm_config.json location")?.outcome == .notCarried)
+    }
+
+    @Test func functionsBecomeWebhookSlotsAndTheirSourcesNeedAPort() throws {
+        let plan = try plan("chores")
+        let functions = try serverApp(plan).functions
+        #expect(functions.definitions.keys.sorted() == ["adminReport", "fromOffice", "login", "resetFunc", "sum"])
+        #expect(functions.definitions.values.allSatisfy { $0.url == nil })  // the operator supplies each webhook
+        #expect(functions.definitions["resetFunc"]?.isPrivate == true)
+        #expect(functions.definitions["sum"] == .init(url: nil, isPrivate: false, runAsSystem: true, canEvaluate: nil))
+        #expect(functions.definitions["adminReport"]?.canEvaluate == "%user.custom_data.role == 'admin'")
+        // A condition Atoll cannot express: callable by no one, and named.
+        #expect(functions.definitions["fromOffice"]?.canEvaluate == "false")
+        #expect(item(plan, "function fromOffice can_evaluate")?.outcome == .refused)
+        #expect(item(plan, "function fromOffice can_evaluate")?.detail.contains("%%request") == true)
+        for name in ["sum", "adminReport", "fromOffice", "login", "resetFunc"] {
+            let source = try #require(item(plan, "functions/\(name).js"), "\(name)")
+            #expect(source.outcome == .needsAttention)
+            #expect(source.detail.hasPrefix("needs a port: function \(name)"))
+        }
+        #expect(item(plan, "functions/sum.js")?.detail.contains("callable by clients, ran as system") == true)
+        #expect(item(plan, "functions/login.js")?.detail.contains("private") == true)
+        // The older layout: a folder per function.
+        let older = try AppImporter.plan(AppExport(files: [
+            "realm_config.json": Data(#"{"app_id": "x"}"#.utf8),
+            "functions/double/config.json": Data(#"{"name": "double", "private": false}"#.utf8),
+            "functions/double/source.js": Data("exports = (x) => 2 * x;".utf8),
+        ]))
+        #expect(older.app.functions?.definitions["double"] != nil)
+        #expect(older.report.items.first { $0.subject == "functions/double/source.js" }?.outcome == .needsAttention)
     }
 
     @Test func legacySyncPermissionsTranslate() throws {

@@ -64,6 +64,9 @@ NOW = {
     245: ("✔", "AppCompatibilityTests: CatchPatternsApp"),
     246: ("✔", "AtollTests: CompensatingWriteTests (primaryKey is an AnyRealmValue)"),
     247: ("✔", "AppCompatibilityTests: ErrorCodesApp"),
+    57: ("✔", "AtollTests: RealmAPIShapeTests (exhaustive switch); AtollCoreTests: ChangesetEncodingTests.aLinkingObjectsColumnFromAPeerIsRejected"),
+    150: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests.aFunctionCredentialLogsInTheSameUserEachTime"),
+    166: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests; AtollServerTests: FunctionCallTests"),
 }
 
 # Why the items left are not ✔ (docs/from-realm.md says more).
@@ -74,8 +77,6 @@ WHY = {
     83: "`filter(NSPredicate)` on Results and the wrappers' `filter:` exist on Apple platforms (from predicateFormat); other NSPredicate overloads do not",
     99: "no Query<AnyRealmValue> subscripts yet",
     148: "compile; the server has no Facebook or Google auth-code provider",
-    150: "functions are issue 24's",
-    166: "functions are issue 24's",
     167: "remote MongoDB access is issue 24's",
     168: "no push notifications service",
     171: "Apple-only helpers; not built",

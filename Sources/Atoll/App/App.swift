@@ -183,7 +183,7 @@ final class AppCore: @unchecked Sendable {
             return anonymous
         }
         let path = "/api/client/v1/app/\(id)/auth/providers/\(credentials.provider)/login"
-        let answer = try http.decode(LoginAnswer.self, from: try await http.send("POST", path, json: credentials.body), "login")
+        let answer = try http.decode(LoginAnswer.self, from: try await http.send("POST", path, body: try credentials.requestBody()), "login")
         let profileData = try await http.send("GET", "/api/client/v1/auth/profile", bearer: answer.access_token)
         let profile = try http.decode(ProfileAnswer.self, from: profileData, "profile")
         let user: User = lock.withLock {

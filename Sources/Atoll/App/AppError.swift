@@ -83,6 +83,11 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "Unknown": .unknown
         case "InternalError": .internalServerError
         case "MaintenanceInProgress": .maintenanceInProgress
+        case "FunctionNotFound": .functionNotFound
+        case "FunctionExecutionError": .functionExecutionError
+        case "ExecutionTimeLimitExceeded": .executionTimeLimitExceeded
+        case "NotCallable": .notCallable
+        case "FunctionInvalid": .functionInvalid
         default: .httpRequestFailed
         }
     }

@@ -25,6 +25,9 @@ public enum Credentials: Sendable, Equatable {
     case serverAPIKey(String)
     /// A new anonymous user (the app reuses its logged-in anonymous user if it has one).
     case anonymous
+    /// A document handed to the app's authentication function (a webhook on the server), which
+    /// answers with the user's external id (see User+Functions.swift).
+    case function(payload: Document)
 
     /// The provider's name in the HTTP API.
     var provider: String {
@@ -36,6 +39,7 @@ public enum Credentials: Sendable, Equatable {
         case .jwt: "custom-token"
         case .userAPIKey, .serverAPIKey: "api-key"
         case .anonymous: "anon-user"
+        case .function: "custom-function"
         }
     }
 
@@ -47,7 +51,13 @@ public enum Credentials: Sendable, Equatable {
         case .emailPassword(let email, let password): ["username": email, "password": password]
         case .jwt(let token): ["token": token]
         case .userAPIKey(let key), .serverAPIKey(let key): ["key": key]
-        case .anonymous: [:]
+        case .anonymous, .function: [:]
         }
+    }
+
+    /// The login request's JSON body: the payload itself (in extended JSON) for `.function`.
+    func requestBody() throws -> Data {
+        if case .function(let payload) = self { return try ExtendedJSON.canonicalData(.document(payload)) }
+        return try JSONEncoder().encode(body)
     }
 }

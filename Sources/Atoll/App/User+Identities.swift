@@ -27,7 +27,7 @@ extension User {
     @discardableResult
     public func linkUser(credentials: Credentials) async throws -> User {
         let path = "/api/client/v1/app/\(core.id)/auth/providers/\(credentials.provider)/login?link=true"
-        let answer = try core.http.decode(LinkAnswer.self, from: try await authorized("POST", path, json: credentials.body), "link")
+        let answer = try core.http.decode(LinkAnswer.self, from: try await authorized("POST", path, body: try credentials.requestBody()), "link")
         guard answer.user_id == id else {
             throw AppError(.httpRequestFailed, "the server linked the identity to another user (\(answer.user_id))")
         }

@@ -222,13 +222,13 @@ public final class User: @unchecked Sendable, Hashable, CustomStringConvertible 
     }
 
     /// A request with the access token, retried once with a fresh token if the server refuses it.
-    func authorized(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> Data {
+    func authorized(_ method: String, _ path: String, json: [String: String]? = nil, body: Data? = nil) async throws -> Data {
         try await loggingOutOnRefusal {
             let token = try await validAccessToken()
             do {
-                return try await core.http.send(method, path, bearer: token, json: json)
+                return try await core.http.send(method, path, bearer: token, json: json, body: body)
             } catch let error as AppError where error.code == .invalidSession && error.isRefusedByServer {
-                return try await core.http.send(method, path, bearer: try await validAccessToken(forceRefresh: true), json: json)
+                return try await core.http.send(method, path, bearer: try await validAccessToken(forceRefresh: true), json: json, body: body)
             }
         }
     }

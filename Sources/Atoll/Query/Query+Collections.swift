@@ -136,3 +136,23 @@ extension Query where T: _QueryGeoPoint {
                                        quantifier: quantified ? .any : nil), collections: collectionPrefix)
     }
 }
+
+// MARK: - Nested collections in AnyRealmValue
+
+extension Query where T == AnyRealmValue {
+    /// The element at `position` of the list the value holds (null otherwise): `$0.value[0] == 1`.
+    public subscript(position: Int) -> Query<AnyRealmValue> {
+        appending(.index(position))
+    }
+
+    /// The value for `key` of the dictionary the value holds (null otherwise): `$0.value["name"] == "Rex"`.
+    public subscript(key: String) -> Query<AnyRealmValue> {
+        appending(.key(key))
+    }
+
+    /// Every element of the list or dictionary the value holds, compared one by one:
+    /// `$0.value.any == "Rex"` (`value[*]`).
+    public var any: Query<AnyRealmValue> {
+        appending(.allElements, quantified: true)
+    }
+}

@@ -82,6 +82,21 @@ indirect enum BoundPredicate: Sendable, Hashable {
 }
 
 /// An expression with one value, evaluated where some contexts (the object, collection elements) are set.
+/// One step into a nested collection of a mixed value.
+enum MixedStep: Sendable, Hashable {
+    case index(Int)
+    case key(String)
+
+    /// The element of `value` at this step, or `null`.
+    func element(of value: Value) -> Value {
+        switch (self, value) {
+        case (.index(let i), .list(let items)): items.indices.contains(i) ? items[i] : .null
+        case (.key(let k), .map(let entries)): entries[k] ?? .null
+        default: .null
+        }
+    }
+}
+
 indirect enum BoundScalar: Sendable, Hashable {
     case constant(Value)
     /// Context 0 is the object the query runs on; others are collection elements.
@@ -90,6 +105,9 @@ indirect enum BoundScalar: Sendable, Hashable {
     case property(BoundScalar, owner: String, Property)
     /// `map['key']` of the object that `base` evaluates to.
     case mapValue(BoundScalar, owner: String, Property, key: String)
+    /// `mixed[2]` or `mixed['key']`: an element of the list or dictionary the mixed value `base`
+    /// holds (`null` when it holds none there).
+    case mixedElement(BoundScalar, MixedStep)
     case count(BoundCollection)
     /// `element` is evaluated for each element with the collection's context set; `type` is its type.
     case aggregate(BoundAggregate, BoundCollection, element: BoundScalar, type: PropertyType)
@@ -121,10 +139,23 @@ struct BoundCollection: Sendable, Hashable {
     var context: Int
     /// Set when the collection is the objects linking to `base`, not a property of it.
     var backlink: Backlink? = nil
+    /// Set when the collection is the elements of the list or dictionary the mixed value `base`
+    /// holds (`mixed[*]`), not a property.
+    var isMixedElements = false
+
 
     /// The object type of the elements, when they are objects.
     var elementObjectType: String? {
         if backlink != nil { return owner }
         return keys ? nil : property.objectType
+    }
+}
+
+extension BoundCollection {
+    /// `mixed[*]`: the elements of the list or dictionary the mixed value `base` holds.
+    init(mixedElementsOf base: BoundScalar, context: Int) {
+        self.init(base: base, owner: "", property: Property(name: "[*]", type: .any, collection: .list, isOptional: true),
+                  keys: false, context: context)
+        isMixedElements = true
     }
 }

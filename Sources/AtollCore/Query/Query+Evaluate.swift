@@ -115,6 +115,8 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
         case .mapValue(let base, _, let property, let key):
             guard case .map(let entries) = object(value(base))?[property.name] else { return .null }
             return entries[key] ?? .null
+        case .mixedElement(let base, let step):
+            return step.element(of: value(base))
         case .count(let collection):
             return .int(Int64(elements(of: collection).count))
         case .aggregate(let kind, let collection, let element, let type):
@@ -168,6 +170,13 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
             default: return []
             }
             return resolver.objects(linkingTo: target, from: collection.owner, through: collection.property.name)
+        }
+        if collection.isMixedElements {
+            switch value(collection.base) {
+            case .list(let items): return items
+            case .map(let entries): return Array(entries.values)
+            default: return []
+            }
         }
         switch object(value(collection.base))?[collection.property.name] {
         case .list(let items), .set(let items): return items

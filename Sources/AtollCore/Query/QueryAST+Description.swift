@@ -72,7 +72,7 @@ extension QueryKeyPath: CustomStringConvertible {
         var text = ""
         for component in components {
             switch component {
-            case .key(let key): text += "[" + QueryLiteral.quoted(key, quote: "'") + "]"
+            case .key, .index, .allElements: text += Self.name(of: component)
             default:
                 if !text.isEmpty { text += "." }
                 text += Self.name(of: component)
@@ -85,6 +85,8 @@ extension QueryKeyPath: CustomStringConvertible {
         switch component {
         case .property(let name): name
         case .key(let key): "[" + QueryLiteral.quoted(key, quote: "'") + "]"
+        case .index(let index): "[\(index)]"
+        case .allElements: "[*]"
         case .count: "@count"
         case .size: "@size"
         case .sum: "@sum"

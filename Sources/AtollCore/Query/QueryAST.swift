@@ -188,8 +188,12 @@ public struct QueryOperand: Hashable, Sendable {
 public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
     public enum Component: Hashable, Sendable {
         case property(String)
-        /// A map subscript, `attrs['key']`.
+        /// A map subscript, `attrs['key']`; on a mixed value, the value of its dictionary at `key`.
         case key(String)
+        /// `mixed[2]`: the element at an index of the list a mixed value holds.
+        case index(Int)
+        /// `mixed[*]`: every element of the list or dictionary a mixed value holds (quantified).
+        case allElements
         case count, size, sum, average, minimum, maximum, keys, values
         /// `@type` of a mixed value: the name of the kind of value it holds.
         case type

@@ -117,8 +117,29 @@ extension QueryBinder {
                                     at: element.range)
             case .keys, .values:
                 throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map", at: element.range)
+            case .key(let key) where cursor == .value(.any):
+                consumed.append(element)
+                current = .mixedElement(current, .key(key))
+                continue
+            case .index(let index) where cursor == .value(.any):
+                consumed.append(element)
+                current = .mixedElement(current, .index(index))
+                continue
+            case .allElements where cursor == .value(.any):
+                if let next = rest.first {
+                    switch next.component {
+                    case .key, .index, .allElements, .type: break
+                    default:
+                        throw QueryError(.unsupported, "'\(QueryKeyPath.name(of: next.component))' after '[*]' is not supported; "
+                                         + "compare the elements, as in '\(label())[*] == 1'", at: next.range)
+                    }
+                }
+                consumed.append(element)
+                reached = (BoundCollection(mixedElementsOf: current, context: 0), .value(.any))
             case .key:
-                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map", at: element.range)
+                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map or an AnyRealmValue", at: element.range)
+            case .index, .allElements:
+                throw notApplicable(QueryKeyPath.name(of: element.component), needs: "an AnyRealmValue", at: element.range)
             }
             guard var (collection, elementCursor) = reached else { continue }
             if let next = rest.first {

@@ -122,7 +122,7 @@ extension QueryKeyPath {
                     default: break
                     }
                 }
-            case .count, .size, .keys, .type:
+            case .count, .size, .keys, .type, .index, .allElements:
                 current = nil
             case .sum, .average, .minimum, .maximum, .values, .key:
                 continue

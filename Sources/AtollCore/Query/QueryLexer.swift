@@ -160,7 +160,7 @@ struct QueryLexer {
             position += 2
             return token(.symbol(symbol), from: start)
         }
-        if "=<>!(){}[],.".contains(c) {
+        if "=<>!(){}[],.*".contains(c) {
             position += 1
             return token(.symbol(String(c)), from: start)
         }

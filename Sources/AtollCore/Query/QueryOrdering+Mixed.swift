@@ -54,6 +54,12 @@ extension QueryFunctions {
     public static let mixedText = "atoll_mixed_text"
     public static let mixedSortKey = "atoll_mixed_sortkey"
     public static let mixedType = "atoll_mixed_type"
+    /// `(value, index or key)` → the element of the mixed value's list (integer) or dictionary (text), or NULL.
+    public static let mixedElement = "atoll_mixed_at"
+    /// `(value)` → the JSON array `[0, 1, …, n-1]` of the positions of the mixed value's list or dictionary.
+    public static let mixedPositions = "atoll_mixed_positions"
+    /// `(value, position)` → the element at a position of the list, or the value of the dictionary's key at that position in key order.
+    public static let mixedNth = "atoll_mixed_nth"
 
     /// The name `@type` gives the kind of value a mixed value holds.
     public static func mixedTypeName(_ value: Value) -> String {
@@ -122,6 +128,34 @@ extension QueryFunctions {
         }),
         (mixedType, 1, { args in
             .text(mixedTypeName(QueryOrdering.mixedOperand(args.first ?? .null)))
+        }),
+        (mixedElement, 2, { args in
+            guard args.count == 2 else { return .null }
+            let step: MixedStep
+            switch args[1] {
+            case .integer(let i): step = .index(Int(clamping: i))
+            case .text(let k): step = .key(k)
+            default: return .null
+            }
+            return step.element(of: QueryOrdering.mixedOperand(args[0])).mixedSQLValue
+        }),
+        (mixedPositions, 1, { args in
+            let count = switch QueryOrdering.mixedOperand(args.first ?? .null) {
+            case .list(let items): items.count
+            case .map(let entries): entries.count
+            default: 0
+            }
+            return .text("[" + (0..<count).map(String.init).joined(separator: ",") + "]")
+        }),
+        (mixedNth, 2, { args in
+            guard args.count == 2, case .integer(let i) = args[1], i >= 0 else { return .null }
+            switch QueryOrdering.mixedOperand(args[0]) {
+            case .list(let items): return i < items.count ? items[Int(i)].mixedSQLValue : .null
+            case .map(let entries):
+                guard i < entries.count else { return .null }
+                return entries[entries.keys.sorted()[Int(i)]]?.mixedSQLValue ?? .null
+            default: return .null
+            }
         }),
         (mixedSortKey, 1, { args in
             guard let first = args.first, !(first == .null) else { return .null }

@@ -313,6 +313,16 @@ struct QueryParser {
                 let range = current.range.through(tokens[index + 2].range)
                 index += 3
                 elements.append(.init(.key(key), range: range))
+            } else if current.isSymbol("["), case .integer(let position) = tokens[index + 1].kind,
+                      tokens[index + 2].isSymbol("]") {
+                let range = current.range.through(tokens[index + 2].range)
+                guard let position = Int(exactly: position) else { throw QueryError(.syntaxError, "index out of range", at: range) }
+                index += 3
+                elements.append(.init(.index(position), range: range))
+            } else if current.isSymbol("["), tokens[index + 1].isSymbol("*"), tokens[index + 2].isSymbol("]") {
+                let range = current.range.through(tokens[index + 2].range)
+                index += 3
+                elements.append(.init(.allElements, range: range))
             } else {
                 return try Self.checkLength(QueryKeyPath(elements: elements))
             }

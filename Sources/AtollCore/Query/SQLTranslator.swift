@@ -156,6 +156,18 @@ struct SQLBuilder {
             return (from, Fragment(sql: "\(b).\(Self.row) IN (SELECT \(l).\(Self.q("owner")) FROM \(links) \(l) "
                                         + "WHERE \(l).\(Self.q("value")) = \(base.sql))", arguments: base.arguments))
         }
+        if collection.isMixedElements {
+            // The positions 0..<n of the list or dictionary the mixed value holds, as a JSON array
+            // for SQLite's json_each; each element is read at its position. The context is an
+            // expression without arguments (it is repeated wherever the element is used).
+            let c = alias("c")
+            guard base.arguments.isEmpty else {
+                throw QueryError(.unsupported, "'[*]' cannot follow this key path in SQL")
+            }
+            contexts[collection.context] = .value("\(QueryFunctions.mixedNth)(\(base.sql), \(c).\(Self.q("value")))")
+            mixedContexts.insert(collection.context)
+            return ("json_each(\(QueryFunctions.mixedPositions)(\(base.sql))) \(c)", Fragment(sql: "1"))
+        }
         let c = alias("c")
         let table = Self.q(StorageLayout.collectionTable(collection.owner, collection.property))
         var from = "\(table) \(c)"
@@ -180,10 +192,22 @@ struct SQLBuilder {
 
     // MARK: - Mixed values
 
+    /// A step into a mixed value's nested collection as an SQL literal: the SQL of a `[*]` element
+    /// is repeated where it is used, so it carries no arguments.
+    static func literal(_ step: MixedStep) throws(QueryError) -> String {
+        switch step {
+        case .index(let i): return String(i)
+        case .key(let key):
+            guard !key.unicodeScalars.contains("\0") else { throw QueryError(.unsupported, "a dictionary key with a NUL character cannot be queried") }
+            return "'" + key.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+    }
+
     /// Whether `scalar` is a stored mixed value (a blob the mixed SQL functions decode).
     func isMixed(_ scalar: BoundScalar) -> Bool {
         switch scalar {
         case .property(_, _, let property), .mapValue(_, _, let property, _): property.type == .any
+        case .mixedElement: true
         case .context(let id): mixedContexts.contains(id)
         default: false
         }
@@ -237,6 +261,9 @@ struct SQLBuilder {
             return Fragment(sql: "(SELECT \(m).\(Self.q("value")) FROM \(Self.q(StorageLayout.collectionTable(owner, property))) \(m) "
                                 + "WHERE \(m).\(Self.q("owner")) = \(b.sql) AND \(m).\(Self.q("key")) = ?)",
                             arguments: b.arguments + [.text(key)])
+        case .mixedElement(let base, let step):
+            let b = try self.scalar(base)
+            return Fragment(sql: "\(QueryFunctions.mixedElement)(\(b.sql), \(try Self.literal(step)))", arguments: b.arguments)
         case .count(let collection) where collection.backlink != nil:
             let source = try self.source(collection)
             return Fragment(sql: "(SELECT COUNT(*) FROM \(source.from) WHERE \(source.owner.sql))", arguments: source.owner.arguments)

@@ -13,4 +13,6 @@ public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
     case apple = "oauth2-apple"
     /// Google Sign-In: an OpenID Connect ID token checked against the configured keys.
     case google = "oauth2-google"
+    /// The app's authentication function: a webhook that turns a payload into the user's external id.
+    case customFunction = "custom-function"
 }

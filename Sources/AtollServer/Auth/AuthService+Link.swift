@@ -53,6 +53,9 @@ extension AuthService {
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
             identity = StoredIdentity(id: claims.sub.value, providerType: provider.rawValue)
+        case .customFunction:
+            let answer = try await authenticationFunctionIdentity(appID: appID, payload: request.payload ?? [:])
+            identity = StoredIdentity(id: answer.id, providerType: provider.rawValue)
         }
         if user.identities.contains(where: { $0.isSame(as: identity) }) {
             throw ServerError(.badRequest, "this identity is already linked to this user")

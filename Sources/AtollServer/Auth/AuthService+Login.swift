@@ -12,9 +12,12 @@ extension AuthService {
         public var idToken: String?
         /// A Google server auth code: refused, it needs Google's servers.
         public var authCode: String?
+        /// The whole body but the SDK's `options`: a `custom-function` login's payload.
+        public var payload: [String: JSONValue]?
 
         public init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
-                    idToken: String? = nil, authCode: String? = nil) {
+                    idToken: String? = nil, authCode: String? = nil, payload: [String: JSONValue]? = nil) {
+            self.payload = payload
             self.username = username
             self.password = password
             self.key = key
@@ -26,6 +29,16 @@ extension AuthService {
         enum CodingKeys: String, CodingKey {
             case username, password, key, token, authCode
             case idToken = "id_token"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func text(_ key: CodingKeys) -> String? { (try? container.decodeIfPresent(String.self, forKey: key)) ?? nil }
+            // A function payload may use these names for anything: only strings count here (a
+            // provider missing its field refuses the login).
+            self.init(username: text(.username), password: text(.password), key: text(.key), token: text(.token), idToken: text(.idToken), authCode: text(.authCode))
+            payload = try? decoder.singleValueContainer().decode([String: JSONValue].self)
+            payload?["options"] = nil
         }
     }
 
@@ -129,6 +142,10 @@ extension AuthService {
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
             return (try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, provider: provider), nil)
+
+        case .customFunction:
+            let identity = try await authenticationFunctionIdentity(appID: appID, payload: request.payload ?? [:])
+            return (try await user(appID: appID, externalID: identity.id, name: identity.name, email: nil, provider: provider), nil)
         }
     }
 

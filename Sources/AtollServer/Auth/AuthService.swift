@@ -31,6 +31,8 @@ public struct AuthService: Sendable {
     let endSyncSessions: @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void
     /// Request counts and the webhook client of e-mail confirmation and password reset.
     let emailAccounts = EmailAccountState()
+    /// Calls in flight and the webhook client of the app's functions (AuthService+Functions).
+    let functionCalls = FunctionCalls()
     /// Reads a user's custom data object from the app's synced data (``CustomUserDataReader``).
     let readCustomUserData: CustomUserDataReader
     /// Logins (devices) recently found live: an access token's login is checked on each bind,

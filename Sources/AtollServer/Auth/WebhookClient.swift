@@ -82,8 +82,9 @@ final class WebhookClient: Sendable {
     /// POSTs `json` to `url` and returns the answer, whatever its status.
     /// - Parameter secret: when given, the request carries `X-Atoll-Signature: sha256=<hex HMAC>`
     ///   of the body under it.
+    /// - Parameter maxAnswerBytes: the largest answer read for this call (the client's ``maxAnswerBytes`` when nil).
     /// - Throws: ``Failure``.
-    func post(_ url: String, json: Data, secret: String? = nil, timeout: TimeInterval) async throws -> Answer {
+    func post(_ url: String, json: Data, secret: String? = nil, timeout: TimeInterval, maxAnswerBytes: Int? = nil) async throws -> Answer {
         guard let target = Target(url) else { throw Failure(code: .invalidURL, message: "not an http(s) URL") }
         let admitted = inFlight.withLock { count in
             guard count < maxInFlight else { return false }
@@ -96,7 +97,7 @@ final class WebhookClient: Sendable {
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(1, timeout * 1000)))
         let loop = group.next()
         let promise = loop.makePromise(of: Answer.self)
-        let maxAnswerBytes = maxAnswerBytes
+        let maxAnswerBytes = maxAnswerBytes ?? self.maxAnswerBytes
         let tls = target.secure ? tls : nil
         if target.secure, tls == nil { throw Failure(code: .connection, message: "no TLS configuration for https") }
         let bootstrap = ClientBootstrap(group: loop)

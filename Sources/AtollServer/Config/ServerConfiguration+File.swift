@@ -87,6 +87,7 @@ extension ServerConfiguration {
                 try provider?.validate(field: "\(field).\(name)")
             }
             try app.validateAccountSettings(field: field, developmentMode: developmentMode)
+            try app.functions.validate(field: "\(field).functions")
             if let jwt = app.customJWT {
                 switch jwt.algorithm {
                 case .hs256:
@@ -191,6 +192,7 @@ extension ServerConfiguration.App {
             apple: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .apple),
             google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
         try decodeAccountSettings(from: decoder)
+        try decodeFunctions(from: decoder)
     }
 }
 

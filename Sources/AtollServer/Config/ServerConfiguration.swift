@@ -146,6 +146,8 @@ extension ServerConfiguration {
         public var emailPassword = EmailPassword()
         /// Where `user.customData` comes from; nil: every user's custom data is empty.
         public var customUserData: CustomUserData?
+        /// The app's functions and the custom-function auth provider, served by webhooks.
+        public var functions = Functions()
 
         public init(
             id: String,
@@ -182,6 +184,7 @@ extension ServerConfiguration {
             case .customToken: authProviders.customToken && customJWT != nil
             case .apple: apple != nil
             case .google: google != nil
+            case .customFunction: functions.authenticationURL != nil
             }
         }
     }

@@ -37,6 +37,7 @@ struct AuthRoutes: Sendable {
         addAPIKeyRoutes(to: client)
         addLocationRoute(to: client)
         addEmailPasswordRoutes(to: client)
+        addFunctionRoutes(to: client)
     }
 
     func addAPIKeyRoutes(to client: RouterGroup<AtollRequestContext>) {

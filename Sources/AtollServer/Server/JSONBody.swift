@@ -37,6 +37,9 @@ enum JSONBody {
         }
         var data = Data(buffer.readableBytesView)
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { data = Data("{}".utf8) }
+        guard JSONNesting.isWithin(data) else {
+            throw ServerError(.badRequest, "the request body nests deeper than \(JSONNesting.maxDepth) levels")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch let error as DecodingError {

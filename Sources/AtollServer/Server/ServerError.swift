@@ -32,6 +32,16 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         /// A failure App Services reports with no specific code (realm-swift's `AppError.unknown`):
         /// a custom confirmation that cannot run, a reset function that failed.
         case unknown = "Unknown"
+        /// A function name the app does not have.
+        case functionNotFound = "FunctionNotFound"
+        /// A function that failed: its own error message, or why its webhook gave no result.
+        case functionExecutionError = "FunctionExecutionError"
+        /// A function whose webhook did not answer in time.
+        case executionTimeLimitExceeded = "ExecutionTimeLimitExceeded"
+        /// A private function, or one whose `canEvaluate` does not hold for the user.
+        case notCallable = "NotCallable"
+        /// A function imported from App Services with no webhook yet.
+        case functionInvalid = "FunctionInvalid"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
@@ -40,7 +50,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
             case .userDisabled, .authProviderDisabled: .forbidden
             case .userNotFound, .appNotFound, .apiKeyNotFound, .notFound: .notFound
             case .accountNameInUse, .userAlreadyConfirmed: .conflict
-            case .invalidPassword, .badRequest, .unknown: .badRequest
+            case .invalidPassword, .badRequest, .unknown, .functionExecutionError, .executionTimeLimitExceeded, .functionInvalid: .badRequest
+            case .functionNotFound: .notFound
+            case .notCallable: .forbidden
             case .internalError: .internalServerError
             case .tooManyRequests: .tooManyRequests
             }
