@@ -48,6 +48,7 @@ struct ImportContext {
     mutating func run() throws(AppImportError) {
         try readAppConfig()
         try readSchemas()
+        readRemoteAccess()
         try readSync()
         try readRules()
         try readAuth()

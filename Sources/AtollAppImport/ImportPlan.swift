@@ -163,6 +163,13 @@ public struct ImportedApp: Sendable, Hashable, Codable {
     public var emailPassword: EmailPassword?
     public var customUserData: CustomUserData?
     public var functions: Functions?
+    /// The data source remote data access (`user.mongoClient`) answers to.
+    public var remoteAccess: RemoteAccess?
+
+    public struct RemoteAccess: Sendable, Hashable, Codable {
+        public var service: String
+        public var database: String
+    }
 
     public init(id: String) { self.id = id }
 }

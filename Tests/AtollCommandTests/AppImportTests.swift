@@ -41,6 +41,17 @@ func appServicesExport(_ name: String) -> URL {
         #expect(app.queryableFields == ["owner_id", "team", "TeamMember.userId"])
     }
 
+    /// `user.mongoClient("mongodb-atlas").database("…")` keeps answering: the data source's
+    /// service and database become the app's remote data access names.
+    @Test func theDataSourceNamesRemoteDataAccess() throws {
+        let plan = try plan("chores")
+        let app = try serverApp(plan)
+        let database = try #require(plan.app.remoteAccess?.database)
+        #expect(app.remoteAccess.database == database)
+        #expect(app.remoteAccess.service == plan.app.remoteAccess?.service)
+        #expect(item(plan, "data_sources/\(app.remoteAccess.service)/\(database)")?.outcome == .mapped)
+    }
+
     @Test func providersTheExportDoesNotTurnOnAreOff() throws {
         let plan = try plan("chores")
         let app = try serverApp(plan)

@@ -86,7 +86,8 @@ import Testing
     @Test func theStoreRegistersItsFunctionsAndOneCollation() {
         let functions = QueryFunctions.sqlFunctions.map { "\($0.name)/\($0.arity)" }
         #expect(functions == ["atoll_string_op/4", "atoll_size/1", "atoll_decimal_sum/1", "atoll_decimal_avg/1", "atoll_geo_within/4",
-                              "atoll_mixed_cmp/3", "atoll_mixed_text/1", "atoll_mixed_type/1", "atoll_mixed_sortkey/1"])
+                              "atoll_mixed_cmp/3", "atoll_mixed_text/1", "atoll_mixed_type/1", "atoll_mixed_at/2",
+                              "atoll_mixed_positions/1", "atoll_mixed_nth/2", "atoll_mixed_sortkey/1"])
         #expect(QueryFunctions.decimalCollation == StorageLayout.decimalCollation)
     }
 

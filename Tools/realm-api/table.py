@@ -67,6 +67,8 @@ NOW = {
     57: ("✔", "AtollTests: RealmAPIShapeTests (exhaustive switch); AtollCoreTests: ChangesetEncodingTests.aLinkingObjectsColumnFromAPeerIsRejected"),
     150: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests.aFunctionCredentialLogsInTheSameUserEachTime"),
     166: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests; AtollServerTests: FunctionCallTests"),
+    99: ("✔", "AtollTests: MixedSubscriptQueryTests (SQL and the server's evaluator)"),
+    167: ("✔", "over the app's flexible-sync data, with its rules (docs/from-atlas.md §3); AppCompatibilityTests: RemoteDataApp; AtollServerTests: RemoteDataAccessTests; AtollCoreTests: RemoteCollectionTests"),
 }
 
 # Why the items left are not ✔ (docs/from-realm.md says more).
@@ -75,9 +77,7 @@ WHY = {
     45: "needs Objective-C's runtime accessors, absent on Linux",
     46: "legacy property wrappers of `@objc` models",
     83: "`filter(NSPredicate)` on Results and the wrappers' `filter:` exist on Apple platforms (from predicateFormat); other NSPredicate overloads do not",
-    99: "no Query<AnyRealmValue> subscripts yet",
     148: "compile; the server has no Facebook or Google auth-code provider",
-    167: "remote MongoDB access is issue 24's",
     168: "no push notifications service",
     171: "Apple-only helpers; not built",
 }

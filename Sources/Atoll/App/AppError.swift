@@ -88,6 +88,7 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "ExecutionTimeLimitExceeded": .executionTimeLimitExceeded
         case "NotCallable": .notCallable
         case "FunctionInvalid": .functionInvalid
+        case "MongoDBError": .mongoDBError
         default: .httpRequestFailed
         }
     }

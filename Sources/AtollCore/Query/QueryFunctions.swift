@@ -17,6 +17,7 @@ import Foundation
 /// | `atoll_size` | 1 | text → Unicode scalar count, blob → byte count, else NULL |
 /// | `atoll_decimal_sum` | 1 | decimals joined by spaces (or NULL) → decimal text |
 /// | `atoll_decimal_avg` | 1 | decimals joined by spaces (or NULL) → decimal text, or NULL when there are none |
+/// | `atoll_mixed_*` | | mixed values: comparison, text, `@type`, nested elements, sort keys (QueryOrdering+Mixed.swift) |
 ///
 /// Collation `ATOLL_DECIMAL` (``StorageLayout/decimalCollation``): ``compareDecimals(_:_:)``.
 public enum QueryFunctions {

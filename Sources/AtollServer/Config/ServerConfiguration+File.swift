@@ -193,6 +193,7 @@ extension ServerConfiguration.App {
             google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
         try decodeAccountSettings(from: decoder)
         try decodeFunctions(from: decoder)
+        try decodeRemoteAccess(from: decoder)
     }
 }
 

@@ -148,6 +148,8 @@ extension ServerConfiguration {
         public var customUserData: CustomUserData?
         /// The app's functions and the custom-function auth provider, served by webhooks.
         public var functions = Functions()
+        /// Remote data access (`user.mongoClient`): on by default, over the flexible-sync data.
+        public var remoteAccess = RemoteAccess()
 
         public init(
             id: String,

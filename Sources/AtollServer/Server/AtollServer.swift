@@ -164,6 +164,8 @@ public struct AtollServer: Sendable {
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
                             ?? BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
+            RemoteRoutes(coordinator: coordinator, auth: auth,
+                         customAuthorization: configuration.authorizationHeaderName.flatMap { HTTPField.Name($0) }).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
                                   admission: SyncAdmission(limits: configuration.limits), requestHeads: requestHeads)
             let webSocketRouter = Router(context: SyncRequestContext.self)

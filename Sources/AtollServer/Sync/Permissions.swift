@@ -74,6 +74,17 @@ extension ServerConfiguration.App {
     }
 }
 
+extension ServerConfiguration.App {
+    /// The read side of `rules` (the roles that apply to `user`, ``rules(for:)``) for flexible
+    /// sync and remote data access: read rules per type and field permissions.
+    func flexibleRules(_ rules: [ServerConfiguration.PermissionRule], user: RuleUser) -> FlexibleSync.Rules {
+        var fieldAccess: [String: FieldAccess] = [:]
+        for rule in rules { if let fields = rule.fields { fieldAccess[rule.type ?? ""] = fields } }
+        return FlexibleSync.Rules(queryableFields: queryableFields, readRules: rules.map { (type: $0.type, query: $0.read) },
+                                  user: user, fieldAccess: fieldAccess)
+    }
+}
+
 extension RuleUser {
     /// The user as rules see them: the id, the custom data the access token carries (relaxed or
     /// canonical extended JSON) and the profile's e-mail address.

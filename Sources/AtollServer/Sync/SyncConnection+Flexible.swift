@@ -129,10 +129,7 @@ extension SyncConnection {
 
     /// The app's query and read rules for the session's user: those of the roles that apply.
     func rules(for session: Session) -> FlexibleSync.Rules {
-        var fieldAccess: [String: FieldAccess] = [:]
-        for rule in session.rules { if let fields = rule.fields { fieldAccess[rule.type ?? ""] = fields } }
-        return FlexibleSync.Rules(queryableFields: app.queryableFields, readRules: session.rules.map { (type: $0.type, query: $0.read) },
-                                  user: session.ruleUser, fieldAccess: fieldAccess)
+        app.flexibleRules(session.rules, user: session.ruleUser)
     }
 
     /// Brings a flexible session to the newest server version: the history entries after its

@@ -28,12 +28,8 @@ extension SyncConnection {
         // A client sends its pending uploads before its query set when it binds (they may declare
         // the types the set names): until the set arrived, only the write rules can be checked.
         let checksView = flexible.hasQueryChange
-        guard checksView || session.rules.contains(where: { $0.write != "true" || !$0.insert || !$0.delete || $0.fields != nil })
-        else { return nil }
-        // "" for the rule of every type without its own; one rule per type applies to the user.
-        let rules = Dictionary(session.rules.map { ($0.type ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
-        let bound = Locked<[String: BoundQuery?]>([:])
+        let ruleCheck = Self.flexibleWriteRule(session.rules, user: user)
+        guard checksView || ruleCheck != nil else { return nil }
         return { id, before, after, state in
             // In the view as it was (or, for a new object, as created): else it is not the
             // session's to write. Types the set names before the schema has them can't be checked.
@@ -43,6 +39,23 @@ extension SyncConnection {
                querySet?.contains(id, fields: fields, in: state) != true {
                 return "\(id.type) \(id.primaryKey) is outside the session's subscriptions (no subscription of the session matches it)"
             }
+            return ruleCheck?(id, before, after, state)
+        }
+    }
+
+    /// The app's write rules in flexible sync for a user (`rules`: the roles that apply to the
+    /// user), or nil when they let it write anything: the write rule holds for the object before
+    /// and after the change, creating needs `insert`, deleting `delete`, and a field the rule's
+    /// field permissions do not let the user write keeps its value (on a creation: its initial
+    /// value). Sync uploads and remote data access writes are checked by the same function.
+    static func flexibleWriteRule(_ rules: [ServerConfiguration.PermissionRule], user: RuleUser) -> WriteRule? {
+        guard rules.contains(where: { $0.write != "true" || !$0.insert || !$0.delete || $0.fields != nil }) else { return nil }
+        let userID = user.id
+        // "" for the rule of every type without its own; one rule per type applies to the user.
+        let rules = Dictionary(rules.map { ($0.type ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+        // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
+        let bound = Locked<[String: BoundQuery?]>([:])
+        return { id, before, after, state in
             guard let rule = rules[id.type] ?? rules[""], let schema = state.schema[id.type] else { return nil }
             if let refusal = Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID) { return refusal }
             let query = bound.withLock { cache in
