@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // TLS for the server (HummingbirdTLS) and the sync client's wss:// connections.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The app requests' HTTP client off Apple platforms (already in the graph through Hummingbird's testing).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
@@ -83,6 +85,9 @@ let package = Package(
                 // those of a connection attempt).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // The default app transport where URLSession cannot take the app's trust roots
+                // (NetworkTransport+NIO.swift): HTTP/1.1 on NIO with the sync connection's TLS.
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
                 // Combine's publishers where the platform has no Combine.
                 .product(name: "OpenCombine", package: "OpenCombine", condition: .when(platforms: nonApple)),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine", condition: .when(platforms: nonApple)),

@@ -119,9 +119,8 @@ public final class SyncTestServer: Sendable {
     public var httpsBaseURL: String { "https://localhost:\(port)" }
 
     /// An app on `device` for the server restarted with `restart(tls: true)`, sharing the device's
-    /// folder (its logged-in users) with `app(device:)`. Log users in with `app(device:)` before the
-    /// restart: the HTTP requests (URLSession) trust only the system's roots. With
-    /// `trustingTestCertificate` its sync connection trusts ``TestCertificate``.
+    /// folder (its logged-in users) with `app(device:)`. With `trustingTestCertificate` its HTTPS
+    /// requests (logins) and its sync connection trust ``TestCertificate``; without, neither does.
     public func tlsApp(device: String = "device", trustingTestCertificate: Bool) -> App {
         var configuration = appConfiguration(device: device)
         configuration.baseURL = httpsBaseURL

@@ -139,6 +139,19 @@ import Testing
         }
     }
 
+    /// `IndexPath(item:section:)`, `.section` and `.item` are UIKit's and AppKit's on Apple
+    /// platforms, which Atoll does not import: its own code uses Foundation's `IndexPath(_:inSection:)`,
+    /// `.sectionIndex` and `.itemIndex` (Results/IndexPath+Sections.swift, the one file that may).
+    static let uikitIndexPathUse = #"\bIndexPath\((item|row):|\.(section|item)\b"#
+
+    @Test func atollDoesNotUseUIKitsIndexPathMembers() throws {
+        let files = try Self.sources().filter { !$0.path.hasSuffix("IndexPath+Sections.swift") }
+        for use in try Self.uses(of: Self.uikitIndexPathUse, in: files) {
+            let advice = "use IndexPath(_:inSection:), .sectionIndex, .itemIndex"
+            Issue.record("\(use.path):\(use.line): IndexPath's item/section come from UIKit/AppKit on Apple platforms; \(advice)")
+        }
+    }
+
     @Test func packageDeclaresRealmAppsDeploymentTargets() throws {
         let manifest = try String(contentsOf: Self.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(manifest.contains(Self.platforms), "Package.swift must declare \(Self.platforms)")
@@ -155,6 +168,10 @@ import Testing
             """).components(separatedBy: "\n"))]
         #expect(try Self.uses(of: #"\bimport\s+Synchronization\b|(?<!Managed)\bAtomic<|\bMutex<"#, in: planted).map(\.line) == [1, 2])
         #expect(try Self.uses(of: #"\b(U|)Int128\b"#, in: planted).map(\.line) == [4])
+        let indexPaths = [(path: "planted.swift", lines: [
+            "let a = IndexPath(item: 1, section: 0)", "let b = path.section", "let c = IndexPath(1, inSection: 0)",
+            "let d = path.sectionIndex", "let e = IndexPath(row: 1, section: 0)", "let f = paths.map(\\.item)"])]
+        #expect(try Self.uses(of: Self.uikitIndexPathUse, in: indexPaths).map(\.line) == [1, 2, 5, 6])
         let declarations = """
             extension Results: Observable {}
             @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)

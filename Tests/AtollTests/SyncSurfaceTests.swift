@@ -6,6 +6,11 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
 import Testing
 
 /// Issue 13's sync surface against a real in-process server: session observation and state,
@@ -31,6 +36,28 @@ extension SerialAppServicesTests {
     }
 
     // MARK: Session observation
+
+    @Test func aSessionsPublisherForItsStateStartsWithTheValueNowAndFollowsIt() async throws {
+        try await withSyncTestServer { server in
+            let frodo = try await server.app(device: "frodo").login(credentials: .anonymous)
+            let realm = try await open(frodo)
+            let session = try #require(realm.syncSession)
+            #expect(await waitUntil(timeout: Self.syncTimeout) { session.connectionState == .connected })
+            let states = Locked<[SyncSession.State]>([])
+            let cancellable = session.publisher(for: \.state).sink { @Sendable state in states.withLock { $0.append(state) } }
+            #expect(states.withLock { $0 } == [.active], "the value now, at once")
+            session.suspend()
+            #expect(await waitUntil(timeout: Self.syncTimeout) { states.withLock { $0 } == [.active, .inactive] })
+            let later = Locked<[SyncSession.State]>([])
+            let withoutInitial = session.publisher(for: \.state, options: [.new]).sink { @Sendable state in later.withLock { $0.append(state) } }
+            #expect(later.withLock { $0 }.isEmpty, "no initial value without .initial")
+            session.resume()
+            #expect(await waitUntil(timeout: Self.syncTimeout) { states.withLock { $0 } == [.active, .inactive, .active] })
+            #expect(later.withLock { $0 } == [.active])
+            cancellable.cancel()
+            withoutInitial.cancel()
+        }
+    }
 
     @Test func observingTheConnectionStateAndTheStateAsRealmAppsDo() async throws {
         try await withSyncTestServer { server in

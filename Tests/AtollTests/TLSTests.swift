@@ -7,9 +7,9 @@ import Testing
 
 /// The server over HTTPS and `wss://`, and code 13 when the client does not trust it.
 ///
-/// The users log in over plain HTTP first (URLSession on Linux trusts only the system's roots), then
-/// the server restarts with TLS on the same data and port, and an app for the same device folder
-/// reaches it at `https://localhost:<port>` with the still valid access token.
+/// The users log in over plain HTTP first, then the server restarts with TLS on the same data and
+/// port, and an app for the same device folder reaches it at `https://localhost:<port>` with the
+/// still valid access token. AppTrustTests log in over HTTPS too.
 @MainActor @Suite(.serialized) struct TLSTests {
     /// Waits (bounded, ~10 s) until `errors` holds `count` TLS handshake failures.
     func handshakeFailures(_ errors: Recorder<any Error>, count: Int) async throws -> [SyncError] {

@@ -27,7 +27,8 @@ extension App {
               let host = parsed.host, !host.isEmpty, parsed.query == nil, parsed.fragment == nil else {
             throw AppError(.invalidParameter, "'\(url ?? "")' is not an http:// or https:// server address")
         }
-        let probe = HTTPClient(baseURL: base, timeout: core.http.timeout, settings: core.http.settings, transport: core.http.transport)
+        let probe = HTTPClient(baseURL: base, timeout: core.http.timeout, settings: core.http.settings, transport: core.http.transport,
+                               trustedRootCertificates: core.http.trustedRootCertificates)
         _ = try await probe.send("GET", "/api/client/v1/app/\(core.id)/location")
         core.http.location.url.withLock { $0 = base }
         await core.syncClient.connection.move(toBaseURL: base)
@@ -52,10 +53,12 @@ extension App {
 
 extension HTTPClient {
     /// A client of another address (a probe before moving an app there).
-    init(baseURL: String, timeout: TimeInterval, settings: RequestSettings, transport: RLMNetworkTransport) {
+    init(baseURL: String, timeout: TimeInterval, settings: RequestSettings, transport: RLMNetworkTransport,
+         trustedRootCertificates: [String]) {
         location = Location(baseURL)
         self.timeout = timeout
         self.settings = settings
         self.transport = transport
+        self.trustedRootCertificates = trustedRootCertificates
     }
 }

@@ -20,9 +20,11 @@ public struct AppConfiguration: Sendable, Equatable {
     /// How long an open that must download (`.always`, a first `.once`) waits for the server
     /// before failing with `POSIXError(.ETIMEDOUT)`, in seconds.
     public var syncConnectTimeout: TimeInterval = 30
-    /// PEM certificates the sync connection (`wss://`, for an `https://` base URL) trusts besides
-    /// the system's roots: a private CA, or a development server's self-signed certificate.
-    /// The HTTP requests (logins, token refresh) use the system's trust store only.
+    /// PEM certificates the app trusts besides the system's roots: a private CA, or a development
+    /// server's self-signed certificate. One trust for everything the app sends: its HTTPS requests
+    /// (logins, token refreshes, API keys… through the default transport) and its sync connection
+    /// (`wss://`). A transport of your own decides for itself; one that hands the request to
+    /// `super.sendRequest(toServer:completion:)` keeps this trust.
     ///
     /// ```swift
     /// var configuration = AppConfiguration(baseURL: "https://sync.example.lan:9443")
@@ -33,7 +35,8 @@ public struct AppConfiguration: Sendable, Equatable {
     public var syncTimeouts: SyncTimeoutOptions?
     /// Kept for source compatibility: an app always shares one sync connection among its realms.
     public var enableSessionMultiplexing = true
-    /// What sends the app's HTTP requests; `nil`: `RLMNetworkTransport` (URLSession).
+    /// What sends the app's HTTP requests; `nil`: `RLMNetworkTransport` (URLSession on Apple
+    /// platforms, an HTTP/1.1 client on SwiftNIO elsewhere).
     public var transport: RLMNetworkTransport?
 
     public static let defaultBaseURL = "http://localhost:9090"

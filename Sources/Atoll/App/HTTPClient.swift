@@ -21,21 +21,16 @@ struct HTTPClient: Sendable {
 
     /// What sends the requests (`AppConfiguration.transport`).
     let transport: RLMNetworkTransport
+    /// `AppConfiguration.trustedRootCertificates`, handed to the transport with every request.
+    let trustedRootCertificates: [String]
 
     init(configuration: AppConfiguration, settings: RequestSettings = RequestSettings()) {
         location = Location(configuration.resolvedBaseURL)
         timeout = TimeInterval(configuration.defaultRequestTimeoutMS) / 1000
         self.settings = settings
         transport = configuration.transport ?? RLMNetworkTransport()
+        trustedRootCertificates = configuration.trustedRootCertificates
     }
-
-    /// The SDK's own session: `URLSession.shared` allows 6 connections per host, which a few slow
-    /// requests (a server waiting on a webhook) use up for every app of the process.
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        return URLSession(configuration: configuration)
-    }()
 
     struct ErrorBody: Decodable {
         let error: String?
@@ -52,6 +47,7 @@ struct HTTPClient: Sendable {
         request.method = RLMHTTPMethod(name: method)
         request.url = url.absoluteString
         request.timeout = timeout
+        request.trustedRootCertificates = trustedRootCertificates
         for (name, value) in RequestSettings.sendable(settings.headers) { request.headers[name] = value }
         request.headers["User-Agent"] = settings.userAgentHeader
         request.headers["Accept"] = "application/json"

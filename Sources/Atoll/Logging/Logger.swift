@@ -42,7 +42,9 @@ public typealias SyncLogLevel = LogLevel
 ///     print("Atoll \(category.rawValue) \(level): \(message)")   // level: RLMLogLevel(rawValue: 4)
 /// })
 /// ```
-/// The default logger writes lines of level `.info` and below to standard error. In normal
+/// The default logger writes lines of level `.info` and below to the unified log on Apple platforms
+/// (`os.Logger`, subsystem `io.atoll`, the line's category as category) and to standard error
+/// elsewhere. In normal
 /// operation the SDK logs nothing at `.info` or above: HTTP requests are `.detail`, connections
 /// and sessions `.detail`/`.debug`, uploads and downloads `.trace`, failures `.warn`/`.error`.
 /// No line carries a token, password or object value.
@@ -60,6 +62,13 @@ public final class Logger: Sendable {
     /// shared logger has now (`setLogLevel(_:for:)` changes it).
     public init(function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
         threshold = Locked(Logger.current.withLock { $0.level })
+        logFunction = function
+    }
+
+    /// A logger of `threshold` that passes lines to `function` with their category (the SDK's own
+    /// default loggers, made before there is a shared logger to read a level from).
+    init(threshold: LogLevel, function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) {
+        self.threshold = Locked(threshold)
         logFunction = function
     }
 
@@ -85,7 +94,7 @@ public final class Logger: Sendable {
         }
     }
 
-    private static let current = Locked<Logger>(standardError())
+    private static let current = Locked<Logger>(platformDefault())
 
     /// The logger the SDK writes to; replace it to send the lines elsewhere.
     public static var shared: Logger {

@@ -89,7 +89,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
     }
 
     /// The object at `indexPath` (section, item).
-    public subscript(_ indexPath: IndexPath) -> SectionElement { self[indexPath.section][indexPath.item] }
+    public subscript(_ indexPath: IndexPath) -> SectionElement { self[indexPath.sectionIndex][indexPath.itemIndex] }
 
     /// The section of `key`, if any object has it.
     public subscript(key key: Key) -> ResultsSection<Key, SectionElement>? {
@@ -142,9 +142,9 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Obj
         for (n, section) in new.enumerated() {
             guard let o = oldIndex[section.key] else { continue }
             let diff = CollectionDiff(old: old[o].rows, new: section.rows, modified: modified)
-            deletions += diff.deletions.map { IndexPath(item: $0, section: o) }
-            insertions += diff.insertions.map { IndexPath(item: $0, section: n) }
-            modifications += diff.modifications.map { IndexPath(item: $0, section: n) }
+            deletions += diff.deletions.map { IndexPath($0, inSection: o) }
+            insertions += diff.insertions.map { IndexPath($0, inSection: n) }
+            modifications += diff.modifications.map { IndexPath($0, inSection: n) }
         }
         return .update(collection, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications.sorted(),
                        sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete)
@@ -193,15 +193,15 @@ public struct ResultsSection<Key: _Persistable & Hashable, Element: ObjectBase>:
                 let sections = sectioned.rowSections()
                 let rows = sections.first { $0.key == key }?.rows ?? []
                 let modified = Set(modifications.compactMap { path in
-                    path.section < sections.count && sections[path.section].key == key ? sections[path.section].rows[path.item] : nil
+                    path.sectionIndex < sections.count && sections[path.sectionIndex].key == key ? sections[path.sectionIndex].rows[path.itemIndex] : nil
                 })
                 let diff = CollectionDiff(old: previous, new: rows, modified: modified)
                 previous = rows
                 guard !diff.isEmpty else { return }
                 block(.update(ResultsSection(parent: sectioned, key: key),
-                              deletions: diff.deletions.map { IndexPath(item: $0, section: 0) },
-                              insertions: diff.insertions.map { IndexPath(item: $0, section: 0) },
-                              modifications: diff.modifications.map { IndexPath(item: $0, section: 0) },
+                              deletions: diff.deletions.map { IndexPath($0, inSection: 0) },
+                              insertions: diff.insertions.map { IndexPath($0, inSection: 0) },
+                              modifications: diff.modifications.map { IndexPath($0, inSection: 0) },
                               sectionsToInsert: [], sectionsToDelete: []))
             }
         }

@@ -1,14 +1,15 @@
 import Foundation
-#if canImport(Combine)
-import Combine
-#endif
 
 // Key-value observation of a session's `state` and `connectionState`, as realm-swift apps write
-// it (`session.observe(\.connectionState, options: [.initial]) { session, change in … }`), without
-// Objective-C: the session reports its own changes. On Linux, where Foundation has no key-value
-// observing, the Foundation names (`NSKeyValueObservation`, `NSKeyValueObservingOptions`, …)
-// are these types, so an app's `var token: NSKeyValueObservation?` compiles unchanged.
+// it (`session.observe(\.connectionState, options: [.initial]) { session, change in … }`).
+// On Apple platforms that is Foundation's own: the session is an `NSObject` with `@objc dynamic`
+// state (SyncSession.swift), so `observe` returns `NSKeyValueObservation` and
+// `publisher(for:)` is Foundation's. Elsewhere Foundation has no key-value observing: the session
+// reports its own changes, and the Foundation names (`NSKeyValueObservation`,
+// `NSKeyValueObservingOptions`, …) are the types below, so an app's
+// `var token: NSKeyValueObservation?` compiles unchanged.
 
+#if !canImport(ObjectiveC)
 /// When an observation calls its handler and what the change carries (Foundation's
 /// `NSKeyValueObservingOptions`).
 public struct KeyValueObservingOptions: OptionSet, Sendable, Hashable {
@@ -69,13 +70,11 @@ public final class KeyValueObservation: @unchecked Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-#if !canImport(ObjectiveC)
 /// Foundation's names, which Linux's Foundation lacks.
 public typealias NSKeyValueObservingOptions = KeyValueObservingOptions
 public typealias NSKeyValueObservedChange<Value> = KeyValueObservedChange<Value>
 public typealias NSKeyValueObservation = KeyValueObservation
 public typealias NSKeyValueChange = KeyValueChange
-#endif
 
 /// A change handler, called on any thread (as realm-swift's are).
 private struct ChangeHandler<Value>: @unchecked Sendable {
@@ -147,6 +146,10 @@ extension SyncSession {
         }
     }
 
+}
+#endif
+
+extension SyncSession {
     /// The sync configuration of the session's realm; `nil` once the session is invalid.
     public func configuration() -> SyncConfiguration? {
         state == .invalid ? nil : engine.sync
@@ -172,32 +175,6 @@ extension SyncSession {
         }
     }
 }
-
-#if canImport(Combine)
-private struct UncheckedSendable<T>: @unchecked Sendable { let value: T }
-
-extension SyncSession {
-    /// A publisher of the value at `keyPath` (`\.state`, `\.connectionState`), as Foundation's
-    /// `publisher(for:options:)` of realm-swift's KVO-compliant session.
-    public func publisher<Value: Equatable>(for keyPath: KeyPath<SyncSession, Value>,
-                                            options: KeyValueObservingOptions = [.initial, .new]) -> AnyPublisher<Value, Never> {
-        let subject = PassthroughSubject<Value, Never>()
-        // Sent to from the session's threads, as a KVO publisher is.
-        let sending = UncheckedSendable(value: subject)
-        var observation: KeyValueObservation?
-        return subject
-            .handleEvents(receiveSubscription: { [weak self] _ in
-                observation = self?.observe(keyPath, options: options.union(.new)) { _, change in
-                    if let value = change.newValue { sending.value.send(value) }
-                }
-            }, receiveCancel: {
-                observation?.invalidate()
-                observation = nil
-            })
-            .eraseToAnyPublisher()
-    }
-}
-#endif
 
 extension User {
     /// The session of the user's open realm of `partitionValue`, if there is one.

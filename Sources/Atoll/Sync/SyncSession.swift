@@ -8,30 +8,14 @@ import Foundation
 /// try await session.wait(for: .upload)
 /// session.suspend()
 /// ```
-public final class SyncSession: @unchecked Sendable {
+///
+/// An `NSObject`, as realm-swift's: on Apple platforms `state` and `connectionState` are key-value
+/// observable (`session.observe(\.connectionState, options: [.initial]) { … }` returns Foundation's
+/// `NSKeyValueObservation`); elsewhere Atoll's own observation has the same shape
+/// (SyncSession+Observe.swift).
+public final class SyncSession: NSObject, @unchecked Sendable {
     /// Waits of `nextConnectionFailure()`.
     let connectionFailureWaiters = Locked<[UUID: FailureWaitBox]>([:])
-    /// Whether the session syncs.
-    /// realm-swift's three states, so that apps' exhaustive `switch`es compile: a session that is
-    /// ending, or waiting for a new access token, is still `.active` (as realm-swift reports
-    /// realm-core's dying and token states); a suspended one is `.inactive`.
-    public enum State: Sendable, Hashable {
-        /// Syncing, or trying to (connecting, binding, reconnecting after a backoff, waiting for a
-        /// new access token, ending).
-        case active
-        /// Not syncing: not started, suspended by `suspend()`, ended by its user logging out, or
-        /// stopped by an error.
-        case inactive
-        /// Ended for good: its user logged out or was removed. Discard it; opening the realm
-        /// again (after logging in) makes a new session.
-        case invalid
-    }
-
-    /// The state of the connection the session uses.
-    public enum ConnectionState: Sendable, Hashable {
-        case disconnected, connecting, connected
-    }
-
     public enum ProgressDirection: Sendable, Hashable { case upload, download }
 
     /// How long a progress notification keeps reporting.
@@ -93,10 +77,28 @@ public final class SyncSession: @unchecked Sendable {
         let block: @Sendable (Progress) -> Void
     }
 
-    init(engine: SessionEngine) { self.engine = engine }
+    #if canImport(ObjectiveC)
+    /// Serializes `update`, so that key-value observers hear each change between its
+    /// `willChangeValue` and `didChangeValue`. Recursive: an observer may suspend or resume.
+    private let updateLock = NSRecursiveLock()
+    #endif
 
+    init(engine: SessionEngine) {
+        self.engine = engine
+        super.init()
+    }
+
+    #if canImport(ObjectiveC)
+    /// Whether the session syncs; key-value observable.
+    @objc public dynamic var state: State { lock.withLock { _state } }
+    /// The state of the connection the session uses; key-value observable.
+    @objc public dynamic var connectionState: ConnectionState { lock.withLock { _connectionState } }
+    #else
+    /// Whether the session syncs; observable with `observe(_:options:changeHandler:)`.
     public var state: State { lock.withLock { _state } }
+    /// The state of the connection the session uses; observable with `observe(_:options:changeHandler:)`.
     public var connectionState: ConnectionState { lock.withLock { _connectionState } }
+    #endif
 
     /// The user the session syncs as.
     public var user: User? { engine.sync.user }
@@ -214,13 +216,28 @@ public final class SyncSession: @unchecked Sendable {
         }
     }
 
+    /// The values after an update of `old`: an invalid session stays invalid, and only disconnects.
+    static func updated(_ old: Snapshot, state: State?, connection: ConnectionState?) -> Snapshot {
+        var new = old
+        if let state, new.state != .invalid { new.state = state }
+        if let connection, new.state != .invalid || connection == .disconnected { new.connectionState = connection }
+        return new
+    }
+
     func update(state: State? = nil, connection: ConnectionState? = nil) {
+        #if canImport(ObjectiveC)
+        updateLock.lock()
+        defer { updateLock.unlock() }
+        let expected = Self.updated(snapshot, state: state, connection: connection)
+        let now = snapshot
+        let keys = (now.state != expected.state ? ["state"] : []) + (now.connectionState != expected.connectionState ? ["connectionState"] : [])
+        for key in keys { willChangeValue(forKey: key) }
+        defer { for key in keys.reversed() { didChangeValue(forKey: key) } }
+        #endif
         let (old, new, observers): (Snapshot, Snapshot, [@Sendable (Snapshot, Snapshot) -> Void]) = lock.withLock {
             let old = Snapshot(state: _state, connectionState: _connectionState)
-            // An invalid session stays invalid.
-            if let state, _state != .invalid { _state = state }
-            if let connection, _state != .invalid || connection == .disconnected { _connectionState = connection }
-            let new = Snapshot(state: _state, connectionState: _connectionState)
+            let new = Self.updated(old, state: state, connection: connection)
+            (_state, _connectionState) = (new.state, new.connectionState)
             return (old, new, old == new ? [] : Array(self.observers.values))
         }
         if old != new {

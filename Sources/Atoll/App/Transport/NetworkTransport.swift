@@ -26,6 +26,10 @@ public final class RLMRequest: @unchecked Sendable {
     public var timeout: TimeInterval = 60
     public var headers: [String: String] = [:]
     public var body = ""
+    /// The app's `trustedRootCertificates`, set by the app on each request: the default transport
+    /// trusts them besides the system's roots, as the sync connection does. A subclass that
+    /// passes the request on to `super` keeps them.
+    var trustedRootCertificates: [String] = []
 
     public init() {}
 }
@@ -50,7 +54,10 @@ public protocol RLMNetworkTransportProtocol: AnyObject, Sendable {
     func sendRequest(toServer request: RLMRequest, completion completionBlock: @escaping RLMNetworkTransportCompletionBlock)
 }
 
-/// The transport an app uses by default: `URLSession`. Subclass it to see or change requests.
+/// The transport an app uses by default. It trusts the system's roots and the app's
+/// `AppConfiguration.trustedRootCertificates`, as the sync connection does: on Apple platforms
+/// through `URLSession`, elsewhere through an HTTP/1.1 client on SwiftNIO and NIOSSL (URLSession
+/// there cannot take trust roots). Subclass it to see or change requests.
 ///
 /// ```swift
 /// final class LoggingTransport: RLMNetworkTransport {
@@ -65,34 +72,20 @@ open class RLMNetworkTransport: RLMNetworkTransportProtocol, @unchecked Sendable
     public init() {}
 
     open func sendRequest(toServer request: RLMRequest, completion completionBlock: @escaping RLMNetworkTransportCompletionBlock) {
-        guard let url = URL(string: request.url) else {
-            let response = RLMResponse()
-            response.customStatusCode = -1
-            response.body = "'\(request.url)' is not a valid URL"
-            completionBlock(response)
-            return
-        }
-        var urlRequest = URLRequest(url: url, timeoutInterval: request.timeout)
-        urlRequest.httpMethod = "\(request.method)"
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if !request.body.isEmpty { urlRequest.httpBody = Data(request.body.utf8) }
-        HTTPClient.session.dataTask(with: urlRequest) { data, response, error in
-            let answer = RLMResponse()
-            if let error {
-                answer.customStatusCode = (error as NSError).code == 0 ? -1 : (error as NSError).code
-                answer.body = error.localizedDescription
-            } else if let http = response as? HTTPURLResponse {
-                answer.httpStatusCode = http.statusCode
-                for (name, value) in http.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { answer.headers[name] = value }
-                }
-                answer.body = String(decoding: data ?? Data(), as: UTF8.self)
-            } else {
-                answer.customStatusCode = -1
-                answer.body = "no HTTP answer"
-            }
-            completionBlock(answer)
-        }.resume()
+        #if !canImport(Security) && canImport(AsyncHTTPClient)
+        _Concurrency.Task { completionBlock(await NIOHTTPTransport.send(request)) }
+        #else
+        URLSessionTransport.send(request, completion: completionBlock)
+        #endif
+    }
+
+    /// A response that never reached the server: `customStatusCode` (URLSession's error codes
+    /// where one fits, else -1) and the reason as body.
+    static func failure(_ code: Int, _ reason: String) -> RLMResponse {
+        let response = RLMResponse()
+        response.customStatusCode = code
+        response.body = reason
+        return response
     }
 }
 
