@@ -173,6 +173,29 @@ import Testing
         }
     }
 
+    /// A failure before the deadline is reported once: the deadline, when it passes, does not
+    /// report the open a second time (seen as two errors on a loaded machine).
+    @Test func aFailedOpenIsReportedOnceEvenAfterItsDeadline() async throws {
+        try await withSyncTestServer(appId: "swiftui-fails-once") { server in
+            let app = server.app(device: "fails-once")
+            _ = try await app.login(credentials: .anonymous)
+            try await server.stop()
+            let queue = DispatchQueue(label: "fails-once")
+            let errors = Locked(0)
+            let storage = AsyncOpenStorage(kind: .asyncOpen, appId: app.appId, partitionValue: "p", configuration: nil,
+                                           timeout: 300, callbackQueue: queue)
+            let cancellable = storage.$state.sink { state in
+                if case .error = state { errors.withLock { $0 += 1 } }
+            }
+            queue.sync { storage.setUp() }
+            #expect(await waitUntil(timeout: .seconds(60)) { errors.withLock { $0 } >= 1 })
+            try await _Concurrency.Task.sleep(for: .milliseconds(800))
+            #expect(errors.withLock { $0 } == 1)
+            queue.sync { storage.cancel() }
+            cancellable.cancel()
+        }
+    }
+
     @Test func autoOpenOpensTheLocalFileWhenTheServerIsGone() async throws {
         try await withSyncTestServer(appId: "swiftui-auto-open") { server in
             let app = server.app(device: "auto-open")

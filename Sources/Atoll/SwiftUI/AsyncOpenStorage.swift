@@ -141,6 +141,9 @@ package final class AsyncOpenStorage: ObservableObject {
             .receive(on: callbackQueue)
             .sink(receiveCompletion: { [weak self] completion in
                 guard let self, case .failure(let error) = completion else { return }
+                // Once: the deadline must not report the failure a second time.
+                deadline?.cancel()
+                deadline = nil
                 failed(error, configuration)
             }, receiveValue: { [weak self] realm in
                 self?.deadline?.cancel()
@@ -149,7 +152,10 @@ package final class AsyncOpenStorage: ObservableObject {
         if let timeout {
             let item = DispatchWorkItem { [weak self] in
                 guard let self, openCancellable != nil else { return }
-                if case .open = state { return }
+                switch state {
+                case .open, .error: return
+                default: break
+                }
                 openCancellable?.cancel()
                 failed(SyncError(.connectionFailed, "the realm could not be opened within \(timeout) ms"), configuration)
             }
