@@ -1,7 +1,8 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
 /// A client of the admin API (`/api/admin/v1`), used by the `atoll` tool and by tests.
 ///
@@ -167,20 +168,34 @@ public struct AdminClient: Sendable {
         try await request(method, path, bodyData: try body.map { try JSONEncoder().encode($0) })
     }
 
+    /// The longest an admin request may take (a data import batch, an export page).
+    static let requestTimeout: Int64 = 300
+    /// The largest answer read (an export page of 5,000 documents stays well below).
+    static let maxAnswerBytes = 512 << 20
+
     func request(_ method: String, _ path: String, bodyData: Data?) async throws -> Data {
         // A query (`?realm=…`) is kept as written; the path's components are appended.
         let parts = path.split(separator: "?", maxSplits: 1)
         var url = server.appendingPathComponent("api/admin/v1/\(parts[0])")
         if parts.count == 2, let withQuery = URL(string: url.absoluteString + "?" + parts[1]) { url = withQuery }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
         if let bodyData {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = bodyData
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: bodyData))
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let status: Int
+        let data: Data
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(Self.requestTimeout))
+            status = Int(response.status.code)
+            data = Data(buffer: try await response.body.collect(upTo: Self.maxAnswerBytes))
+        } catch let error as NIOTooManyBytesError {
+            throw AdminClientError(status: 0, message: "the answer to \(method) \(path) is larger than \(Self.maxAnswerBytes) bytes: \(error)")
+        } catch {
+            throw AdminClientError(status: 0, message: "\(method) \(url.absoluteString) failed: \(error)")
+        }
         guard (200..<300).contains(status) else {
             let message = (try? JSONDecoder().decode([String: String].self, from: data))?["error"] ?? String(decoding: data, as: UTF8.self)
             throw AdminClientError(status: status, message: message)

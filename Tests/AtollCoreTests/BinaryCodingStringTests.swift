@@ -1,4 +1,5 @@
 import AtollCore
+import Foundation
 import Testing
 
 /// `BinaryReader.string()` takes well-formed UTF-8 only (checked without `String(validating:)`,
@@ -18,5 +19,22 @@ import Testing
         writer.blob(bytes)
         var reader = BinaryReader(writer.bytes)
         #expect(throws: DecodingFailure.self) { try reader.string() }
+    }
+
+    /// `String(utf8Validating:)`: exactly the well-formed UTF-8 byte strings, through the memory
+    /// comparison (arrays, slices, Data) and the generic one (a lazy collection).
+    @Test func utf8ValidatingAcceptsExactlyWellFormedUTF8() {
+        let valid: [[UInt8]] = [[], Array("héllo 🌍".utf8), [0x7F], [0xEF, 0xBF, 0xBD], [0xF4, 0x8F, 0xBF, 0xBF]]
+        let invalid: [[UInt8]] = [[0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82],
+                                  [0x61, 0xFF, 0x62], [0xF0, 0x9F, 0x8C]]
+        for bytes in valid {
+            #expect(String(utf8Validating: bytes) == String(decoding: bytes, as: UTF8.self))
+            #expect(String(utf8Validating: Data(bytes)) != nil && String(utf8Validating: bytes.lazy.map { $0 }) != nil)
+            #expect(String(utf8Validating: ([0x20] + bytes)[1...]) != nil)
+        }
+        for bytes in invalid {
+            #expect(String(utf8Validating: bytes) == nil, "\(bytes)")
+            #expect(String(utf8Validating: Data(bytes)) == nil && String(utf8Validating: bytes.lazy.map { $0 }) == nil)
+        }
     }
 }
