@@ -80,6 +80,27 @@ import Testing
         }
     }
 
+    /// A user deleted between a session's bind (where the token is checked) and its ident (where
+    /// the session becomes one that deleting the user ends) is not missed: the ident is refused.
+    @Test func aUserDeletedBetweenBindAndIdentGetsNoSession() async throws {
+        try await withServer { server in
+            let login = try await server.http.anonymousLogin()
+            let client = try await SyncTestClient.connect(to: server)
+            _ = try await client.hello()
+            client.send(.bind(Bind(session: 1, target: .partition(.string("home")), accessToken: login.access_token)))
+            try await _Concurrency.Task.sleep(for: .milliseconds(200))  // the bind is handled
+            let answer = try await server.http.send("DELETE", "/api/client/v1/auth/delete", bearer: login.access_token)
+            #expect(answer.status < 300)
+            client.send(.ident(Ident(session: 1, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none)))
+            let first = try await client.next(timeout: .seconds(10)) { message -> ServerMessage? in
+                message.identAnswer != nil || message.errorMessage != nil ? message : nil
+            }
+            #expect(first.identAnswer == nil)
+            #expect(first.errorMessage?.code == .userLoggedOut)
+            await client.close()
+        }
+    }
+
     /// Through `AuthService` itself, not only the admin route.
     @Test func disablingEndsTheUsersSessions() async throws {
         try await withServer { server in

@@ -53,4 +53,26 @@ extension AuthService {
         }
         return .user(user, deviceID: deviceID, expiresAt: claims.exp.value, customData: claims.user_data)
     }
+
+    /// The error that must end a session whose token was checked at its bind, when since then its
+    /// user was removed or disabled or its login logged out; nil when it may go on. Asked once the
+    /// session is registered where ``SyncCoordinator/endSessions(userID:deviceID:reason:)`` finds
+    /// it, so a logout in between is seen either here or there.
+    func revocation(userID: String, deviceID: String?, appID: String, session: SessionID) async -> ErrorMessage? {
+        func refusal(_ code: ServerErrorCode, _ message: String, action: ErrorAction? = nil) -> ErrorMessage {
+            ErrorMessage(code: code, message: message, action: action, session: session)
+        }
+        do {
+            guard let user = try await store.user(id: userID), user.appID == appID else {
+                return refusal(.userLoggedOut, "the user no longer exists")
+            }
+            guard !user.disabled else { return refusal(.userLoggedOut, "the user is disabled") }
+            if let deviceID, try await !isLive(deviceID: deviceID, userID: userID) {
+                return refusal(.userLoggedOut, "the access token's login was revoked (logged out); log in again")
+            }
+            return nil
+        } catch {
+            return refusal(.tryAgainLater, "the server could not read the user", action: .retryLater)
+        }
+    }
 }

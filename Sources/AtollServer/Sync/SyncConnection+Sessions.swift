@@ -165,9 +165,10 @@ extension SyncConnection {
         session.cursor = ident.lastServerVersion
         sessions[ident.session] = session
         await seen(ident.session, integrated: ident.lastServerVersion)
-        try await send(.identAnswer(IdentAnswer(
-            session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: facts.latestServerVersion)))
-        // Subscribe before catching up, so nothing integrated meanwhile is missed (duplicates are skipped).
+        // Subscribed before the answer and before catching up: nothing integrated meanwhile is
+        // missed (duplicates are skipped), and a logout, removal or disabling of the user from now
+        // on finds the session. What the subscription delivers is queued for this connection's
+        // loop, which handles it after this message, so it still follows the answer.
         let events = self.events
         let backlog = self.backlog
         let info = SessionInfo(appID: appID, userID: session.userID, path: realm.path, fileIdent: file.ident,
@@ -177,6 +178,14 @@ extension SyncConnection {
             // A connection too far behind gets no more: it closes at the next one it handles.
             if backlog.admit() { events.yield(.history(ident.session, advance)) }
         }
+        // One that happened between the bind's token check and the subscription ended nothing.
+        if var revoked = await auth.revocation(userID: session.userID, deviceID: session.deviceID, appID: appID, session: ident.session) {
+            revoked.epoch = realm.epoch
+            logger.info("sync session ended at ident: \(revoked.message)", metadata: ["user": "\(session.userID)"])
+            return try await endSession(revoked)
+        }
+        try await send(.identAnswer(IdentAnswer(
+            session: ident.session, epoch: realm.epoch, fileIdent: file, latestServerVersion: facts.latestServerVersion)))
         // A flexible session catches up once it said what it holds and subscribes to.
         guard session.flexible == nil else { return }
         try await catchUp(ident.session, through: facts.latestServerVersion)
