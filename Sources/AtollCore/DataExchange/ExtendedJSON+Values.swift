@@ -121,7 +121,7 @@ public enum ExtendedJSON {
             return nil
         }
         guard bytes.isEmpty else { return nil }
-        let seconds = Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400
+        let seconds = QueryLexer.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)) * 86_400
             + Int64(hour * 3_600 + minute * 60 + second - offset)
         return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1_000_000_000)
     }
@@ -132,17 +132,6 @@ public enum ExtendedJSON {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
-    /// `days_from_civil`).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 
     /// A JSON number (relaxed form) as a Value: integers as `.int` when they fit, else `.double`.

@@ -321,6 +321,7 @@ struct QueryLexer {
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date.
+    /// (Also what `$date` strings are read with, ExtendedJSON.parseISODate.)
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
