@@ -138,29 +138,19 @@ extension AuthService {
 /// What a function's webhook receives.
 struct FunctionWebhookBody: Encodable {
     /// The calling user, as App Services' `context.user` had it.
+    /// Identities and profile data are encoded as the profile route encodes them.
     struct CallingUser: Encodable {
-        struct Identity: Encodable {
-            var id: String
-            var providerType: String
-            enum CodingKeys: String, CodingKey {
-                case id
-                case providerType = "provider_type"
-            }
-        }
-        struct Profile: Encodable {
-            var email: String?
-            var name: String?
-        }
         var id: String
-        var identities: [Identity]
+        var identities: [AuthRoutes.Profile.Identity]
         var customData: [String: JSONValue]
-        var data: Profile
+        var data: AuthRoutes.Profile.Data
 
         init(_ user: StoredUser, customData: [String: JSONValue]?) {
+            let profile = AuthRoutes.Profile(user)
             id = user.id
-            identities = user.identities.map { Identity(id: $0.id, providerType: $0.providerType) }
+            identities = profile.identities
             self.customData = customData ?? [:]
-            data = Profile(email: user.email, name: user.name)
+            data = profile.data
         }
 
         enum CodingKeys: String, CodingKey {
