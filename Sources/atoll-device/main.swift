@@ -17,10 +17,18 @@
 //     dump                            `dump <name>,<name>,…` (sorted, duplicates kept)
 //     quit                            exits
 //
+// With `ATOLL_DEVICE_DIE_MID_DOWNLOAD=<ms>` in its environment the device kills itself with
+// SIGKILL (printing `dying` first) that many milliseconds after the first download progress report
+// that shows part of the data applied and more to come: a kill that lands mid-download however
+// fast the machine downloads. The progress notification is registered before `ready`, and the
+// device prints its objects as `dump` does (`held <name>,…`) before `ready` too, since it may
+// be gone before it reads a command.
+//
 // A failed command prints `error <description>`; a client reset prints `reset-start` and
 // `reset-done <objects before> <objects after>`; sync errors print `sync-error <description>`.
 import Atoll
 import Foundation
+import Synchronization
 
 /// What the device writes; the tests declare the same model.
 final class DeviceItem: Object {
@@ -89,6 +97,20 @@ do {
     say("error opening: \(error)")
     exit(1)
 }
+var dieToken: NotificationToken?
+if let value = ProcessInfo.processInfo.environment["ATOLL_DEVICE_DIE_MID_DOWNLOAD"], let delay = UInt32(value) {
+    let dying = Mutex(false)
+    dieToken = realm.syncSession?.addProgressNotification(for: .download, mode: .reportIndefinitely) { progress in
+        guard progress.transferredBytes > 0, progress.transferredBytes < progress.transferrableBytes,
+              dying.withLock({ already in defer { already = true }; return !already }) else { return }
+        say("dying \(progress.transferredBytes) \(progress.transferrableBytes)")
+        Thread {
+            usleep(delay * 1000)
+            kill(getpid(), SIGKILL)
+        }.start()
+    }
+    say("held " + realm.objects(DeviceItem.self).map(\.name).sorted().joined(separator: ","))
+}
 say("ready")
 
 var progressToken: NotificationToken?
@@ -142,3 +164,4 @@ for await line in commands {
     }
 }
 progressToken?.invalidate()
+dieToken?.invalidate()

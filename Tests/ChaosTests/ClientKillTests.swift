@@ -27,10 +27,10 @@ final class DeviceItem: Object {
             self.partition = partition
         }
 
-        func start(_ name: String, resetMode: String = "recover") async throws -> DeviceProcess {
+        func start(_ name: String, resetMode: String = "recover", environment: [String: String] = [:]) async throws -> DeviceProcess {
             let device = try await DeviceProcess.start(
                 baseURL: server.baseURL, rootDirectory: server.folder.url.appendingPathComponent("devices/\(name)", isDirectory: true),
-                appId: server.appId, partition: partition, resetMode: resetMode)
+                appId: server.appId, partition: partition, resetMode: resetMode, environment: environment)
             started.append(device)
             return device
         }
@@ -147,25 +147,28 @@ final class DeviceItem: Object {
             let expected = writerRealm.objects(DeviceItem.self).map(\.name).sorted()
 
             // Each kill comes once a download message of the partition (about 1 MB) was applied
-            // and another is on its way, a little later by a random delay.
+            // and another is on its way, a little later by a random delay: the device kills itself
+            // from its progress callback, so the kill lands mid-download however fast the machine.
             var kills = 0
             var heldAtRestart: [Int] = []
             for round in 0..<5 {
-                let device = try await fleet.start("tablet")
+                let delay = Int.random(in: 0...8, using: &rng)
+                let device = try await fleet.start("tablet", environment: ["ATOLL_DEVICE_DIE_MID_DOWNLOAD": "\(delay)"])
                 if round > 0 {
-                    let names = try await device.dump()
+                    // Printed before `ready`: the device may kill itself before it reads a command.
+                    let held = device.lines(prefix: "held").first?.dropFirst("held".count).trimmingCharacters(in: .whitespaces) ?? ""
+                    let names = held.isEmpty ? [] : held.split(separator: ",").map(String.init)
                     heldAtRestart.append(names.count)
                     #expect(Set(names).isSubset(of: expected), "round \(round): objects the server never had")
                     #expect(duplicates(names).isEmpty, "round \(round): twice in the file: \(duplicates(names))")
                 }
-                try device.send("watch-download")
-                _ = try? await device.waitForLine(timeout: .seconds(5)) { line in
-                    let parts = line.split(separator: " ")
-                    return parts.count == 3 && parts[0] == "progress" && Int(parts[1])! > 0 && Int(parts[1])! < Int(parts[2])!
+                // A device that found nothing left to download (all of it applied before the
+                // kill) does not die by itself: it is killed here.
+                if await device.waitUntilExited(timeout: .seconds(20)) {
+                    kills += 1
+                } else {
+                    await device.kill9()
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...40, using: &rng)))
-                await device.kill9()
-                kills += 1
             }
             // The kills really came mid-download: a restart found part of the data.
             #expect(heldAtRestart.contains { $0 > 0 && $0 < expected.count }, "\(heldAtRestart)")

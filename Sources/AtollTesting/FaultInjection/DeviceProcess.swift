@@ -38,9 +38,11 @@ public final class DeviceProcess: Sendable {
         self.logURL = logURL
     }
 
-    /// Starts a device and returns once it printed `ready` (its realm is open).
+    /// Starts a device and returns once it printed `ready` (its realm is open). `environment` is
+    /// added to the test process's own (e.g. `ATOLL_DEVICE_DIE_MID_DOWNLOAD`).
     public static func start(baseURL: String, rootDirectory: URL, appId: String, partition: String,
-                             resetMode: String = "recover", timeout: Duration = .seconds(30)) async throws -> DeviceProcess {
+                             resetMode: String = "recover", environment: [String: String] = [:],
+                             timeout: Duration = .seconds(30)) async throws -> DeviceProcess {
         let executable = try ServerProcess.locateBuiltExecutable(named: "atoll-device", environmentVariable: "ATOLL_DEVICE_EXECUTABLE")
         try FileManager.default.createDirectory(at: rootDirectory, withIntermediateDirectories: true)
         let logURL = rootDirectory.deletingLastPathComponent().appendingPathComponent("\(rootDirectory.lastPathComponent)-device.log")
@@ -54,6 +56,9 @@ public final class DeviceProcess: Sendable {
         let child = Process()
         child.executableURL = executable
         child.arguments = [baseURL, rootDirectory.path, appId, partition, resetMode]
+        if !environment.isEmpty {
+            child.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         child.standardInput = stdin
         child.standardOutput = stdout
         child.standardError = log
@@ -134,6 +139,17 @@ public final class DeviceProcess: Sendable {
             if ContinuousClock.now >= deadline { throw DeviceProcessError(message: "timed out after \(found.count) \(prefix)lines") }
             try await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// Waits until the device process ended by itself; false after `timeout`.
+    public func waitUntilExited(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        try? input.close()
+        return true
     }
 
     /// Kills the device with SIGKILL and waits until it is gone.
