@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "AtollAdminClient", targets: ["AtollAdminClient"]),
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .library(name: "AtollRealmFile", targets: ["AtollRealmFile"]),
+        .library(name: "AtollLoad", targets: ["AtollLoad"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
         .executable(name: "atoll-server", targets: ["atoll-server"]),
         .executable(name: "atoll", targets: ["atoll"]),
@@ -161,9 +162,20 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // `atoll-bench load`: sync sessions spoken at the protocol level (the SDK's message types and
+        // framer, no realm files), thousands in one process, on an open-loop schedule.
+        .target(
+            name: "AtollLoad",
+            dependencies: [
+                "AtollCore",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "atoll-bench",
-            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollAdminClient", "AtollTesting",
+            dependencies: ["Atoll", "AtollCore", "AtollServer", "AtollAdminClient", "AtollTesting", "AtollLoad",
                            .product(name: "GRDBSQLite", package: "GRDB.swift"),
                            // The limits suite's raw sync clients.
                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
@@ -192,6 +204,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
+        // The load generator's parts, and a short run against an in-process server.
+        .testTarget(name: "AtollLoadTests", dependencies: ["AtollLoad", "AtollCore", "AtollServer", "AtollTesting"]),
         // Real files written by Realm (realm-core's test files, Apache-2.0, see Fixtures/README.md).
         .testTarget(
             name: "AtollRealmFileTests",

@@ -9,19 +9,16 @@ import Foundation
 /// - `W4_nodes`: W4 with device A on node 1 and device B on node 2 (the write crosses nodes through
 ///   the database and its NOTIFY).
 /// - `W5_postgres`: W5 on one node with the PostgreSQL store.
-/// - `W8_nodes1|2|3`: integration throughput: 100 clients, each with its own realm opened before
-///   the clock starts, spread over 1, 2 or 3 nodes, each write one small changeset at once; the
-///   figure is uploads integrated per second until every client's upload is acknowledged.
+/// - `W8`: scale-out with 1, 2 and 4 `atoll-server` processes, each capped at the same CPU share
+///   (ScaleOutBenchmark).
 ///
-/// The nodes run in this process and share its cores: with more nodes than cores the figure says
-/// what one machine does, not what several would. Environment: `ATOLL_BENCH_ONLY=W4|W5|W8`,
-/// `ATOLL_BENCH_W8_CLIENTS` (100), `ATOLL_BENCH_PG_FSYNC=0` (the cluster without fsync: what the
+/// W4's and W5's nodes run in this process and share its cores. Environment:
+/// `ATOLL_BENCH_ONLY=W4|W5|W8`, W8's own (ScaleOutBenchmark), `ATOLL_BENCH_PG_FSYNC=0` (the cluster without fsync: what the
 /// software costs apart from the disk's flushes; never a figure to publish),
 /// `ATOLL_BENCH_W4_ONE_NODE=1` (W4 again with A and B on the same PostgreSQL node: what crossing
 /// nodes adds), and W4's and W5's own settings.
 struct NodesBenchmark {
     let only = ProcessInfo.processInfo.environment["ATOLL_BENCH_ONLY"]
-    let clients = SyncBenchmark.setting("ATOLL_BENCH_W8_CLIENTS", 100)
     let fsync = SyncBenchmark.setting("ATOLL_BENCH_PG_FSYNC", 1) != 0
 
     func run() async throws {
@@ -43,12 +40,9 @@ struct NodesBenchmark {
             try await node.tearDown()
         }
         if only == nil || only == "W8" {
-            for count in 1...3 {
-                let nodes = try await startNodes(count, on: cluster)
-                let rate = try await throughput(nodes)
-                report("atoll", "W8_nodes\(count)", rate, "uploads/s")
-                for node in nodes { try await node.tearDown() }
-            }
+            // Each node its own capped process (ScaleOutBenchmark): the nodes of this process
+            // would share its cores and say what one machine does, not what several nodes would.
+            try await ScaleOutBenchmark(cluster: cluster).run()
         }
     }
 
@@ -66,31 +60,5 @@ struct NodesBenchmark {
             })
         }
         return nodes
-    }
-
-    /// Uploads per second: every client writes one object at once; the clock stops when every
-    /// upload is acknowledged.
-    private func throughput(_ nodes: [SyncTestServer]) async throws -> Double {
-        let devices = IdleDevices()
-        try await concurrently(clients, width: 16) { i in
-            let device = try await BenchDevice.login(nodes[i % nodes.count], device: "w8-\(i)")
-            try await device.open("w8-\(i)", .always)
-            devices.append(device)
-        }
-        let all = devices.all
-        let rows = TaskRow.generate(all.count, seed: 8)
-        let seconds = try await measureAsync {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (device, row) in zip(all, rows) {
-                    group.addTask {
-                        try await device.add([row])
-                        try await device.wait(for: .upload)
-                    }
-                }
-                try await group.waitForAll()
-            }
-        }
-        for device in all { await device.close() }
-        return Double(all.count) / seconds
     }
 }

@@ -11,8 +11,20 @@ import Foundation
 //   swift run -c release atoll-bench import     # W10: `atoll data import` of 100,000 Task documents
 //   swift run -c release atoll-bench limits     # L0–L3: connection flood, upload stream, login flood
 //                                               # (atoll-server in a child process: build it first)
+//   swift run -c release atoll-bench load …     # the protocol-level load generator (LoadBenchmark.swift)
+//   swift run -c release atoll-bench nodes      # W4/W5 on PostgreSQL; W8: 1, 2, 4 capped node processes
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "load" {
+    // The load generator takes options rather than suites (LoadBenchmark.swift).
+    do {
+        try await LoadBenchmark(options: .parse(Array(arguments.dropFirst()))).run()
+    } catch let error as BenchUsageError {
+        FileHandle.standardError.write(Data("atoll-bench load: \(error)\n".utf8))
+        exit(2)
+    }
+    exit(0)
+}
 let suites = arguments.isEmpty ? ["local"] : Array(arguments)
 for suite in suites {
     switch suite {
@@ -25,7 +37,7 @@ for suite in suites {
     case "realm-file": try RealmFileBenchmark().run()  // W9: converting a file Realm wrote
     case "import": try await ImportBenchmark().run()  // W10: `atoll data import` of 100,000 documents
     default:
-        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file, import\n".utf8))
+        FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file, import; or load [options]\n".utf8))
         exit(2)
     }
 }
