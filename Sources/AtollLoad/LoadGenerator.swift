@@ -92,12 +92,13 @@ public final class LoadGenerator: Sendable {
     public static func connect(_ configuration: Configuration) async throws -> LoadGenerator {
         let started = Date()
         let limit = ProcessFacts.raiseDescriptorLimit().soft
-        let bytesBefore = ProcessFacts.memory("VmRSS")
         var tokens: [String] = []
         for user in 0..<configuration.users {
             let base = configuration.baseURLs[user % configuration.baseURLs.count]
             tokens.append(try await anonymousToken(baseURL: base, appID: configuration.appID))
         }
+        // After the logins (the HTTP client's own memory is no session's), before the connections.
+        let bytesBefore = ProcessFacts.memory("VmRSS")
         let recorder = LoadRecorder(groups: configuration.groups, sessionsPerRealm: configuration.sessionsPerRealm)
         let timestampBase = Int64(Date().timeIntervalSince1970 * 1000) - Int64(ProcessFacts.now() / 1_000_000)
         var perConnection = Array(repeating: [LoadSession](), count: configuration.connections)

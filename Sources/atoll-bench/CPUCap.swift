@@ -44,8 +44,15 @@ enum CPUCap {
         return script
     }
 
-    /// Puts the running process `pid` (every thread) in group `name` capped at `cores` CPUs.
-    func cap(pid: Int32, name: String, cores: Double) throws -> CPUGroup? {
+    /// The weight of the bench's groups against everything else on the machine (1,024 is a
+    /// process's default): when other work keeps the cores busy, a node still gets its whole cap
+    /// and PostgreSQL and the generator what they need, so the cap, not the neighbours, is what
+    /// limits a node.
+    static let benchShares = 16_384
+
+    /// Puts the running process `pid` (every thread) in group `name` capped at `cores` CPUs (no
+    /// cap when nil: only the weight).
+    func cap(pid: Int32, name: String, cores: Double?) throws -> CPUGroup? {
         guard case .cgroupV1(let root) = self else { return nil }
         let group = root.appendingPathComponent(name, isDirectory: true)
         if !FileManager.default.fileExists(atPath: group.path) {
@@ -53,9 +60,16 @@ enum CPUCap {
         }
         let period = 100_000
         try write("\(period)", to: group.appendingPathComponent("cpu.cfs_period_us"))
-        try write("\(Int((cores * Double(period)).rounded()))", to: group.appendingPathComponent("cpu.cfs_quota_us"))
+        try write(cores.map { "\(Int(($0 * Double(period)).rounded()))" } ?? "-1", to: group.appendingPathComponent("cpu.cfs_quota_us"))
+        try write("\(Self.benchShares)", to: group.appendingPathComponent("cpu.shares"))
         try write("\(pid)", to: group.appendingPathComponent("cgroup.procs"))
         return CPUGroup(folder: group)
+    }
+
+    /// Moves `pid` back to the root group (before its group is removed).
+    func release(pid: Int32) {
+        guard case .cgroupV1(let root) = self else { return }
+        try? write("\(pid)", to: root.appendingPathComponent("cgroup.procs"))
     }
 
     private func write(_ text: String, to file: URL) throws {

@@ -15,7 +15,9 @@ import Foundation
 ///
 /// Environment: `ATOLL_BENCH_W8_CORES` (0.25 per node), `ATOLL_BENCH_W8_NODES` ("1,2,4"),
 /// `ATOLL_BENCH_W8_START` (25 uploads/s per node), `ATOLL_BENCH_W8_STEP` (1.25),
-/// `ATOLL_BENCH_W8_WARMUP` (2 s), `ATOLL_BENCH_W8_DURATION` (5 s), `ATOLL_BENCH_W8_P99` (50 ms).
+/// `ATOLL_BENCH_W8_WARMUP` (2 s), `ATOLL_BENCH_W8_DURATION` (5 s), `ATOLL_BENCH_W8_P99` (50 ms),
+/// `ATOLL_BENCH_W8_JSON` (a file for the runs' reports), `ATOLL_BENCH_W8_ONE_SERVING=1` (diagnosis:
+/// all sessions on the first node, the others only hear its announcements).
 struct ScaleOutBenchmark {
     let cluster: PostgresCluster
     let environment = ProcessInfo.processInfo.environment
@@ -27,6 +29,9 @@ struct ScaleOutBenchmark {
     var warmup: Double { Double(environment["ATOLL_BENCH_W8_WARMUP"] ?? "") ?? 2 }
     var duration: Double { Double(environment["ATOLL_BENCH_W8_DURATION"] ?? "") ?? 5 }
     var p99Limit: Double { Double(environment["ATOLL_BENCH_W8_P99"] ?? "") ?? 50 }
+    /// Diagnosis: every session on the first node, the others only listening, so their CPU is
+    /// what hearing the first node's announcements costs.
+    var oneServing: Bool { environment["ATOLL_BENCH_W8_ONE_SERVING"] == "1" }
 
     func run() async throws {
         let cap = CPUCap.detect()
@@ -36,6 +41,15 @@ struct ScaleOutBenchmark {
             return
         }
         let server = try ServerProcess.locateExecutable()
+        // PostgreSQL (its processes; the backends its postmaster forks later follow) and this process: uncapped, but
+        // weighted like the nodes against the other work on the machine.
+        let uncapped: [Int32] = [getpid()] + ResourceProbe.postgresPIDs(of: cluster)
+        var weighted: CPUGroup?
+        for pid in uncapped { weighted = try cap.cap(pid: pid, name: "atoll-bench-uncapped", cores: nil) ?? weighted }
+        defer {
+            for pid in uncapped { cap.release(pid: pid) }
+            weighted?.remove()
+        }
         print("# W8: \(server.path), \(sessions) sessions each on a realm of its own, \(cores) core per node; PostgreSQL and the generator uncapped")
         printMachineFacts()
         var figures: [Int: Double] = [:]
@@ -69,6 +83,7 @@ struct ScaleOutBenchmark {
         var nodes: [ServerProcess] = []
         var groups: [CPUGroup] = []
         defer {
+            // The nodes have stopped by then (or the kernel keeps a group that still has a process).
             for group in groups { group.remove() }
         }
         for i in 0..<count {
@@ -82,7 +97,7 @@ struct ScaleOutBenchmark {
         let generator: LoadGenerator
         do {
             generator = try await LoadGenerator.connect(LoadGenerator.Configuration(
-                baseURLs: nodes.map(\.baseURL), appID: "bench", sessions: sessions, connections: max(8, 4 * count), sessionsPerRealm: 1))
+                baseURLs: (oneServing ? [nodes[0]] : nodes).map(\.baseURL), appID: "bench", sessions: sessions, connections: max(8, 4 * count), sessionsPerRealm: 1))
         } catch {
             for node in nodes { await node.stop() }
             throw error
@@ -159,7 +174,7 @@ struct ResourceProbe {
         var sample = Sample()
         sample.nodes = nodes.map { node in node.processIdentifier.flatMap { ProcessFacts.cpuSeconds(pid: $0) } ?? 0 }
         sample.throttled = groups.map { $0.throttling.seconds }
-        sample.postgres = postgresPIDs().reduce(0) { $0 + (ProcessFacts.cpuSeconds(pid: $1) ?? 0) }
+        sample.postgres = Self.postgresPIDs(of: cluster).reduce(0) { $0 + (ProcessFacts.cpuSeconds(pid: $1) ?? 0) }
         sample.generator = ProcessFacts.cpuSeconds() ?? 0
         (sample.machineBusy, sample.machineTotal) = Self.machineCPU()
         if let rows = try? await cluster.execute("SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text, "
@@ -183,11 +198,16 @@ struct ResourceProbe {
                       busy, ProcessInfo.processInfo.activeProcessorCount, (b.commits - a.commits) / seconds, (b.walSyncs - a.walSyncs) / seconds)
     }
 
-    /// The postmaster (first line of `postmaster.pid`) and its children.
-    private func postgresPIDs() -> [Int32] {
+    /// The postmaster: the first line of `postmaster.pid`.
+    static func postmaster(of cluster: PostgresCluster) -> Int32? {
         let file = cluster.folder.appendingPathComponent("data/postmaster.pid")
-        guard let text = try? String(contentsOf: file, encoding: .utf8),
-              let first = text.split(separator: "\n").first, let postmaster = Int32(first) else { return [] }
+        guard let text = try? String(contentsOf: file, encoding: .utf8), let first = text.split(separator: "\n").first else { return nil }
+        return Int32(first)
+    }
+
+    /// The postmaster and its children.
+    static func postgresPIDs(of cluster: PostgresCluster) -> [Int32] {
+        guard let postmaster = postmaster(of: cluster) else { return [] }
         var pids = [postmaster]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
