@@ -36,6 +36,14 @@ import Testing
         #expect(!Self.holds("members IN %user.custom_data.teams", member, members: ["x"]))
     }
 
+    /// An empty array is an array: nothing is in it, and the rest of the rule still decides.
+    @Test func anEmptyArrayMatchesNothingButLeavesTheRuleWhole() {
+        let user = Self.user(teams: .list([]))
+        #expect(!Self.holds("team IN %user.custom_data.teams", user))
+        #expect(Self.holds("(team IN %user.custom_data.teams) OR (members == %user.id)", user, members: ["u1"]))
+        #expect(Self.holds("NOT (team IN %user.custom_data.teams)", user))
+    }
+
     @Test func theUserInTheDocumentsList() {
         let user = RuleUser(id: "u1")
         for rule in ["%user.id IN members", "members == %user.id"] {
