@@ -37,15 +37,15 @@ extension ImportContext {
                 let config = spec["config"]
                 let algorithm = config?["signingAlgorithm"]?.string ?? "HS256"
                 let audience = config?["audience"]?.string ?? config?["audience"]?.array?.compactMap(\.string).first
+                let (metadata, metadataItems) = metadataFields(spec["metadata_fields"]?.array ?? [], subject: "\(subject) metadata_fields")
                 if config?["useJWKURI"]?.bool == true {
                     report.add(.refused, subject, "keys from a JWK URI: Atoll checks custom JWTs with a configured key; custom-token logins stay off until customJWT is added")
                 } else {
                     let audienceText = audience.map { ", \"audience\": \"\($0)\"" } ?? ""
-                    report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
+                    let metadataText = metadata.isEmpty ? "" : ", \"metadataFields\": [\(metadata.joined(separator: ", "))]"
+                    report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)\(metadataText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
                 }
-                if let fields = spec["metadata_fields"]?.array, !fields.isEmpty {
-                    report.add(.refused, "\(subject) metadata_fields", "\(fields.count) metadata field(s) are not copied into user profiles")
-                }
+                report.items += metadataItems
             case "oauth2-apple", "oauth2-google":
                 let clientID = spec["config"]?["clientId"]?.string ?? "<client id>"
                 let key = type == "oauth2-apple" ? "apple" : "google"
@@ -59,6 +59,31 @@ extension ImportContext {
         }
         if providers.isEmpty { report.add(.mapped, "auth", "no auth providers in the export: every provider is off") }
         try readCustomUserData()
+    }
+
+    /// A custom JWT's `metadata_fields` as Atoll's `customJWT.metadataFields` entries (JSON text):
+    /// claims copied into the user's profile data at each login (`%user.data.<field_name>`), and
+    /// the report's line for each field.
+    func metadataFields(_ fields: [ExportJSON], subject: String) -> (entries: [String], items: [ImportItem]) {
+        var out: [String] = []
+        var items: [ImportItem] = []
+        var names = Set<String>()
+        for (index, field) in fields.enumerated() {
+            let path = field["name"]?.string ?? ""
+            let name = field["field_name"]?.string ?? path
+            let required = field["required"]?.bool ?? false
+            let valid = path.utf8.count <= 128 && MongoExpression.isFieldPath(path) && name.utf8.count <= 128
+                && MongoExpression.isFieldPath(name) && !name.contains(".") && names.insert(name).inserted && out.count < 32
+            guard valid else {
+                let consequence = required ? "; it is required: custom-token logins App Services refused without it would be accepted, so leave the provider off until the token's claims are settled" : ""
+                items.append(ImportItem(.refused, "\(subject)[\(index)]", "\(MongoExpression.describe(field)): a claim path and a profile field name without dots (at most 32 fields, 128 bytes a name, each name once)\(consequence)"))
+                continue
+            }
+            out.append("{\"name\": \"\(path)\", \"fieldName\": \"\(name)\", \"required\": \(required)}")
+            items.append(ImportItem(.mapped, "\(subject)[\(index)]",
+                                    "the claim \(path) → the profile's \(name) (%user.data.\(name))\(required ? ", required: a token without it is refused" : "")"))
+        }
+        return (out, items)
     }
 
     mutating func readEmailPassword(_ config: ExportJSON?, subject: String) {

@@ -27,6 +27,7 @@ struct CustomTokens: Sendable {
         let audience: String?
         let issuer: String?
         let clockSkew: TimeInterval
+        let settings: ServerConfiguration.CustomJWT
     }
 
     /// The longest `sub` accepted, in UTF-8 bytes: it is stored as the identity's id and shown in
@@ -49,7 +50,7 @@ struct CustomTokens: Sendable {
             case .rs256:
                 await keys.add(rsa: try Insecure.RSA.PublicKey(pem: jwt.key), digestAlgorithm: .sha256)
             }
-            verifiers[app.id] = Verifier(keys: keys, audience: jwt.audience, issuer: jwt.issuer, clockSkew: jwt.clockSkew)
+            verifiers[app.id] = Verifier(keys: keys, audience: jwt.audience, issuer: jwt.issuer, clockSkew: jwt.clockSkew, settings: jwt)
         }
         self.verifiers = verifiers
     }
@@ -88,5 +89,16 @@ struct CustomTokens: Sendable {
             throw ServerError(.invalidCredentials, "the custom JWT's sub is longer than \(Self.maxSubjectBytes) bytes")
         }
         return claims
+    }
+
+    /// The metadata fields (`customJWT.metadataFields`) of `token`, which ``verify(_:appID:now:)``
+    /// accepted, by profile name.
+    /// - Throws: `ServerError(.invalidCredentials)` when a required one is missing or a value is too large.
+    func metadata(of token: String, appID: String) throws -> [String: JSONValue] {
+        guard let settings = verifiers[appID]?.settings, !settings.metadataFields.isEmpty else { return [:] }
+        guard let payload = Self.payload(of: token) else {
+            throw ServerError(.invalidCredentials, "the custom JWT is invalid, expired or wrongly signed")
+        }
+        return try settings.metadata(ofPayload: payload)
     }
 }

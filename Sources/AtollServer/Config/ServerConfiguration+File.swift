@@ -105,6 +105,7 @@ extension ServerConfiguration {
                 if let issuer = jwt.issuer, issuer.isEmpty {
                     throw ConfigurationError(field: "\(field).customJWT.issuer", "must not be empty (leave it out to accept any)")
                 }
+                try jwt.validateMetadataFields(field: "\(field).customJWT.metadataFields")
             }
         }
     }
@@ -237,7 +238,7 @@ extension ServerConfiguration.PermissionRule {
 
 extension ServerConfiguration.CustomJWT {
     enum CodingKeys: String, CodingKey {
-        case algorithm, key, audience, issuer, clockSkew
+        case algorithm, key, audience, issuer, clockSkew, metadataFields
     }
 
     public init(from decoder: any Decoder) throws {
@@ -247,6 +248,7 @@ extension ServerConfiguration.CustomJWT {
             key: try container.decode(String.self, forKey: .key),
             audience: try container.decodeIfPresent(String.self, forKey: .audience),
             issuer: try container.decodeIfPresent(String.self, forKey: .issuer),
-            clockSkew: try container.decodeIfPresent(TimeInterval.self, forKey: .clockSkew) ?? 60)
+            clockSkew: try container.decodeIfPresent(TimeInterval.self, forKey: .clockSkew) ?? 60,
+            metadataFields: try container.decodeIfPresent([MetadataField].self, forKey: .metadataFields) ?? [])
     }
 }

@@ -225,13 +225,17 @@ extension ServerConfiguration {
         /// How far the issuer's clock may be ahead of the server's, in seconds: a token whose `nbf`
         /// or `iat` is later than now plus this is refused (0…600, 60 by default).
         public var clockSkew: TimeInterval
+        /// Claims copied into the user's profile data at each login (App Services' `metadata_fields`).
+        public var metadataFields: [MetadataField]
 
-        public init(algorithm: Algorithm, key: String, audience: String? = nil, issuer: String? = nil, clockSkew: TimeInterval = 60) {
+        public init(algorithm: Algorithm, key: String, audience: String? = nil, issuer: String? = nil, clockSkew: TimeInterval = 60,
+                    metadataFields: [MetadataField] = []) {
             self.algorithm = algorithm
             self.key = key
             self.audience = audience
             self.issuer = issuer
             self.clockSkew = clockSkew
+            self.metadataFields = metadataFields
         }
     }
 
@@ -267,8 +271,9 @@ extension ServerConfiguration {
         public var insert: Bool
         /// Whether the user may delete objects (that the write rule allows).
         public var delete: Bool
-        /// Field-level permissions (flexible sync): which fields of the objects the rules let
-        /// the user read and write; nil: all of them.
+        /// Field-level permissions: which fields of the objects the rules let the user read and
+        /// write; nil: all of them. In partition-based sync the rule has no type: a field is
+        /// named in every type.
         public var fields: FieldAccess?
 
         public init(type: String? = nil, read: String = "true", write: String = "true") {
