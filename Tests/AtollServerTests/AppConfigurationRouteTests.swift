@@ -176,6 +176,38 @@ struct AppConfigurationRouteTests {
         }
     }
 
+    /// An app declared in the configuration file and kept in the data folder: the file wins at
+    /// start, and the admin API may not change it.
+    @Test func theConfigurationFileWinsOverAKeptCopy() async throws {
+        var configuration = Self.production()
+        let first = try await AtollServer(configuration: configuration).start()
+        #expect(try await HTTP(baseURL: first.baseURL).send("PUT", Self.path("runtime-app"), bearer: first.adminKey, body: Self.body()).status == 201)
+        try await first.shutdown()
+
+        configuration.apps = [ServerConfiguration.App(id: "runtime-app", authProviders: .init(anonymous: true), developmentMode: false)]
+        let second = try await AtollServer(configuration: configuration).start()
+        let http = HTTP(baseURL: second.baseURL)
+        #expect(try await http.anonymousLogin(app: "runtime-app").user_id.isEmpty == false)  // the file's providers
+        #expect(try await http.logIn(app: "runtime-app", provider: "custom-token", json: ["token": try await Self.jwt(sub: "frodo")]).errorCode
+                == "AuthProviderDisabled")
+        #expect(try await http.send("PUT", Self.path("runtime-app", replace: true), bearer: second.adminKey, body: Self.body()).errorCode == "AppReadOnly")
+        try await second.shutdown()
+        try? FileManager.default.removeItem(atPath: configuration.dataDirectory)
+    }
+
+    /// A kept copy that cannot be used stops the start, rather than serve the app with the
+    /// default (open) settings.
+    @Test func aDamagedKeptCopyStopsTheStart() async throws {
+        let configuration = Self.production()
+        let folder = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("apps")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(#"{"id": "runtime-app", "permissions": [{"read": "owner == == 1"}]}"#.utf8).write(to: folder.appendingPathComponent("runtime-app.json"))
+        await #expect(throws: ConfigurationError.self) { _ = try await AtollServer(configuration: configuration).start() }
+        try Data(#"{"id": "another-app"}"#.utf8).write(to: folder.appendingPathComponent("runtime-app.json"))
+        await #expect(throws: ConfigurationError.self) { _ = try await AtollServer(configuration: configuration).start() }
+        try? FileManager.default.removeItem(atPath: configuration.dataDirectory)
+    }
+
     /// The log says which app was configured, never its secrets.
     @Test func theLogNeverHoldsTheSecrets() async throws {
         let capture = LogCapture()
