@@ -1,3 +1,5 @@
+import AtollAppConfig
+
 /// `auth/providers.json` and `auth/custom_user_data.json` → the app's auth providers and custom
 /// user data. Every provider the export does not turn on is off; keys stay secrets the operator
 /// supplies (the report says which).
@@ -87,15 +89,15 @@ extension ImportContext {
     }
 
     mutating func readEmailPassword(_ config: ExportJSON?, subject: String) {
-        var settings = ImportedApp.EmailPassword(confirmation: "automatic")
+        var settings = AppConfig.EmailPassword(confirmation: .automatic)
         if config?["autoConfirm"]?.bool == true {
             report.add(.mapped, subject, "e-mail/password on, accounts confirmed automatically")
         } else if config?["runConfirmationFunction"]?.bool == true {
-            settings.confirmation = "function"
+            settings.confirmation = .function
             let function = config?["confirmationFunctionName"]?.string ?? "?"
             report.add(.needsAttention, subject, "confirmation by the function \(function): set emailPassword.confirmationFunctionURL to a webhook doing what it did")
         } else {
-            settings.confirmation = "token"
+            settings.confirmation = .token
             report.add(.needsAttention, subject, "confirmation by e-mail: set emailPassword.deliveryURL to the webhook that sends the mail (the link was \(config?["emailConfirmationUrl"]?.string ?? "?"))")
         }
         if config?["runResetFunction"]?.bool == true {
@@ -115,8 +117,8 @@ extension ImportContext {
             return
         }
         let type = className(ofCollection: collection)
-        app.customUserData = ImportedApp.CustomUserData(type: type, userIdField: field, partition: nil)
-        if app.syncKind == "partition" {
+        app.customUserData = AppConfig.CustomUserData(type: type, userIdField: field, partition: nil)
+        if app.syncKind == .partition {
             report.add(.needsAttention, path, "\(type).\(field): set customUserData.partition to the partition value holding these objects")
         } else {
             report.add(.mapped, path, "custom user data from \(type) objects whose \(field) is the user's id")

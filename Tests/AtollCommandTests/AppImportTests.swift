@@ -46,9 +46,9 @@ func appServicesExport(_ name: String) -> URL {
     @Test func theDataSourceNamesRemoteDataAccess() throws {
         let plan = try plan("chores")
         let app = try serverApp(plan)
-        let database = try #require(plan.app.remoteAccess?.database)
+        let database = try #require(plan.app.remoteAccess.database)
         #expect(app.remoteAccess.database == database)
-        #expect(app.remoteAccess.service == plan.app.remoteAccess?.service)
+        #expect(app.remoteAccess.service == plan.app.remoteAccess.service)
         #expect(item(plan, "data_sources/\(app.remoteAccess.service)/\(database)")?.outcome == .mapped)
     }
 
@@ -180,7 +180,7 @@ func appServicesExport(_ name: String) -> URL {
             "functions/double/config.json": Data(#"{"name": "double", "private": false}"#.utf8),
             "functions/double/source.js": Data("exports = (x) => 2 * x;".utf8),
         ]))
-        #expect(older.app.functions?.definitions["double"] != nil)
+        #expect(older.app.functions.definitions["double"] != nil)
         #expect(older.report.items.first { $0.subject == "functions/double/source.js" }?.outcome == .needsAttention)
     }
 

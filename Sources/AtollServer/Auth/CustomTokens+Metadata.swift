@@ -2,39 +2,6 @@ import AtollCore
 import Foundation
 
 extension ServerConfiguration.CustomJWT {
-    /// A claim of the custom JWT copied into the user's profile data at each login (App Services'
-    /// `metadata_fields`): `name` is its path in the token (`org.department`), `fieldName` the
-    /// name it gets (`%user.data.department` in rules, `user.profile.metadata` on the device).
-    ///
-    /// ```json
-    /// "customJWT": {"algorithm": "HS256", "key": "…",
-    ///               "metadataFields": [{"name": "org.department", "fieldName": "department", "required": true}]}
-    /// ```
-    public struct MetadataField: Sendable, Hashable, Codable {
-        public var name: String
-        public var fieldName: String?
-        /// A token without the claim (or with null) is refused.
-        public var required: Bool
-
-        public init(name: String, fieldName: String? = nil, required: Bool = false) {
-            self.name = name
-            self.fieldName = fieldName
-            self.required = required
-        }
-
-        /// The name in the profile: `fieldName`, else `name`.
-        public var profileName: String { fieldName ?? name }
-
-        enum CodingKeys: String, CodingKey { case name, fieldName, required }
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(name: try container.decode(String.self, forKey: .name),
-                      fieldName: try container.decodeIfPresent(String.self, forKey: .fieldName),
-                      required: try container.decodeIfPresent(Bool.self, forKey: .required) ?? false)
-        }
-    }
-
     /// At most this many metadata fields.
     public static let maximumMetadataFields = 32
     /// The longest path or field name, in UTF-8 bytes.
