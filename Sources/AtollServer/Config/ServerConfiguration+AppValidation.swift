@@ -91,6 +91,14 @@ extension ServerConfiguration.App {
             rest = rest[end...]
         }
         text += rest
-        return (try? QueryExpression.parse(text, arguments: Array(repeating: Value.null, count: count))) != nil
+        // A placeholder stands for a single value or a list (`team IN %user.custom_data.teams`),
+        // which only the user's data tells: the rule is good when it parses with some choice.
+        guard count <= 8 else {
+            return [Value.null, .list([])].contains { (try? QueryExpression.parse(text, arguments: Array(repeating: $0, count: count))) != nil }
+        }
+        return (0..<(1 << count)).contains { lists in
+            let arguments = (0..<count).map { lists & (1 << $0) == 0 ? Value.null : .list([]) }
+            return (try? QueryExpression.parse(text, arguments: arguments)) != nil
+        }
     }
 }
