@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AtollCore", targets: ["AtollCore"]),
         .library(name: "AtollServer", targets: ["AtollServer"]),
         .library(name: "AtollAdminClient", targets: ["AtollAdminClient"]),
+        .library(name: "AtollAppConfig", targets: ["AtollAppConfig"]),
         .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .library(name: "AtollRealmFile", targets: ["AtollRealmFile"]),
         .library(name: "AtollLoad", targets: ["AtollLoad"]),
@@ -51,6 +52,10 @@ let package = Package(
         // Pure values and rules both sides agree on: no I/O, no clocks.
         // Atomics: ObjectId's counter and the `ManagedAtomic` adapter (Concurrency/ManagedAtomic+Arithmetic.swift).
         .target(name: "AtollCore", dependencies: [.product(name: "Atomics", package: "swift-atomics")]),
+        // One app's configuration (auth providers, sync kind, rules, functions, remote access): the
+        // model the server's configuration file, `atoll apps import` and the admin API share. Pure
+        // values and their JSON; the server checks them.
+        .target(name: "AtollAppConfig", dependencies: ["AtollCore"]),
         // A read-only reader of Realm's own file format (realm-core's), in pure Swift: the files
         // Realm apps already have (docs/realm-file-format.md).
         .target(
@@ -105,6 +110,7 @@ let package = Package(
             name: "AtollServer",
             dependencies: [
                 "AtollCore",
+                "AtollAppConfig",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -139,8 +145,8 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
         // `atoll apps import`: an App Services app export translated into an Atoll app (pure; the
-        // schema and rule types of AtollCore).
-        .target(name: "AtollAppImport", dependencies: ["AtollCore"]),
+        // schema and rule types of AtollCore, the app configuration of AtollAppConfig).
+        .target(name: "AtollAppImport", dependencies: ["AtollCore", "AtollAppConfig"]),
         // Linked into the test process only: bounds how many test cases Swift Testing runs at once
         // (parallelism.c says why).
         .target(name: "CAtollTestParallelism"),

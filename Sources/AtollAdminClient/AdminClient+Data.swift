@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 /// `atoll data import` / `atoll data export` over the admin API (docs/from-atlas.md, "Data").
@@ -17,12 +18,39 @@ extension AdminClient {
     /// object schemas (what `atoll data export` writes as `schema.json`), or nil.
     public func importBatch(app: String, type: String, documents: [String], partitionKey: String? = nil, realm: String? = nil,
                             schema: Data? = nil) async throws -> ImportBatchResult {
-        var body: [String: Any] = ["type": type, "documents": documents]
-        if let partitionKey { body["partitionKey"] = partitionKey }
-        if let realm { body["realm"] = realm }
-        if let schema { body["schema"] = try JSONSerialization.jsonObject(with: schema) }
-        let data = try await request("POST", "apps/\(app)/data/import", bodyData: try JSONSerialization.data(withJSONObject: body))
+        let body = try Self.importBody(type: type, documents: documents, partitionKey: partitionKey, realm: realm, schema: schema)
+        let data = try await request("POST", "apps/\(app)/data/import", bodyData: body)
         return try decode(ImportBatchResult.self, data, "data/import")
+    }
+
+    /// The body of `data/import`, written directly (JSONSerialization's boxing of 2,000 document
+    /// strings a batch cost a tenth of an import's time). `schema` must be JSON; it goes in as it is.
+    static func importBody(type: String, documents: [String], partitionKey: String?, realm: String?, schema: Data?) throws -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(documents.reduce(64) { $0 + $1.utf8.count + 8 } + (schema?.count ?? 0))
+        out += Array(#"{"type":"#.utf8)
+        ExtendedJSON.appendQuoted(type, to: &out)
+        out += Array(#","documents":["#.utf8)
+        for (index, document) in documents.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            ExtendedJSON.appendQuoted(document, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        if let partitionKey {
+            out += Array(#","partitionKey":"#.utf8)
+            ExtendedJSON.appendQuoted(partitionKey, to: &out)
+        }
+        if let realm {
+            out += Array(#","realm":"#.utf8)
+            ExtendedJSON.appendQuoted(realm, to: &out)
+        }
+        if let schema {
+            _ = try JSONSerialization.jsonObject(with: schema)  // refused here, not by the server
+            out += Array(#","schema":"#.utf8)
+            out += schema
+        }
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
     }
 
     /// One page of canonical Extended JSON documents of `type` in the realm at `realm`; without

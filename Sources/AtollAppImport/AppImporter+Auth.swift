@@ -1,3 +1,5 @@
+import AtollAppConfig
+
 /// `auth/providers.json` and `auth/custom_user_data.json` → the app's auth providers and custom
 /// user data. Every provider the export does not turn on is off; keys stay secrets the operator
 /// supplies (the report says which).
@@ -37,15 +39,15 @@ extension ImportContext {
                 let config = spec["config"]
                 let algorithm = config?["signingAlgorithm"]?.string ?? "HS256"
                 let audience = config?["audience"]?.string ?? config?["audience"]?.array?.compactMap(\.string).first
+                let (metadata, metadataItems) = metadataFields(spec["metadata_fields"]?.array ?? [], subject: "\(subject) metadata_fields")
                 if config?["useJWKURI"]?.bool == true {
                     report.add(.refused, subject, "keys from a JWK URI: Atoll checks custom JWTs with a configured key; custom-token logins stay off until customJWT is added")
                 } else {
                     let audienceText = audience.map { ", \"audience\": \"\($0)\"" } ?? ""
-                    report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
+                    let metadataText = metadata.isEmpty ? "" : ", \"metadataFields\": [\(metadata.joined(separator: ", "))]"
+                    report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)\(metadataText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
                 }
-                if let fields = spec["metadata_fields"]?.array, !fields.isEmpty {
-                    report.add(.refused, "\(subject) metadata_fields", "\(fields.count) metadata field(s) are not copied into user profiles")
-                }
+                report.items += metadataItems
             case "oauth2-apple", "oauth2-google":
                 let clientID = spec["config"]?["clientId"]?.string ?? "<client id>"
                 let key = type == "oauth2-apple" ? "apple" : "google"
@@ -61,16 +63,41 @@ extension ImportContext {
         try readCustomUserData()
     }
 
+    /// A custom JWT's `metadata_fields` as Atoll's `customJWT.metadataFields` entries (JSON text):
+    /// claims copied into the user's profile data at each login (`%user.data.<field_name>`), and
+    /// the report's line for each field.
+    func metadataFields(_ fields: [ExportJSON], subject: String) -> (entries: [String], items: [ImportItem]) {
+        var out: [String] = []
+        var items: [ImportItem] = []
+        var names = Set<String>()
+        for (index, field) in fields.enumerated() {
+            let path = field["name"]?.string ?? ""
+            let name = field["field_name"]?.string ?? path
+            let required = field["required"]?.bool ?? false
+            let valid = path.utf8.count <= 128 && MongoExpression.isFieldPath(path) && name.utf8.count <= 128
+                && MongoExpression.isFieldPath(name) && !name.contains(".") && names.insert(name).inserted && out.count < 32
+            guard valid else {
+                let consequence = required ? "; it is required: custom-token logins App Services refused without it would be accepted, so leave the provider off until the token's claims are settled" : ""
+                items.append(ImportItem(.refused, "\(subject)[\(index)]", "\(MongoExpression.describe(field)): a claim path and a profile field name without dots (at most 32 fields, 128 bytes a name, each name once)\(consequence)"))
+                continue
+            }
+            out.append("{\"name\": \"\(path)\", \"fieldName\": \"\(name)\", \"required\": \(required)}")
+            items.append(ImportItem(.mapped, "\(subject)[\(index)]",
+                                    "the claim \(path) → the profile's \(name) (%user.data.\(name))\(required ? ", required: a token without it is refused" : "")"))
+        }
+        return (out, items)
+    }
+
     mutating func readEmailPassword(_ config: ExportJSON?, subject: String) {
-        var settings = ImportedApp.EmailPassword(confirmation: "automatic")
+        var settings = AppConfig.EmailPassword(confirmation: .automatic)
         if config?["autoConfirm"]?.bool == true {
             report.add(.mapped, subject, "e-mail/password on, accounts confirmed automatically")
         } else if config?["runConfirmationFunction"]?.bool == true {
-            settings.confirmation = "function"
+            settings.confirmation = .function
             let function = config?["confirmationFunctionName"]?.string ?? "?"
             report.add(.needsAttention, subject, "confirmation by the function \(function): set emailPassword.confirmationFunctionURL to a webhook doing what it did")
         } else {
-            settings.confirmation = "token"
+            settings.confirmation = .token
             report.add(.needsAttention, subject, "confirmation by e-mail: set emailPassword.deliveryURL to the webhook that sends the mail (the link was \(config?["emailConfirmationUrl"]?.string ?? "?"))")
         }
         if config?["runResetFunction"]?.bool == true {
@@ -90,8 +117,8 @@ extension ImportContext {
             return
         }
         let type = className(ofCollection: collection)
-        app.customUserData = ImportedApp.CustomUserData(type: type, userIdField: field, partition: nil)
-        if app.syncKind == "partition" {
+        app.customUserData = AppConfig.CustomUserData(type: type, userIdField: field, partition: nil)
+        if app.syncKind == .partition {
             report.add(.needsAttention, path, "\(type).\(field): set customUserData.partition to the partition value holding these objects")
         } else {
             report.add(.mapped, path, "custom user data from \(type) objects whose \(field) is the user's id")

@@ -1,3 +1,5 @@
+import AtollAppConfig
+
 /// `functions/config.json` (or the older `functions/<name>/config.json`) → the app's function
 /// slots: each function keeps its name, `private`, `run_as_system` and `can_evaluate` (as a
 /// condition on the user), with no webhook yet. Atoll runs no JavaScript: each source is listed
@@ -17,13 +19,13 @@ extension ImportContext {
             let folder = String(path.dropLast("config.json".count))
             if let spec = try document(path) { entries.append((spec, path, export.files[folder + "source.js"] != nil ? folder + "source.js" : nil)) }
         }
-        var functions = ImportedApp.Functions()
+        var functions = AppConfig.Functions()
         for (spec, path, source) in entries {
             guard let name = spec["name"]?.string, !name.isEmpty else {
                 report.add(.refused, path, "a function without a name is left out")
                 continue
             }
-            var function = ImportedApp.Function(isPrivate: spec["private"]?.bool ?? false, runAsSystem: spec["run_as_system"]?.bool ?? false)
+            var function = AppConfig.Functions.Function(url: nil, isPrivate: spec["private"]?.bool ?? false, runAsSystem: spec["run_as_system"]?.bool ?? false)
             let subject = "function \(name)"
             if let canEvaluate = spec["can_evaluate"], canEvaluate.entries?.isEmpty != true {
                 do {
@@ -46,6 +48,6 @@ extension ImportContext {
                 report.add(.needsAttention, subject, "needs a port (\(role)\(system)), its source is not in the export; set functions.definitions.\(name).url")
             }
         }
-        if !functions.definitions.isEmpty { app.functions = functions }
+        if !functions.definitions.isEmpty { app.functions.definitions = functions.definitions }
     }
 }

@@ -1,3 +1,5 @@
+import AtollAppConfig
+
 extension ImportContext {
     /// The data source of the collections becomes the service and database remote data access
     /// (`user.mongoClient("mongodb-atlas").database("…")`) answers to, so those calls keep working.
@@ -9,7 +11,7 @@ extension ImportContext {
                        + "remote data access answers to one; set remoteAccess.database")
             return
         }
-        app.remoteAccess = .init(service: first.service, database: first.database)
+        app.remoteAccess = .init(enabled: true, service: first.service, database: first.database)
         report.add(.mapped, "data_sources/\(first.service)/\(first.database)", "remoteAccess: service \(first.service), database \(first.database)")
     }
 }

@@ -32,7 +32,7 @@ extension ImportContext {
             }
         }
         guard sawRules else { return }
-        if app.syncKind == "partition" {
+        if app.syncKind == .partition {
             if !typed.isEmpty || !defaults.isEmpty {
                 report.add(.refused, "data_sources rules", "a partition-based app's access is its partition rules; the data source roles are not carried over")
             }

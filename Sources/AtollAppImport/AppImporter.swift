@@ -1,3 +1,4 @@
+import AtollAppConfig
 import AtollCore
 import Foundation
 
@@ -18,7 +19,9 @@ public enum AppImporter {
 /// The state of one import while it runs.
 struct ImportContext {
     let export: AppExport
-    var app = ImportedApp(id: "")
+    /// Every provider off and development mode off until the export says otherwise: never more
+    /// than the source.
+    var app = ImportedApp(id: "", authProviders: .none, developmentMode: false)
     var report = ImportReport()
     /// Files the import read (the others are reported as not carried over or unknown).
     var read: Set<String> = []
@@ -93,7 +96,7 @@ struct ImportContext {
         let kind = sync["type"]?.string ?? (sync["partition"] != nil ? "partition" : "flexible")
         switch kind {
         case "flexible":
-            app.syncKind = "flexible"
+            app.syncKind = .flexible
             report.add(.mapped, path, "flexible sync")
             readQueryableFields(sync, path: path)
             if let tables = sync["asymmetric_tables"]?.array {
@@ -105,7 +108,7 @@ struct ImportContext {
             }
             if let permissions = sync["permissions"] { try readLegacyPermissions(permissions, path: "\(path) permissions") }
         case "partition":
-            app.syncKind = "partition"
+            app.syncKind = .partition
             try readPartition(sync["partition"], path: path)
         default:
             report.add(.refused, "\(path) type", "\"\(kind)\" is not a sync kind Atoll knows: the app accepts neither kind's rules")

@@ -1,3 +1,4 @@
+import AtollAppConfig
 import AtollCore
 import Foundation
 
@@ -13,9 +14,7 @@ public struct ImportPlan: Sendable, Hashable {
 
     /// The app configuration as the server's configuration file holds it.
     public func appJSON() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(app)
+        try app.json()
     }
 
     /// Puts the app into the server configuration file at `url` (made when missing), replacing
@@ -97,79 +96,11 @@ public struct ImportReport: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One app of the server configuration (`ServerConfiguration.App`'s JSON), as the import makes it.
-public struct ImportedApp: Sendable, Hashable, Codable {
-    public struct AuthProviders: Sendable, Hashable, Codable {
-        public var anonymous = false
-        public var emailPassword = false
-        public var apiKey = false
-        public var customToken = false
+/// The app an import makes: the server's own app configuration (`ServerConfiguration.App`), so
+/// `--dry-run`, `--config-out` and the admin API carry the same JSON.
+public typealias ImportedApp = AppConfig.App
 
-        enum CodingKeys: String, CodingKey {
-            case anonymous = "anon-user", emailPassword = "local-userpass", apiKey = "api-key", customToken = "custom-token"
-        }
-    }
-
-    public struct EmailPassword: Sendable, Hashable, Codable {
-        public var confirmation: String
-        public var deliveryURL: String?
-        public var confirmationFunctionURL: String?
-        public var resetFunctionURL: String?
-    }
-
-    public struct CustomUserData: Sendable, Hashable, Codable {
-        public var type: String
-        public var userIdField: String
-        public var partition: String?
-    }
-
-    public struct Rule: Sendable, Hashable, Codable {
-        public var type: String?
-        public var role: String?
-        public var when: String?
-        public var read: String
-        public var write: String
-        public var insert: Bool
-        public var delete: Bool
-        public var fields: FieldAccess?
-    }
-
-    /// A function slot: App Services' settings, the webhook left for the operator.
-    public struct Function: Sendable, Hashable, Codable {
-        public var url: String?
-        public var isPrivate = false
-        public var runAsSystem = false
-        public var canEvaluate: String?
-
-        enum CodingKeys: String, CodingKey {
-            case url, runAsSystem, canEvaluate
-            case isPrivate = "private"
-        }
-    }
-
-    public struct Functions: Sendable, Hashable, Codable {
-        public var definitions: [String: Function] = [:]
-        public var authenticationURL: String?
-    }
-
-    public var id: String
-    public var authProviders = AuthProviders()
-    public var syncKind: String?
-    public var queryableFields: [String] = []
-    public var permissions: [Rule] = []
-    public var developmentMode = false
-    public var clientRecovery = true
-    public var maxOfflineTime: Double?
-    public var emailPassword: EmailPassword?
-    public var customUserData: CustomUserData?
-    public var functions: Functions?
-    /// The data source remote data access (`user.mongoClient`) answers to.
-    public var remoteAccess: RemoteAccess?
-
-    public struct RemoteAccess: Sendable, Hashable, Codable {
-        public var service: String
-        public var database: String
-    }
-
-    public init(id: String) { self.id = id }
+extension AppConfig.App {
+    /// The import's name for a permission rule (one role of one type).
+    typealias Rule = AppConfig.PermissionRule
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AtollAdminClient
 import AtollAppImport
 import Foundation
 
@@ -8,19 +9,26 @@ struct ImportApp: AsyncParsableCommand {
         commandName: "import",
         abstract: "Import an App Services app export (the folder `appservices pull` wrote) as an Atoll app.",
         discussion: """
-            Prints what was carried over, what was refused and why, and what needs your attention. \
-            --dry-run prints the report and the app's configuration only; --config-out writes the app \
-            into a server configuration file (replacing an app of the same id: running it twice is harmless).
+            Prints what was carried over, what was refused and why, and what needs your attention, then \
+            creates the app on the running server (--server, --admin-key) through its admin API: running \
+            it twice is harmless (the server answers "unchanged"); a changed configuration of an app the \
+            server has needs --replace (its devices reconnect under the new rules). --dry-run prints the \
+            report and the app's configuration only; --config-out writes the app into a server \
+            configuration file instead (replacing an app of the same id).
             """)
 
     @Argument(help: "The export folder.") var folder: String
     @Flag(help: "Print the report and the resulting configuration; change nothing.") var dryRun = false
-    @Option(help: "The server configuration file to write the app into (made when missing).") var configOut: String?
+    @Option(help: "The server configuration file to write the app into (made when missing) instead of creating it on the server.") var configOut: String?
+    @Option(help: "A JSON file of settings merged into the imported app: what the export does not hold, such as {\"customJWT\": {\"algorithm\": \"HS256\", \"key\": …}} (keys stay out of the command line).") var settings: String?
+    @Flag(help: "Replace the configuration of an app the server already has (its sync sessions end and reconnect under the new rules).") var replace = false
+    @OptionGroup var options: ServerOptions
 
     func run() async throws {
-        let plan: ImportPlan
+        var plan: ImportPlan
         do {
             plan = try AppImporter.plan(AppExport(folder: URL(fileURLWithPath: folder)))
+            if let settings { try plan.merge(settings: Data(contentsOf: URL(fileURLWithPath: settings))) }
         } catch let error as AppImportError {
             throw ValidationError(error.message)
         }
@@ -41,17 +49,16 @@ struct ImportApp: AsyncParsableCommand {
         }
         let json = try plan.appJSON()
         if dryRun {
-            print("\napp configuration (an entry of \"apps\" in the server's configuration file):")
-            print(String(decoding: json, as: UTF8.self))
+            print("\napp configuration (an entry of \"apps\" in the server's configuration file; secrets shown as \(ImportedApp.secretPlaceholder)):")
+            print(String(decoding: try plan.app.redacted.json(), as: UTF8.self))
             return
         }
-        guard let configOut else {
-            throw ValidationError("""
-                the server reads app configurations from its configuration file: give --config-out <file> \
-                (then start atoll-server --config <file>), or --dry-run to see the result
-                """)
+        if let configOut {
+            try plan.write(into: URL(fileURLWithPath: configOut))
+            print("\nwrote app \(plan.app.id) into \(configOut)")
+            return
         }
-        try plan.write(into: URL(fileURLWithPath: configOut))
-        print("\nwrote app \(plan.app.id) into \(configOut)")
+        let answer = try await options.client().putAppConfiguration(app: plan.app.id, json, replace: replace)
+        print("\nserver \(options.server): app \(answer.app) \(answer.status)")
     }
 }

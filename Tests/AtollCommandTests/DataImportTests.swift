@@ -1,6 +1,6 @@
 import ArgumentParser
 @_spi(Testing) import Atoll
-import AtollAdminClient
+@testable import AtollAdminClient
 import AtollServer
 import AtollTesting
 import Foundation
@@ -179,5 +179,30 @@ extension DataImportTests {
             let task = try #require(realm.object(ofType: ImportedTask.self, forPrimaryKey: ObjectId(MongoExportGenerator.objectId(4))!))
             #expect(task.price == (try Decimal128(string: "4.25")) && task.tag == MongoExportGenerator.uuid(4) && task.big == 9_007_199_254_740_997)
         }
+    }
+}
+
+/// The import request's body, written by hand: what JSON makes of it is what was given.
+@Suite struct ImportBodyTests {
+    @Test func everyStringSurvivesTheBodyAsJSONReadsIt() throws {
+        let documents = [
+            #"{"_id": {"$oid": "5f1f0d1a2b3c4d5e6f708192"}, "title": "say \"hi\"\\ now"}"#,
+            "tab\there, newline\nthere, CR\r, NUL \u{0}, bell \u{7}, escape \u{1B}, unit sep \u{1F}, DEL \u{7F}",
+            "Grüße, 日本語, emoji 👩‍👩‍👧, combining e\u{301}",
+            "",
+        ]
+        let schema = Data(#"[{"name": "Task", "properties": []}]"#.utf8)
+        let body = try AdminClient.importBody(type: "Tâsk \"x\"", documents: documents, partitionKey: "owner\\id", realm: "s:a\nb", schema: schema)
+        let object = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+        #expect(object["type"] as? String == "Tâsk \"x\"")
+        #expect(object["documents"] as? [String] == documents)
+        #expect(object["partitionKey"] as? String == "owner\\id")
+        #expect(object["realm"] as? String == "s:a\nb")
+        #expect((object["schema"] as? [[String: Any]])?.first?["name"] as? String == "Task")
+        // Without the optional members, they are absent.
+        let bare = try #require(try JSONSerialization.jsonObject(with: AdminClient.importBody(type: "T", documents: [], partitionKey: nil, realm: nil, schema: nil)) as? [String: Any])
+        #expect(Set(bare.keys) == ["type", "documents"])
+        // A schema that is not JSON is refused before anything is sent.
+        #expect(throws: (any Error).self) { try AdminClient.importBody(type: "T", documents: [], partitionKey: nil, realm: nil, schema: Data("{".utf8)) }
     }
 }

@@ -424,8 +424,94 @@ import Testing
         #expect(s.state == .dying)
         #expect(s.received(.unbound(Unbound(session: 1, epoch: Self.epoch))) == [])
         #expect(s.state == .inactive)
-        #expect(sent(s.start(connectionIsOpen: true)).count == 2)
+        // Suspended by the app: a start (a login, a realm opened again) does not bind.
+        #expect(s.start(connectionIsOpen: true) == [])
+        #expect(s.status == .init(isActive: false, connection: .disconnected))
+        #expect(sent(s.resume(connectionIsOpen: true)).count == 2)
         #expect(s.state == .binding)
+        #expect(s.status == .init(isActive: true, connection: .connecting))
+    }
+
+    @Test func aSuspendedSessionStaysInactiveThroughAResetTokenAndRestart() {
+        var s = Self.activeSession()
+        _ = s.received(.error(ErrorMessage(code: .accessTokenExpired, message: "expired", action: .refreshAccessToken, session: 1, epoch: Self.epoch)))
+        #expect(s.state == .waitingForAccessToken)
+        _ = s.suspend()
+        #expect(s.accessTokenRefreshed("new") == [])
+        #expect(s.state == .inactive)
+
+        var r = Self.activeSession()
+        _ = r.received(.resetRequired(ResetRequired(session: 1, epoch: Self.epoch, reason: .historyRestored, recoveryAllowed: true, message: "m")))
+        _ = r.suspend()
+        // The reset completes while suspended: nothing binds until resume.
+        let completed = r.resetCompleted(ClientSyncState(fileIdent: Self.file, serverVersion: 3, epoch: Self.epoch))
+        #expect(sent(completed).isEmpty)
+        #expect(r.state == .inactive)
+        #expect(sent(r.resume(connectionIsOpen: true)).count == 2)
+    }
+
+    @Test func aWithheldUploadIsSentAgainOnTheSameBind() {
+        var s = Self.activeSession()
+        let first = s.localChangesetCommitted(ProtocolFixtures.changeset(1))
+        #expect(sent(first).count == 1)
+        // The shell withheld it (the app suspended on another thread), then the app resumed
+        // before the machine took the suspension: the next upload starts with version 1 again.
+        s.withheld(uploadFrom: 1, querySet: false)
+        _ = s.localChangesetCommitted(ProtocolFixtures.changeset(2))
+        // Nothing goes until version 1's upload is sent: it is the next upload.
+        let ups = sent(s.received(Self.download([], to: 0))).compactMap { if case .upload(let u) = $0 { u } else { nil } }
+        #expect(ups.isEmpty || ups.first?.changesets.first?.changeset.version == 1)
+    }
+
+    @Test func reconnectNowSkipsTheDelayAndStaleTimersAreIgnored() {
+        var s = Self.session()
+        _ = s.start(connectionIsOpen: true)
+        let closed = s.connectionClosed(error: "reset")
+        guard case .scheduleTimer(.reconnect, let generation, _)? = closed.last else {
+            Issue.record("no reconnect timer: \(closed)")
+            return
+        }
+        #expect(s.reconnectNow() == [.cancelTimer(.reconnect), .requestConnection])
+        #expect(s.timerFired(.reconnect, generation: generation) == [])
+        _ = s.connectionOpened()
+        #expect(s.state == .binding)
+        #expect(s.reconnectNow() == [])
+    }
+
+    @Test func aFailedTokenRefreshIsRetriedWithAGrowingDelay() {
+        var s = Self.activeSession()
+        _ = s.received(.error(ErrorMessage(code: .accessTokenExpired, message: "expired", action: .refreshAccessToken, session: 1, epoch: Self.epoch)))
+        var delays: [Int64] = []
+        for _ in 0..<8 {
+            guard case .scheduleTimer(.accessTokenRetry, let generation, let delay)? = s.accessTokenRefreshFailed().first else {
+                Issue.record("no retry timer")
+                return
+            }
+            delays.append(delay)
+            #expect(s.timerFired(.accessTokenRetry, generation: generation) == [.refreshAccessToken])
+        }
+        #expect(delays == [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000])
+        #expect(sent(s.accessTokenRefreshed("new")).count == 2)  // bind and ident with the new token
+        #expect(s.accessTokenRefreshFailures == 0)
+    }
+
+    @Test func aResetIsConfirmedByTheAckOfItsRecoveredChangesOrByIdent() {
+        // Nothing recovered: the first ident confirms.
+        var s = Self.session(saved: ClientSyncState(fileIdent: Self.file, serverVersion: 0, epoch: Self.epoch))
+        s = ClientSession(id: 1, target: s.target, accessToken: "t", saved: s.savedState, unconfirmedReset: .init(recoveredVersion: nil))
+        _ = s.start(connectionIsOpen: true)
+        #expect(s.received(Self.answer()).contains(.resetConfirmed))
+        #expect(s.unconfirmedReset == nil)
+        // Recovered changes at version 2: acknowledging 1 does not confirm, 2 does.
+        var r = ClientSession(id: 1, target: .partition(.string("tasks")), accessToken: "t",
+                              saved: ClientSyncState(fileIdent: Self.file, serverVersion: 0, epoch: Self.epoch),
+                              unqueued: [ProtocolFixtures.changeset(1), ProtocolFixtures.changeset(2)],
+                              unconfirmedReset: .init(recoveredVersion: 2))
+        _ = r.start(connectionIsOpen: true)
+        #expect(!r.received(Self.answer()).contains(.resetConfirmed))
+        #expect(!r.received(Self.ack(1)).contains(.resetConfirmed))
+        #expect(r.received(Self.ack(2)).contains(.resetConfirmed))
+        #expect(r.unconfirmedReset == nil)
     }
 
     @Test func flexibleSyncSendsTheQuerySetAfterIdentAndReportsRefusals() {

@@ -85,7 +85,7 @@ import Testing
         try await PostgresServerStore.prepareForTesting(url: url, upTo: 5, rows: rows, logger: quietLogger)
         try await withPostgresStore(url: url) { store in
             try await Self.expectMigrated(store, rawHistory: try await store.historyBytesForTesting())
-            #expect(try await store.appliedMigrationsForTesting().last?.1 == "dates in history as seconds since 2001")
+            #expect(try await store.appliedMigrationsForTesting().map(\.1).contains("dates in history as seconds since 2001"))
         }
     }
 }

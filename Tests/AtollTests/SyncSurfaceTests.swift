@@ -252,14 +252,19 @@ extension SerialAppServicesTests {
     }
 
     @Test func aLostConnectionReconnectsAtOnceAtMostOncePerFastReconnectLimit() {
-        var policy = FastReconnectPolicy()
-        let start = Date(timeIntervalSince1970: 1_000_000)
-        let answers = [0, 10, 59.9, 61, 62].map { policy.dropped(at: start.addingTimeInterval($0), limitMilliseconds: 60_000) }
-        #expect(answers == [true, false, false, true, false])
+        /// Whether a drop of the open connection `seconds` in reconnects at once.
+        func drops(at seconds: [Double], limitMilliseconds: Int64) -> [Bool] {
+            var connection = ClientConnection(settings: .init(fastReconnectLimitMilliseconds: limitMilliseconds))
+            return seconds.map { second in
+                let now = 1_000_000_000 + Int64(second * 1000)
+                _ = connection.open(now: now)
+                _ = connection.opened(attempt: connection.attempt, now: now)
+                return connection.ended(attempt: connection.attempt, now: now).contains(.notifyClosed(reconnectAtOnce: true))
+            }
+        }
+        #expect(drops(at: [0, 10, 59.9, 61, 62], limitMilliseconds: 60_000) == [true, false, false, true, false])
         // A limit of 0: every drop reconnects at once.
-        var eager = FastReconnectPolicy()
-        let eagerAnswers = [0.0, 0.0, 0.1].map { eager.dropped(at: start.addingTimeInterval($0), limitMilliseconds: 0) }
-        #expect(eagerAnswers == [true, true, true])
+        #expect(drops(at: [0, 0, 0.1], limitMilliseconds: 0) == [true, true, true])
 
         // The session's state machine schedules the reconnect without a delay, and without
         // growing the backoff.

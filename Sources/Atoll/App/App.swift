@@ -173,7 +173,17 @@ final class AppCore: @unchecked Sendable {
         }
         let user_id: String
         let identities: [Identity]
-        let data: [String: String]?
+
+        /// The profile's `data` in `body` (the profile answer): a string as it is, anything else (a
+        /// custom JWT's metadata field may be a number, a list …) as its JSON text.
+        static func data(in body: Data) -> [String: String] {
+            guard let root = try? JSONNode.parse(body), case .object(let members)? = root["data"] else { return [:] }
+            var out: [String: String] = [:]
+            for (key, value) in members {
+                if case .string(let s) = value { out[key] = s } else { out[key] = value.text }
+            }
+            return out
+        }
     }
 
     func login(_ credentials: Credentials) async throws -> User {
@@ -193,7 +203,7 @@ final class AppCore: @unchecked Sendable {
             return user
         }
         user.loggedIn(accessToken: answer.access_token, refreshToken: answer.refresh_token, provider: credentials.provider,
-                      profile: profile.data ?? [:],
+                      profile: ProfileAnswer.data(in: profileData),
                       identities: profile.identities.map { UserIdentity(providerType: $0.provider_type, identifier: $0.id) })
         makeCurrent(user)
         return user

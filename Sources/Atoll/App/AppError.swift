@@ -89,6 +89,9 @@ public struct AppError: Error, Sendable, CustomStringConvertible, Equatable {
         case "NotCallable": .notCallable
         case "FunctionInvalid": .functionInvalid
         case "MongoDBError": .mongoDBError
+        // The admin API's (`atoll apps import`); an app never sees them.
+        case "InvalidAppConfiguration": .invalidParameter
+        case "AppExists", "AppReadOnly": .valueAlreadyExists
         default: .httpRequestFailed
         }
     }

@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 
 /// Timeouts and intervals of the sync connection, in milliseconds, as `AppConfiguration.syncTimeouts`.
@@ -98,17 +99,11 @@ struct SyncTimeouts: Sendable, Equatable {
     var fastReconnectLimitMilliseconds: Int64 = 60_000
 }
 
-/// When a drop of the open sync connection reconnects at once instead of after the backoff
-/// delay: the first drop, and then a drop more than `fastReconnectLimit` after the last one that
-/// did (a connection that keeps dropping backs off as failed attempts do).
-struct FastReconnectPolicy: Sendable, Equatable {
-    /// When a drop last reconnected at once.
-    private(set) var lastFastReconnect: Date?
-
-    /// The connection dropped at `now`: whether to reconnect at once (recorded if so).
-    mutating func dropped(at now: Date, limitMilliseconds: Int64) -> Bool {
-        if let last = lastFastReconnect, now.timeIntervalSince(last) * 1000 < Double(limitMilliseconds) { return false }
-        lastFastReconnect = now
-        return true
+extension SyncTimeouts {
+    /// What the connection machine is told.
+    var machineSettings: ClientConnection.Settings {
+        ClientConnection.Settings(connectTimeoutMilliseconds: connectMilliseconds, pingIntervalMilliseconds: pingIntervalMilliseconds,
+                                  pongTimeoutMilliseconds: pongTimeoutMilliseconds, lingerMilliseconds: lingerMilliseconds,
+                                  fastReconnectLimitMilliseconds: fastReconnectLimitMilliseconds)
     }
 }

@@ -37,7 +37,7 @@ extension User {
             throw AppError.loggedOut("the user \(id) logged out while linking")
         }
         loggedIn(accessToken: answer.access_token, refreshToken: refreshToken, provider: provider,
-                 profile: profile.data ?? [:],
+                 profile: AppCore.ProfileAnswer.data(in: profileData),
                  identities: profile.identities.map { UserIdentity(providerType: $0.provider_type, identifier: $0.id) })
         return self
     }

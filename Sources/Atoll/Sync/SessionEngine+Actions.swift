@@ -12,6 +12,8 @@ extension SessionEngine {
     }
 
     func perform(_ actions: [ClientSession.Action]) async {
+        /// An upload was withheld: every later upload and query set of these actions is too.
+        var withholding = false
         for action in actions {
             switch action {
             case .requestConnection:
@@ -24,10 +26,16 @@ extension SessionEngine {
                    current.querySetVersion > change.querySetVersion {
                     continue
                 }
-                // Suspended by the app, the engine not there yet: a write made after `suspend()`
-                // stays local.
-                if case .upload = message, uploadsHeld.load(ordering: .sequentiallyConsistent) {
-                    droppedHeldUpload = true
+                // Suspended by the app, the machine not told yet: a write made after `suspend()`
+                // stays local. The machine takes the upload as never sent (at once: no other
+                // input runs between), and what follows it here is withheld with it.
+                if case .upload(let upload) = message, withholding || suspensionRequested.load(ordering: .sequentiallyConsistent) {
+                    withholding = true
+                    if let first = upload.changesets.first { session?.withheld(uploadFrom: first.changeset.version, querySet: false) }
+                    continue
+                }
+                if case .queryChange = message, withholding {
+                    session?.withheld(uploadFrom: Int64.max, querySet: true)
                     continue
                 }
                 if message.dependsOnLocalCommits, !syncLogBeforeSending(message) {
@@ -40,7 +48,6 @@ extension SessionEngine {
                 await connection.send(message)
                 if case .ident = message, sync.enableFlexibleSync { await sendHeldObjects() }
             case .scheduleTimer(let timer, let generation, let delay):
-                if timer == .reconnect { reconnectGeneration = generation }
                 timers[timer]?.cancel()
                 let clock = sync.user.core.clock
                 timers[timer] = _Concurrency.Task { [weak self] in
@@ -55,10 +62,12 @@ extension SessionEngine {
             case .integrate(let batch):
                 await applyDownload(batch)
             case .uploadAcknowledged(let clientVersion):
-                if let recovered = pendingReset?.recoveredVersion, clientVersion >= recovered { pendingReset = nil }
                 save()
                 // Once the server has every queued write, the asymmetric objects leave the device.
                 if let session, clientVersion >= session.queuedClientVersion { removeUploadedAsymmetricObjects() }
+            case .resetConfirmed:
+                pendingReset = nil
+                save()
             case .reportProgress(let progress):
                 reportProgress(progress)
             case .reportError(let error):
@@ -85,11 +94,6 @@ extension SessionEngine {
             case .failWait(let wait, let error):
                 waits.removeValue(forKey: wait)?.resume(throwing: SyncError(error))
             }
-        }
-        if let pending = pendingReset, pending.recoveredVersion == nil, session?.state == .active {
-            // Nothing was recovered: the server taking the new identity settles the reset.
-            pendingReset = nil
-            save()
         }
         publish()
     }
@@ -148,24 +152,12 @@ extension SessionEngine {
     func refreshAccessToken() async {
         do {
             let token = try await sync.user.validAccessToken(forceRefresh: true)
-            tokenRefreshAttempts = 0
             await run { $0.accessTokenRefreshed(token) }
         } catch {
             guard sync.user.state == .loggedIn, !isStopped.load(ordering: .acquiring) else { return }
             report(SyncError(.clientUserError, "the access token could not be refreshed: \(error)", underlying: error as? any Swift.Error & Sendable))
-            tokenRefreshAttempts += 1
-            let delay = min(30.0, pow(2.0, Double(min(tokenRefreshAttempts, 6) - 1)))
-            let clock = sync.user.core.clock
-            _Concurrency.Task { [weak self] in
-                try? await clock.sleep(for: delay)
-                await self?.retryTokenRefresh()
-            }
+            await run { $0.accessTokenRefreshFailed() }
         }
-    }
-
-    func retryTokenRefresh() async {
-        guard session?.state == .waitingForAccessToken, !isStopped.load(ordering: .acquiring) else { return }
-        await refreshAccessToken()
     }
 
     /// Flexible sync: tells the server which objects the realm holds (right after ident).

@@ -101,7 +101,7 @@ extension SessionEngine {
         }
         after?(beforeReset, realm)
         if var session {
-            let actions = session.resetCompleted(reset)
+            let actions = session.resetCompleted(reset, unconfirmed: pendingReset.map { ClientSession.UnconfirmedReset(recoveredVersion: $0.recoveredVersion) })
             self.session = session
             savedPendingGeneration = session.pendingGeneration  // the file holds the reset's state
             await perform(actions)

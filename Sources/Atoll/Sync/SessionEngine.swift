@@ -4,10 +4,12 @@ import Foundation
 import Logging
 
 /// Drives one synced realm: runs the client's sync state machine (`ClientSession`, which holds
-/// every piece of sync state), carries out its actions over the app's connection and writes
-/// downloads, acknowledgements and resets to the realm file. Split by concern: `+Actions`
-/// (carrying out actions, downloads), `+Upload` (local commits, waits), `+ClientReset`,
-/// `+FreshCopy`, `+ManualReset`.
+/// the session's sync state and makes its decisions: suspension, retries, resets), carries out
+/// its actions over the app's connection and writes downloads, acknowledgements and resets to
+/// the realm file. What it keeps besides is I/O: the realm, timers and waits in flight, what was
+/// last written to the file, and the app's suspension request as it arrives (``suspensionRequested``).
+/// Split by concern: `+Actions` (carrying out actions, downloads), `+Upload` (local commits,
+/// waits), `+ClientReset`, `+FreshCopy`, `+ManualReset`.
 actor SessionEngine {
     let id: SessionID
     let configuration: Realm.Configuration
@@ -26,24 +28,15 @@ actor SessionEngine {
     var logger = Logging.Logger(label: "atoll.sync.session", factory: SharedLoggerHandler.init)
     /// Set when the user logged out or was removed: the engine never starts again.
     nonisolated let isStopped = ManagedAtomic<Bool>(false)
-    /// `suspend()` was called and `resume()` not yet.
-    var userSuspended = false
-    /// Set by `SyncSession.suspend()` at once, before the engine takes the suspension in turn:
-    /// from then on no upload leaves, not even one of a commit the engine is still working through
-    /// (the unbind that follows drops nothing: a new bind uploads the pending list again).
-    /// `SyncSession.resume()` clears it.
-    nonisolated let uploadsHeld = ManagedAtomic<Bool>(false)
-    /// An upload was dropped while held on a bind that may still be up (the session was bound
-    /// again after the suspension, by a client reset completing, say): `resume()` binds again so
-    /// that the pending list is sent again.
-    var droppedHeldUpload = false
-    /// The generation of the reconnect timer scheduled last, for `reconnect()`.
-    var reconnectGeneration: UInt64?
+    /// The app's suspension request, recorded by `SyncSession.suspend()`/`resume()` at once, in
+    /// the same step as the command is queued; the state machine takes the command in turn
+    /// (`ClientSession.isSuspended`). Until then no upload leaves (``perform(_:)`` withholds it
+    /// and tells the machine), and a session not created yet is not started.
+    nonisolated let suspensionRequested = ManagedAtomic<Bool>(false)
     /// The last download progress the session reported (the upload progress is the session's own).
     var downloadProgress = ClientSession.TransferProgress(direction: .download, transferredBytes: 0, transferrableBytes: 0)
-    /// Attempts to refresh the access token since the last success, for the retry delay.
-    var tokenRefreshAttempts = 0
-    /// An automatic client reset applied to the file that the server has not acknowledged yet.
+    /// The file's record of an automatic client reset the server has not confirmed yet (what it
+    /// did and when, for the next reset's plan); the machine decides when it is confirmed.
     var pendingReset: PendingReset?
     /// What the last automatic client reset did (`SyncSession.lastClientReset`).
     nonisolated let resetOutcome = Locked<ClientResetOutcome?>(nil)
@@ -60,8 +53,8 @@ actor SessionEngine {
 
     // MARK: Life cycle
 
-    func start() async {
-        guard !isStopped.load(ordering: .acquiring), !userSuspended else { return }
+    func start(resuming: Bool = false) async {
+        guard !isStopped.load(ordering: .acquiring), !suspensionRequested.load(ordering: .sequentiallyConsistent) else { return }
         do {
             if realm == nil {
                 let realm = try Realm(configuration: configuration, confinement: .actor(self))
@@ -81,7 +74,8 @@ actor SessionEngine {
                     token = sync.user.accessToken ?? ""
                 }
                 // The user may have logged out (or suspended) while the token was fetched.
-                guard !isStopped.load(ordering: .acquiring), session == nil, !userSuspended, let realm else { return }
+                guard !isStopped.load(ordering: .acquiring), session == nil, !suspensionRequested.load(ordering: .sequentiallyConsistent),
+                      let realm else { return }
                 // The token was awaited: the app may have committed meanwhile (a newer
                 // subscription set too). What the file saved plus what was committed after it.
                 realm.refresh()
@@ -89,6 +83,7 @@ actor SessionEngine {
                 let unqueued = try realm.localChangesets(after: saved.queuedClientVersion)
                 let session = ClientSession(
                     id: id, target: sync.target, accessToken: token, saved: saved, unqueued: unqueued,
+                    unconfirmedReset: pendingReset.map { ClientSession.UnconfirmedReset(recoveredVersion: $0.recoveredVersion) },
                     configuration: ClientSession.Configuration(backoff: ReconnectBackoff(seed: UInt64.random(in: 0...UInt64.max))))
                 self.session = session
                 // The file holds the pending list unless commits were added to it here.
@@ -100,7 +95,7 @@ actor SessionEngine {
                 reportProgress(session.uploadProgress)
             }
             let isOpen = await connection.status == .open
-            await run { $0.start(connectionIsOpen: isOpen) }
+            await run { resuming ? $0.resume(connectionIsOpen: isOpen) : $0.start(connectionIsOpen: isOpen) }
         } catch {
             // A logged-out user's session just does not start.
             guard sync.user.state == .loggedIn, !isStopped.load(ordering: .acquiring) else { return }
@@ -111,19 +106,13 @@ actor SessionEngine {
 
     /// `SyncSession.suspend()`: unbinds and stays inactive until `resume()`.
     func suspend() async {
-        userSuspended = true
         await run { $0.suspend() }
         publish()
     }
 
     /// `SyncSession.resume()`.
     func resume() async {
-        userSuspended = false
-        if droppedHeldUpload {
-            droppedHeldUpload = false
-            await run { $0.suspend() }  // unbinds if bound; the start below binds again after it
-        }
-        await start()
+        await start(resuming: true)
         publish()
     }
 
@@ -158,9 +147,7 @@ actor SessionEngine {
 
     /// `SyncSession.reconnect()`: a session waiting out a reconnect delay tries at once.
     func reconnect() async {
-        guard let session, session.state == .waitingForConnection, let generation = reconnectGeneration else { return }
-        timers.removeValue(forKey: .reconnect)?.cancel()
-        await run { $0.timerFired(.reconnect, generation: generation) }
+        await run { $0.reconnectNow() }
     }
 
     /// For a `.forCurrentlyOutstandingWork` progress notification: what is outstanding now.
@@ -212,18 +199,13 @@ actor SessionEngine {
 
     func publish() {
         guard let session, !isStopped.load(ordering: .acquiring) else { return }
-        var (state, connection): (SyncSession.State, SyncSession.ConnectionState) = switch session.state {
-        case .inactive: (.inactive, .disconnected)
-        case .waitingForConnection: (.active, .connecting)
-        case .binding: (.active, .connecting)
-        case .active: (.active, .connected)
-        case .waitingForAccessToken: (.active, .connecting)
-        case .waitingForReset: (.inactive, .connected)
-        case .dying: (.active, .connected)
-        case .failed: (.inactive, .disconnected)
+        let status = session.status
+        let connection: SyncSession.ConnectionState = switch status.connection {
+        case .disconnected: .disconnected
+        case .connecting: .connecting
+        case .connected: .connected
         }
-        if userSuspended { state = .inactive }
-        publicSession?.update(state: state, connection: connection)
+        publicSession?.update(state: status.isActive ? .active : .inactive, connection: connection)
     }
 }
 

@@ -6,8 +6,12 @@ import NIOSSL
 
 /// The one WebSocket an app keeps to its server, shared by every sync session of the app
 /// (docs/protocol.md §2): frames are reassembled into messages and routed to sessions by id.
+///
+/// Its life — attempts, keep-alive, fast reconnect, linger — is decided by the pure
+/// `ClientConnection` machine (``machine``); this actor carries out the machine's actions with
+/// the WebSocket and timer tasks, and holds only I/O.
 actor SyncConnection {
-    enum Status: Sendable { case closed, opening, open }
+    typealias Status = ClientConnection.Status
 
     /// Where the connection goes; `move(toBaseURL:)` changes it.
     var url: String
@@ -15,9 +19,9 @@ actor SyncConnection {
     /// PEM certificates trusted for `wss://` besides the system's roots.
     private let trustedRootCertificates: [String]
     private let logger: Logging.Logger
-    private(set) var status: Status = .closed
-    /// When ``status`` last changed, for diagnostics.
-    private var statusSince = Date()
+    /// The connection's life: status, attempts, keep-alive, fast reconnect, linger.
+    private var machine: ClientConnection
+    var status: Status { machine.status }
     private var writer: WebSocketWriter?
     private var task: _Concurrency.Task<Void, Never>?
     private var sessions: [SessionID: SessionEngine] = [:]
@@ -28,24 +32,14 @@ actor SyncConnection {
     private var flushing: UInt64?
     static let maxFrameBytes = 256 * 1024
     /// The connect timeout (connecting and the WebSocket upgrade together: a server that never
-    /// answers the upgrade fails the attempt when it passes, and the sessions retry) and the
-    /// keep-alive's ping interval and pong timeout.
+    /// answers the upgrade fails the attempt when it passes, and the sessions retry), the
+    /// keep-alive's ping interval and pong timeout, the linger and the fast reconnect limit.
     private var timeouts: SyncTimeouts
     /// Custom headers and user agent of the app (`app.syncManager`), sent with the upgrade request.
     private let settings: RequestSettings
-    /// Closes the connection once no session used it for `connectionLingerTime`.
-    private var lingerTask: _Concurrency.Task<Void, Never>?
-    /// Which drops of an open connection reconnect at once (`fastReconnectLimit`).
-    private var fastReconnect = FastReconnectPolicy()
-    /// Whether attempt `attempt`'s connection got open (a drop, not a failed attempt, when it closes).
-    private var attemptOpened = false
-    /// Pings on the open connection. A connection that stopped carrying data (a peer gone without
-    /// a word, a black hole in the network) is dropped when no pong comes in time; a message lost
-    /// on the way shows when the server sees the next ping's message id.
-    private var keepAlive = ConnectionKeepAlive()
-    private var keepAliveTask: _Concurrency.Task<Void, Never>?
-    /// Counts attempts to open: what a stale attempt reports once a newer one started is ignored.
-    private var attempt: UInt64 = 0
+    /// The machine's timers, running.
+    private var timers: [ClientConnection.Timer: _Concurrency.Task<Void, Never>] = [:]
+    private var attempt: UInt64 { machine.attempt }
 
     /// What the open timeout is measured on.
     private let clock: WallClock
@@ -57,6 +51,7 @@ actor SyncConnection {
         self.settings = settings
         self.clock = clock
         self.appId = appId
+        machine = ClientConnection(settings: timeouts.machineSettings)
         url = Self.syncURL(baseURL: baseURL, appId: appId)
         var logger = Logging.Logger(label: "atoll.sync", factory: SharedLoggerHandler.init)
         logger.logLevel = .warning
@@ -65,51 +60,90 @@ actor SyncConnection {
 
     /// The status, the attempt and how long it has been so (diagnostics: `SyncSession.diagnosticDescription()`).
     var statusDescription: String {
-        "\(status) for \(Int(clock.now().timeIntervalSince(statusSince))) s (attempt \(attempt))"
+        "\(status) for \((now - machine.statusSince) / 1000) s (attempt \(attempt))"
     }
 
     func register(_ engine: SessionEngine, id: SessionID) {
         sessions[id] = engine
-        // A session within the linger time reuses the open connection.
-        if lingerTask != nil { logger.debug("sync connection to \(url): reused by a new session within the linger time") }
-        lingerTask?.cancel()
-        lingerTask = nil
+        perform(machine.sessionsChanged(to: sessions.count))
     }
 
     func unregister(_ id: SessionID) {
         sessions[id] = nil
-        if sessions.isEmpty, status != .closed { startLinger() }
+        perform(machine.sessionsChanged(to: sessions.count))
     }
 
     /// New timeouts (`syncManager.timeoutOptions`): the next connection and keep-alive use them.
-    func setTimeouts(_ timeouts: SyncTimeouts) { self.timeouts = timeouts }
-
-    /// The last session left: the connection stays open for the linger time, then closes.
-    private func startLinger() {
-        lingerTask?.cancel()
-        let attempt = attempt
-        let clock = clock
-        let linger = TimeInterval(timeouts.lingerMilliseconds) / 1000
-        logger.debug("sync connection to \(url): no session uses it; closing in \(linger) s unless one does")
-        lingerTask = _Concurrency.Task { [weak self] in
-            do { try await clock.sleep(for: linger) } catch { return }
-            await self?.lingerEnded(attempt: attempt)
-        }
-    }
-
-    private func lingerEnded(attempt: UInt64) {
-        guard attempt == self.attempt, sessions.isEmpty, status != .closed, lingerTask != nil else { return }
-        lingerTask = nil
-        logger.debug("sync connection to \(url): closed after the linger time")
-        close()
+    func setTimeouts(_ timeouts: SyncTimeouts) {
+        self.timeouts = timeouts
+        machine.settings = timeouts.machineSettings
     }
 
     /// `customRequestHeaders` changed: an open connection closes, and the sessions reconnect
     /// (at once) with the new headers in their upgrade request.
     func reconnectForNewHeaders() {
-        guard status != .closed else { return }
-        logger.debug("sync connection to \(url): reconnecting to send new custom headers")
-        close()
+        if status != .closed { logger.debug("sync connection to \(url): reconnecting to send new custom headers") }
+        perform(machine.closeRequested())
+    }
+
+    /// The time the machine is told, in milliseconds since 1970.
+    private var now: Int64 { Self.milliseconds(clock.now()) }
+
+    /// Carries out the machine's actions. `failure` is what the sessions hear if the actions
+    /// close the connection (a timeout among them supplies its own).
+    private func perform(_ actions: [ClientConnection.Action], failure: ConnectionFailure? = nil) {
+        var failure = failure
+        for action in actions {
+            switch action {
+            case .connect(let attempt):
+                connect(attempt: attempt)
+            case .sendHello:
+                // Message ids count from 0 on every connection (docs/protocol.md §2.1).
+                framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
+                outbound = []
+                // Queued here, before the sessions hear the connection is open and send binds.
+                if enqueue(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: String(settings.userAgentHeader.prefix(200))))) {
+                    _Concurrency.Task { await self.flush() }
+                }
+            case .sendPing(let ping):
+                if enqueue(.ping(ping)) { _Concurrency.Task { await self.flush() } }
+            case .scheduleTimer(let timer, let attempt, let delay):
+                timers[timer]?.cancel()
+                let clock = clock
+                timers[timer] = _Concurrency.Task { [weak self] in
+                    do { try await clock.sleep(for: TimeInterval(max(0, delay)) / 1000) } catch { return }
+                    await self?.timerFired(timer, attempt: attempt)
+                }
+                if timer == .linger { logger.debug("sync connection to \(url): no session uses it; closing in \(delay / 1000) s unless one does") }
+            case .cancelTimer(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .timedOut(let timeout):
+                switch timeout {
+                case .connect(let ms):
+                    failure = ConnectionFailure(code: .connectionFailed,
+                                                message: "connecting to \(url) timed out after \(Double(ms) / 1000) s (no WebSocket upgrade answer)")
+                case .pong(let ms):
+                    logger.warning("sync connection: no pong within \(Double(ms) / 1000) s; reconnecting")
+                    failure = ConnectionFailure(code: .connectionFailed, message: "the server did not answer a ping within \(Double(ms) / 1000) s")
+                }
+            case .abandon:
+                task?.cancel()  // an attempt stuck in its upgrade (the open timeout's case) is abandoned
+                task = nil
+                writer = nil
+            case .close:
+                close()
+            case .notifyOpened:
+                for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
+            case .notifyClosed(let atOnce):
+                let heard = failure
+                for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: heard, reconnectAtOnce: atOnce) } }
+            }
+        }
+    }
+
+    private func timerFired(_ timer: ClientConnection.Timer, attempt: UInt64) {
+        if timer == .linger, attempt == self.attempt { logger.debug("sync connection to \(url): linger time over") }
+        perform(machine.timerFired(timer, attempt: attempt, now: now))
     }
 
     /// Tests only: the status and how many connection attempts were made.
@@ -119,16 +153,13 @@ actor SyncConnection {
 
     /// Opens the connection if needed; sessions hear `connectionOpened` when it is up.
     func open() {
-        guard status == .closed else {
-            if status == .open { notifyOpened() }
-            return
-        }
-        status = .opening
-        statusSince = clock.now()
-        attempt += 1
-        let attempt = attempt
+        perform(machine.open(now: now))
+    }
+
+    /// Starts attempt `attempt` (the machine's `.connect`): its end, or the machine's open
+    /// timeout, whichever comes first, closes it.
+    private func connect(attempt: UInt64) {
         let url = url
-        let logger = logger
         let tlsConfiguration: TLSConfiguration?
         do {
             tlsConfiguration = try url.hasPrefix("wss://") ? Self.clientTLSConfiguration(trusting: trustedRootCertificates) : nil
@@ -136,24 +167,13 @@ actor SyncConnection {
             closed(failure: ConnectionFailure(code: .tlsHandshakeFailed, message: (error as? SyncError)?.message ?? "\(error)", underlying: error), attempt: attempt)
             return
         }
-        let openTimeout = TimeInterval(timeouts.connectMilliseconds) / 1000
         let tcpConnectTimeout = TimeAmount.milliseconds(Int64(clamping: max(1, timeouts.connectMilliseconds)))
-        let clock = clock
         var headers = RequestSettings.sendable(settings.headers).filter { $0.0.lowercased() != "user-agent" }.map { (name: $0.0, value: $0.1) }
         headers.append(("User-Agent", settings.userAgentHeader))
-        attemptOpened = false
         logger.debug("sync connection to \(url): connecting (attempt \(attempt))")
         task = _Concurrency.Task { [weak self] in
             var failure: ConnectionFailure?
             let opened = OpenedFlag()
-            let watchdog = _Concurrency.Task { [weak self] in
-                try? await clock.sleep(for: openTimeout)
-                guard !_Concurrency.Task.isCancelled, !opened.isSet else { return }
-                await self?.closed(failure: ConnectionFailure(
-                    code: .connectionFailed, message: "connecting to \(url) timed out after \(openTimeout) s (no WebSocket upgrade answer)",
-                    underlying: nil), attempt: attempt)
-            }
-            defer { watchdog.cancel() }
             do {
                 try await WebSocketTransport.connect(
                     url: url, headers: headers, maxFrameSize: SyncConnection.maxFrameBytes + 64, tlsConfiguration: tlsConfiguration,
@@ -161,7 +181,7 @@ actor SyncConnection {
                 ) { [weak self] inbound, writer in
                     guard let self else { return }
                     opened.set()
-                    // An attempt the watchdog gave up on must not take over the connection.
+                    // An attempt the open timeout gave up on must not take over the connection.
                     guard await self.opened(writer, attempt: attempt) else { return }
                     var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
                     for try await frame in inbound {
@@ -196,93 +216,40 @@ actor SyncConnection {
         return configuration
     }
 
+    /// Closes the WebSocket (or gives up the attempt opening it); the sessions hear of it when
+    /// the attempt ends.
     func close() {
         task?.cancel()
-        keepAliveTask?.cancel()
         if let writer { _Concurrency.Task { try? await writer.close(.normalClosure, reason: nil) } }
     }
 
-    private func opened(_ writer: WebSocketWriter, attempt: UInt64) async -> Bool {
-        guard attempt == self.attempt, status == .opening else { return false }
-        // Message ids count from 0 on every connection (docs/protocol.md §2.1).
-        framer = MessageFramer(maxFrameBytes: SyncConnection.maxFrameBytes)
-        outbound = []
+    /// Attempt `attempt`'s WebSocket is up: it becomes the connection unless the machine gave the
+    /// attempt up meanwhile (false: the caller lets it go).
+    private func opened(_ writer: WebSocketWriter, attempt: UInt64) -> Bool {
+        guard machine.isOpening(attempt) else { return false }
         self.writer = writer
-        status = .open
-        statusSince = clock.now()
-        attemptOpened = true
         logger.debug("sync connection to \(url): open (attempt \(attempt))")
-        await send(.hello(ClientHello(versions: ProtocolVersion.supported, userAgent: String(settings.userAgentHeader.prefix(200)))))
-        startKeepAlive(attempt: attempt)
-        notifyOpened()
+        perform(machine.opened(attempt: attempt, now: now))
         return true
     }
 
-    /// Pings from now on, the first at once (it measures the round trip).
-    private func startKeepAlive(attempt: UInt64) {
-        keepAlive = ConnectionKeepAlive(
-            intervalMilliseconds: timeouts.pingIntervalMilliseconds, timeoutMilliseconds: timeouts.pongTimeoutMilliseconds)
-        keepAliveTask?.cancel()
-        let clock = clock
-        keepAliveTask = _Concurrency.Task { [weak self] in
-            while !_Concurrency.Task.isCancelled {
-                guard let deadline = await self?.keepAliveTick(attempt: attempt) else { return }
-                do { try await clock.sleep(Date(timeIntervalSince1970: TimeInterval(deadline) / 1000)) } catch { return }
-            }
-        }
-    }
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
-    /// Sends the ping that is due or drops a connection whose pong is late; returns when to look
-    /// again (milliseconds since 1970), nil once attempt `attempt`'s connection is gone.
-    private func keepAliveTick(attempt: UInt64) async -> Int64? {
-        guard attempt == self.attempt, status == .open else { return nil }
-        let now = Self.milliseconds(clock.now())
-        switch keepAlive.tick(now: now) {
-        case .idle: break
-        case .sendPing(let ping): await send(.ping(ping))
-        case .timedOut:
-            let seconds = Double(timeouts.pongTimeoutMilliseconds) / 1000
-            logger.warning("sync connection: no pong within \(seconds) s; reconnecting")
-            closed(failure: ConnectionFailure(code: .connectionFailed, message: "the server did not answer a ping within \(seconds) s"),
-                   attempt: attempt)
-            return nil
-        }
-        return keepAlive.nextDeadline ?? now + timeouts.pingIntervalMilliseconds
-    }
-
-    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-
-    private func notifyOpened() {
-        for engine in sessions.values { _Concurrency.Task { await engine.connectionOpened() } }
-    }
-
-    /// Attempt `attempt` ended (or timed out); nothing happens if a newer one started since.
+    /// Attempt `attempt` ended; nothing happens if a newer one started since.
     private func closed(failure: ConnectionFailure?, attempt: UInt64) {
         guard attempt == self.attempt, status != .closed else { return }
-        task?.cancel()  // an attempt stuck in its upgrade (the watchdog's case) is abandoned
-        keepAliveTask?.cancel()
-        keepAliveTask = nil
-        let wasOpen = status == .open && attemptOpened
-        status = .closed
-        statusSince = clock.now()
-        writer = nil
-        task = nil
-        lingerTask?.cancel()
-        lingerTask = nil
-        // A drop of an open connection reconnects at once, once per `fastReconnectLimit`; failed
-        // attempts and further drops within the limit wait out the backoff.
-        let atOnce = wasOpen && fastReconnect.dropped(at: clock.now(), limitMilliseconds: timeouts.fastReconnectLimitMilliseconds)
+        let wasOpen = status == .open
         if let failure {
             logger.debug("sync connection to \(url): \(wasOpen ? "lost" : "failed") (attempt \(attempt)): \(failure.message)")
         } else {
             logger.debug("sync connection to \(url): closed (attempt \(attempt))")
         }
-        for engine in sessions.values { _Concurrency.Task { await engine.connectionClosed(failure: failure, reconnectAtOnce: atOnce) } }
+        perform(machine.ended(attempt: attempt, now: now), failure: failure)
     }
 
     /// Ends the current attempt as lost (see `move(toBaseURL:)`).
     func dropped(reason: String) {
-        closed(failure: ConnectionFailure(code: .connectionFailed, message: reason), attempt: attempt)
+        perform(machine.drop(now: now), failure: ConnectionFailure(code: .connectionFailed, message: reason))
     }
 
     private func protocolFailure(_ message: String) async {
@@ -302,7 +269,7 @@ actor SyncConnection {
             Logger.log(.trace, Category.Sync.Client.changeset, "sync connection to \(url): received \(Self.describe(message)) (\(bytes.count) bytes)")
         }
         if case .pong(let pong) = message {
-            keepAlive.receivedPong(pong, now: Self.milliseconds(clock.now()))
+            machine.receivedPong(pong, now: now)
         } else if let id = message.session, let engine = sessions[id] {
             await engine.received(message)
         } else if case .error = message {
@@ -312,15 +279,25 @@ actor SyncConnection {
 
     /// Sends one message, split into frames below the frame limit.
     func send(_ message: ClientMessage) async {
-        guard writer != nil else { return }
-        // A message's frames go out together and messages in the order sent: frames are queued
-        // at once and one caller at a time writes the queue (the actor may run other sends while
-        // a write waits).
+        guard enqueue(message) else { return }
+        await flush()
+    }
+
+    /// Queues a message's frames (false without an open connection). A message's frames go out
+    /// together and messages in the order queued: frames are queued at once and one caller at a
+    /// time writes the queue (the actor may run other sends while a write waits).
+    private func enqueue(_ message: ClientMessage) -> Bool {
+        guard writer != nil else { return false }
         let encoded = message.encoded()
         if Logger.shared.accepts(.trace, Category.Sync.Client.changeset) {
             Logger.log(.trace, Category.Sync.Client.changeset, "sync connection to \(url): sending \(Self.describe(message)) (\(encoded.count) bytes)")
         }
         outbound.append(contentsOf: framer.frames(for: encoded))
+        return true
+    }
+
+    /// Writes the queued frames, unless another caller is writing them already.
+    private func flush() async {
         let current = attempt
         guard flushing != current else { return }
         flushing = current

@@ -111,12 +111,12 @@ public final class SyncSession: NSObject, @unchecked Sendable {
         update(state: .inactive)
         // Uploads are held from now on, in the same step as the suspension is queued: a resume
         // racing on another thread cannot leave them held behind a resumed session.
-        enqueue({ await $0.suspend() }, whileQueueing: { $0.uploadsHeld.store(true, ordering: .sequentiallyConsistent) })
+        enqueue({ await $0.suspend() }, whileQueueing: { $0.suspensionRequested.store(true, ordering: .sequentiallyConsistent) })
     }
 
     /// Syncs again after `suspend()`.
     public func resume() {
-        enqueue({ await $0.resume() }, whileQueueing: { $0.uploadsHeld.store(false, ordering: .sequentiallyConsistent) })
+        enqueue({ await $0.resume() }, whileQueueing: { $0.suspensionRequested.store(false, ordering: .sequentiallyConsistent) })
     }
 
     /// Connects at once if the session waits to reconnect (after a failed connection, with a

@@ -15,6 +15,9 @@ extension ClientSession {
             changeset.timestamp = download.originTimestamp
             return HistoryEntry(serverVersion: download.serverVersion, changeset: changeset)
         }
+        let own = checkpoint.fileIdent.ident
+        echoedClientVersion = max(echoedClientVersion,
+                                  batch.changesets.lazy.filter { $0.originFileIdent == own }.map(\.changeset.version).max() ?? 0)
         let before = merger.pending
         let toApply = merger.receive(entries)
         // Saved again only when it changed (raced commits bumped it already).
@@ -29,6 +32,6 @@ extension ClientSession {
     /// The download's transaction committed: upload what waited for it (an echo, or commits the
     /// transaction found) and complete the upload waits its echoes settled.
     public mutating func downloadApplied() -> [Action] {
-        [.reportProgress(uploadProgress)] + completeUploadWaits() + uploadsAndQuerySet()
+        acknowledge(upTo: echoedClientVersion) + [.reportProgress(uploadProgress)] + completeUploadWaits() + uploadsAndQuerySet()
     }
 }

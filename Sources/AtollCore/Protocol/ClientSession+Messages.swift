@@ -84,6 +84,11 @@ extension ClientSession {
         }
         state = .active
         configuration.backoff.reset()
+        if let reset = unconfirmedReset, reset.recoveredVersion == nil {
+            // Nothing was recovered: the server taking the new identity confirms the reset.
+            unconfirmedReset = nil
+            actions.append(.resetConfirmed)
+        }
         // Uploads first: they may declare the types the query set names (the schema), and
         // those written before the set was committed were written under the previous one.
         actions += uploadsAndQuerySet(identified: true)

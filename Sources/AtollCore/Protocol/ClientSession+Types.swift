@@ -81,6 +81,31 @@ extension ClientSession {
     public enum Timer: Hashable, Sendable {
         /// Time to try connecting again.
         case reconnect
+        /// Time to ask for an access token again after a failed refresh.
+        case accessTokenRetry
+    }
+
+    /// A client reset applied to the file, not yet confirmed by the server. Until it is, a
+    /// second reset of the same kind would loop (`resetPlan` hands it to the manual handler).
+    public struct UnconfirmedReset: Hashable, Sendable {
+        /// The local version holding the recovered changes: the server acknowledging it confirms
+        /// the reset. nil when nothing was recovered: the server identifying the session with
+        /// its new identity confirms it.
+        public var recoveredVersion: Int64?
+        public init(recoveredVersion: Int64?) {
+            self.recoveredVersion = recoveredVersion
+        }
+    }
+
+    /// What the session reports to the app: whether it syncs, and how its connection stands.
+    public struct Status: Hashable, Sendable {
+        public enum Connection: Hashable, Sendable { case disconnected, connecting, connected }
+        public var isActive: Bool
+        public var connection: Connection
+        public init(isActive: Bool, connection: Connection) {
+            self.isActive = isActive
+            self.connection = connection
+        }
     }
 
     /// Byte counts for progress notifications: `transferred` of `transferrable` so far.
@@ -112,6 +137,9 @@ extension ClientSession {
         /// Every local changeset up to this client version is integrated by the server; history
         /// before it may be trimmed.
         case uploadAcknowledged(clientVersion: Int64)
+        /// The server confirmed the client reset applied to the file (``ClientSession/unconfirmedReset``
+        /// is now nil): forget it in the file.
+        case resetConfirmed
         case reportProgress(TransferProgress)
         case reportError(SessionError)
         /// Run a client reset.

@@ -116,10 +116,22 @@ extension ClientSession {
         guard ack.clientVersion <= queuedClientVersion else {
             return protocolViolation("upload ack of client version \(ack.clientVersion), but the newest local version is \(queuedClientVersion)")
         }
-        guard ack.clientVersion > acknowledgedClientVersion else { return [] }  // a repeated ack after a resend
-        acknowledgedClientVersion = ack.clientVersion
+        return acknowledge(upTo: ack.clientVersion)
+    }
+
+    /// The server has every changeset up to `clientVersion`: told by an upload acknowledgement,
+    /// or shown by its echo in a download (the acknowledgement may have been lost with a
+    /// connection, and a new bind sends nothing the echo settled, so none would follow).
+    mutating func acknowledge(upTo clientVersion: Int64) -> [Action] {
+        guard clientVersion > acknowledgedClientVersion else { return [] }  // a repeated ack after a resend
+        acknowledgedClientVersion = clientVersion
         settleUploadedBytes()
-        return [.uploadAcknowledged(clientVersion: ack.clientVersion), .reportProgress(uploadProgress)] + completeUploadWaits()
+        var actions: [Action] = [.uploadAcknowledged(clientVersion: clientVersion)]
+        if let recovered = unconfirmedReset?.recoveredVersion, clientVersion >= recovered {
+            unconfirmedReset = nil
+            actions.append(.resetConfirmed)
+        }
+        return actions + [.reportProgress(uploadProgress)] + completeUploadWaits()
     }
 
     /// Counts as uploaded what was acknowledged or came back in a download.

@@ -3,8 +3,11 @@
 ///
 /// It is the one place that holds the client's sync state: its place in the server's history,
 /// the local changesets the server has not sent back yet (rebased over every download, in
-/// ``merger``), what was acknowledged, what was uploaded on the current bind, and the decision to
-/// reset. The shell saves ``savedState`` with the data it describes.
+/// ``merger``), what was acknowledged, what was uploaded on the current bind, the decision to
+/// reset and whether an applied reset is confirmed yet, whether the app suspended the session,
+/// the reconnect and token-refresh retries, and what the session reports as its state
+/// (``status``). The shell saves ``savedState`` with the data it describes, and keeps no sync
+/// state of its own.
 ///
 /// ```swift
 /// var session = ClientSession(id: 1, target: .partition(.string("tasks")), accessToken: token,
@@ -31,6 +34,12 @@ public struct ClientSession: Sendable {
     public internal(set) var configuration: Configuration
     /// Whether the shell's connection is open (as told by connectionOpened/Closed).
     public internal(set) var connectionIsOpen = false
+    /// The app suspended the session (``suspend()``) and has not resumed it: nothing binds,
+    /// nothing is uploaded, until ``resume(connectionIsOpen:)``.
+    public internal(set) var isSuspended = false
+    /// A client reset applied to the file that the server has not confirmed yet (it survives a
+    /// restart in the file; the shell hands it over at init). See ``UnconfirmedReset``.
+    public internal(set) var unconfirmedReset: UnconfirmedReset?
 
     // Upload bookkeeping.
     /// The local changesets the server has not sent back yet, on top of its server version.
@@ -41,6 +50,8 @@ public struct ClientSession: Sendable {
     public internal(set) var queuedClientVersion: Int64
     /// The newest client version uploaded on the current bind.
     public internal(set) var uploadedOnBind: Int64 = 0
+    /// The newest of the client's own versions a download brought back: the server has it.
+    var echoedClientVersion: Int64 = 0
     /// The encoded size of each pending changeset not yet acknowledged, by client version.
     var unacknowledgedSizes: [Int64: Int] = [:]
     var uploadedBytes: UInt64 = 0
@@ -69,17 +80,23 @@ public struct ClientSession: Sendable {
     /// Download waits, by mark request id.
     var downloadWaits: [UInt64: WaitID] = [:]
 
-    // Reconnect.
-    var timerGeneration: UInt64 = 0
+    // Reconnect and token refresh.
+    /// The generation of the reconnect timer scheduled last: a timer of an older one is stale.
+    public internal(set) var timerGeneration: UInt64 = 0
+    var accessTokenRetryGeneration: UInt64 = 0
+    /// Refreshes of the access token that failed since the last success, for the retry delay.
+    public internal(set) var accessTokenRefreshFailures = 0
     /// The delay a retry-later error asked for, used at the next disconnect.
     var requestedRetryDelay: Int64 = 0
 
     /// A session starting from what the file saved, plus the local changesets committed after
     /// `saved.queuedClientVersion` (in client version order).
     public init(id: SessionID, target: SyncTarget, accessToken: String, saved: ClientSyncState = ClientSyncState(),
-                unqueued: [Changeset] = [], querySetVersion: Int64 = 0, configuration: Configuration = Configuration())
+                unqueued: [Changeset] = [], querySetVersion: Int64 = 0, unconfirmedReset: UnconfirmedReset? = nil,
+                configuration: Configuration = Configuration())
     {
         self.id = id
+        self.unconfirmedReset = unconfirmedReset
         self.target = target
         self.accessToken = accessToken
         self.configuration = configuration
@@ -119,6 +136,7 @@ public struct ClientSession: Sendable {
         acknowledgedClientVersion = saved.acknowledgedClientVersion
         queuedClientVersion = max(saved.queuedClientVersion, saved.pending.last?.version ?? 0, saved.acknowledgedClientVersion)
         uploadedOnBind = 0
+        echoedClientVersion = 0
         unacknowledgedSizes = [:]
         for changeset in saved.pending where changeset.version > acknowledgedClientVersion {
             unacknowledgedSizes[changeset.version] = changeset.encoded().count
@@ -126,14 +144,29 @@ public struct ClientSession: Sendable {
         pendingGeneration &+= 1
     }
 
+    /// What the session reports to the app (`SyncSession.state` and `connectionState`).
+    public var status: Status {
+        let connection: Status.Connection = switch state {
+        case .inactive, .failed: .disconnected
+        case .waitingForConnection, .binding, .waitingForAccessToken: .connecting
+        case .active, .waitingForReset, .dying: .connected
+        }
+        let isActive = switch state {
+        case .waitingForConnection, .binding, .active, .waitingForAccessToken, .dying: !isSuspended
+        case .inactive, .waitingForReset, .failed: false
+        }
+        return Status(isActive: isActive, connection: connection)
+    }
+
     /// The delays the session hands out between reconnect attempts.
     public var backoff: ReconnectBackoff { configuration.backoff }
 
     // MARK: - Life cycle
 
-    /// Starts (or resumes) syncing.
+    /// Starts syncing (nothing while the app keeps the session suspended).
     public mutating func start(connectionIsOpen: Bool) -> [Action] {
         self.connectionIsOpen = connectionIsOpen
+        guard !isSuspended else { return [] }
         switch state {
         case .inactive, .failed:
             return connect()
@@ -147,8 +180,32 @@ public struct ClientSession: Sendable {
         }
     }
 
-    /// Stops syncing until ``start(connectionIsOpen:)``: unbinds if bound. Waits stay pending.
+    /// The app suspends the session: it unbinds if bound and stays inactive, whatever happens
+    /// meanwhile (a reset completing, a download failing, a token arriving), until
+    /// ``resume(connectionIsOpen:)``. Waits stay pending.
     public mutating func suspend() -> [Action] {
+        isSuspended = true
+        return stop()
+    }
+
+    /// The app resumes a suspended session: it binds again (the pending list is uploaded again
+    /// on the new bind).
+    public mutating func resume(connectionIsOpen: Bool) -> [Action] {
+        isSuspended = false
+        return start(connectionIsOpen: connectionIsOpen)
+    }
+
+    /// The shell withheld an upload this session asked it to send, and every upload or query
+    /// set after it in the same actions (the app suspended the session on another thread after
+    /// the upload was decided): the session takes them as never sent, so that the next upload on
+    /// this bind starts with them (or a new bind sends them), no version skipped.
+    public mutating func withheld(uploadFrom clientVersion: Int64, querySet: Bool) {
+        uploadedOnBind = min(uploadedOnBind, clientVersion - 1)
+        if querySet { querySetSent = false }
+    }
+
+    /// Stops syncing until ``start(connectionIsOpen:)``: unbinds if bound. Waits stay pending.
+    mutating func stop() -> [Action] {
         restartAfterUnbind = false
         switch state {
         case .binding, .active:
@@ -202,13 +259,38 @@ public struct ClientSession: Sendable {
 
     /// A timer the session scheduled fired; stale generations are ignored.
     public mutating func timerFired(_ timer: Timer, generation: UInt64) -> [Action] {
-        guard timer == .reconnect, generation == timerGeneration, state == .waitingForConnection else { return [] }
-        return connectionIsOpen ? bind() : [.requestConnection]
+        switch timer {
+        case .reconnect:
+            guard generation == timerGeneration, state == .waitingForConnection else { return [] }
+            return connectionIsOpen ? bind() : [.requestConnection]
+        case .accessTokenRetry:
+            guard generation == accessTokenRetryGeneration, state == .waitingForAccessToken else { return [] }
+            return [.refreshAccessToken]
+        }
+    }
+
+    /// The app asks to reconnect now (`SyncSession.reconnect()`): a session waiting out a
+    /// reconnect delay tries at once; any other state stays as it is.
+    public mutating func reconnectNow() -> [Action] {
+        guard state == .waitingForConnection else { return [] }
+        timerGeneration += 1  // a timer already firing is stale
+        return [.cancelTimer(.reconnect)] + (connectionIsOpen ? bind() : [.requestConnection])
+    }
+
+    /// The shell could not get a new access token (the auth server is unreachable, say) while
+    /// the user stays logged in: ask again after a delay that doubles per failure (1 s … 30 s).
+    public mutating func accessTokenRefreshFailed() -> [Action] {
+        guard state == .waitingForAccessToken else { return [] }
+        accessTokenRefreshFailures += 1
+        accessTokenRetryGeneration += 1
+        let seconds = min(30, 1 << (min(accessTokenRefreshFailures, 6) - 1))
+        return [.scheduleTimer(.accessTokenRetry, generation: accessTokenRetryGeneration, afterMilliseconds: Int64(seconds) * 1000)]
     }
 
     /// A new access token: sent at once when bound, else used by the next bind.
     public mutating func accessTokenRefreshed(_ token: String) -> [Action] {
         accessToken = token
+        accessTokenRefreshFailures = 0
         switch state {
         case .binding, .active:
             return [.send(.refreshAccessToken(RefreshAccessToken(session: id, accessToken: token)))]
@@ -238,10 +320,12 @@ public struct ClientSession: Sendable {
         }
     }
 
-    /// The shell ran the client reset and saved `saved`: continue from there, uploading the
-    /// recovered changes (committed after `saved.queuedClientVersion`, handed over as commits).
-    public mutating func resetCompleted(_ saved: ClientSyncState) -> [Action] {
+    /// The shell ran the client reset and saved `saved` (and `reset`, what confirms it, in the
+    /// same transaction): continue from there, uploading the recovered changes (committed after
+    /// `saved.queuedClientVersion`, handed over as commits).
+    public mutating func resetCompleted(_ saved: ClientSyncState, unconfirmed reset: UnconfirmedReset? = nil) -> [Action] {
         guard case .waitingForReset = state else { return [] }
+        unconfirmedReset = reset
         adopt(saved)
         checkpoint.querySetVersion = 0
         state = .inactive
@@ -266,6 +350,10 @@ public struct ClientSession: Sendable {
     var restartAfterUnbind = false
 
     mutating func connect() -> [Action] {
+        guard !isSuspended else {
+            state = .inactive
+            return []
+        }
         if connectionIsOpen { return bind() }
         state = .waitingForConnection
         return [.requestConnection]

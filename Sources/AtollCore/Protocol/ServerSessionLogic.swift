@@ -146,16 +146,16 @@ extension ClientMessage {
     /// The message's kind, for error texts.
     var kindName: String {
         switch self {
-    case .hello: "hello"
-    case .bind: "bind"
-    case .ident: "ident"
-    case .upload: "upload"
-    case .mark: "mark"
-    case .queryChange: "query change"
-    case .refreshAccessToken: "refresh access token"
-    case .unbind: "unbind"
-    case .ping: "ping"
-    case .heldObjects: "held objects"
-    }
+        case .hello: "hello"
+        case .bind: "bind"
+        case .ident: "ident"
+        case .upload: "upload"
+        case .mark: "mark"
+        case .queryChange: "query change"
+        case .refreshAccessToken: "refresh access token"
+        case .unbind: "unbind"
+        case .ping: "ping"
+        case .heldObjects: "held objects"
+        }
     }
 }

@@ -207,24 +207,39 @@ extension MongoExpression {
                 guard let partitionField else { throw Refusal("%%partition outside a partition-based sync rule") }
                 return Predicate(kind: .text(partitionField))
             }
+            // `%%root` is the document: `%%root.members` names the field `members`.
+            if key.hasPrefix("%%root.") { return try field(String(key.dropFirst(7)), key: key) }
             return Predicate(kind: .text(try Self.placeholder(key)))
         }
         guard !key.hasPrefix("$"), !key.hasPrefix("%") else { throw Refusal("the operator \(key) is not expressible") }
-        guard Self.isFieldPath(key) else { throw Refusal("the field name \"\(key)\" is not expressible") }
-        return Predicate(kind: .text(key), fields: [key])
+        return try field(key, key: key)
+    }
+
+    private func field(_ path: String, key: String) throws(Refusal) -> Predicate {
+        guard Self.isFieldPath(path) else { throw Refusal("the field name \"\(key)\" is not expressible") }
+        return Predicate(kind: .text(path), fields: [path])
     }
 
     private func comparison(_ lhs: Predicate, _ op: String, _ argument: Node) throws(Refusal) -> Predicate {
         let field = lhs.rule
         func make(_ text: String) -> Predicate { Predicate(kind: .text(text), fields: lhs.fields) }
-        let operators = ["$eq": "==", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="]
+        if placeholders, Self.arrayPlaceholders.contains(field) { return try elementComparison(field, op, argument) }
+        // `$ne` as NOT of `==`: on a list field MongoDB's `$ne` holds when no element is equal
+        // (Atoll's `!=` through a list is ANY); on a single value the two are the same, null included.
+        if op == "$ne" { return .not(make("\(field) == \(try literal(argument))")) }
+        let operators = ["$eq": "==", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="]
         if let symbol = operators[op] {
             return make("\(field) \(symbol) \(try literal(argument))")
         }
         switch op {
         case "$in", "$nin":
+            if placeholders, case .string(let name) = argument.mongo, name.hasPrefix("%%") {
+                let test = try membership(lhs, in: name, op: op)
+                return op == "$in" ? test : .not(test)
+            }
             guard let items = argument.array else {
-                throw Refusal("\(op) with \(Self.describe(argument)) (only a literal array is expressible)")
+                throw Refusal("\(op) with \(Self.describe(argument)) (" + (placeholders
+                    ? "a literal array, a %%user value or a %%root field is expressible)" : "only a literal array is expressible)"))
             }
             if items.isEmpty { return op == "$in" ? .no : .yes }
             var values: [String] = []
@@ -239,6 +254,50 @@ extension MongoExpression {
         default:
             throw Refusal("the operator \(op) is not expressible (supported: $eq $ne $gt $gte $lt $lte $in $nin $exists $and $or $nor)")
         }
+    }
+
+    /// `lhs IN <array>` where the array is a user value (`{"team": {"$in": "%%user.custom_data.teams"}}`:
+    /// the field's value is one of the user's) or a document field (`{"%%user.id": {"$in": "%%root.members"}}`:
+    /// the user's id is one of the document's). The user's array is bound as one typed argument
+    /// when the rule is applied (``RuleUser/substituting(_:)``); one that is not an array, or too
+    /// long, makes the rule hold for no object.
+    private func membership(_ lhs: Predicate, in name: String, op: String) throws(Refusal) -> Predicate {
+        if name.hasPrefix("%%root.") {
+            guard !lhs.readsDocument else {
+                throw Refusal("\(op) of the field \(lhs.rule) in the field \(name) (two fields compared) is not expressible")
+            }
+            let list = try field(String(name.dropFirst(7)), key: name)
+            return Predicate(kind: .text("\(lhs.rule) IN \(list.rule)"), fields: list.fields)
+        }
+        if name == "%%partition" { throw Refusal("\(op) with %%partition (a single value, not an array) is not expressible") }
+        return Predicate(kind: .text("\(lhs.rule) IN \(try Self.placeholder(name))"), fields: lhs.fields)
+    }
+
+    /// User values that are arrays (one element per identity): a comparison holds when an element
+    /// matches, as MongoDB compares a path into an array of documents.
+    static var arrayPlaceholders: Set<String> { ["%user.identities.provider_type", "%user.identities.id"] }
+
+    /// `{"%%user.identities.provider_type": "custom-token"}`: `'custom-token' IN %user.identities.provider_type`.
+    private func elementComparison(_ list: String, _ op: String, _ argument: Node) throws(Refusal) -> Predicate {
+        var items: [Node]
+        switch op {
+        case "$eq", "$ne": items = [argument]
+        case "$in", "$nin":
+            guard let array = argument.array else { throw Refusal("\(op) with \(Self.describe(argument)) (only a literal array is expressible here)") }
+            items = array
+        default:
+            throw Refusal("\(op) on \(list.replacingOccurrences(of: "%", with: "%%")) is not expressible (an array: $eq $ne $in $nin only)")
+        }
+        var parts: [Predicate] = []
+        for item in items {
+            if case .array = item.mongo { throw Refusal("comparing \(list.replacingOccurrences(of: "%", with: "%%")) with an array is not expressible") }
+            if case .string(let s) = item.mongo, Self.arrayPlaceholders.contains("%" + s.dropFirst(2)) {
+                throw Refusal("comparing two arrays of the user is not expressible")
+            }
+            parts.append(Predicate(kind: .text("\(try literal(item)) IN \(list)")))
+        }
+        let any = Predicate.or(parts)
+        return op == "$eq" || op == "$in" ? any : .not(any)
     }
 
     /// Extended JSON's type wrappers (`{"$oid": …}`): literals, not operators.
@@ -285,11 +344,15 @@ extension MongoExpression {
     package static func placeholder(_ text: String) throws(Refusal) -> String {
         let name = String(text.dropFirst(2))
         if name == "user.id" { return "%user.id" }
+        if name == "user.identities.provider_type" || name == "user.identities.id" { return "%" + name }
+        if name.hasPrefix("user.identities") {
+            throw Refusal("\(text) is not expressible (of the identities, %%user.identities.provider_type and %%user.identities.id are)")
+        }
         for prefix in ["user.custom_data.", "user.data."] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             if !rest.isEmpty, isFieldPath(String(rest)) { return "%" + name }
         }
-        throw Refusal("\(text) is not expressible (supported: %%user.id, %%user.custom_data.*, %%user.data.*, %%true, %%false)")
+        throw Refusal("\(text) is not expressible (supported: %%user.id, %%user.custom_data.*, %%user.data.*, %%user.identities.provider_type, %%user.identities.id, %%true, %%false)")
     }
 
     package static func isFieldPath(_ text: String) -> Bool {

@@ -1,6 +1,11 @@
 /// The user a permission rule is evaluated for. A rule names the user's values with placeholders:
 /// `%user.id`, `%user.custom_data.<field>` (the custom user data the session's access token
-/// carries, dots for nested documents) and `%user.data.<field>` (the user's profile: `email`).
+/// carries, dots for nested documents), `%user.data.<field>` (the user's profile: `email`, `name`,
+/// a custom JWT's metadata fields) and `%user.identities.provider_type` / `%user.identities.id`
+/// (a list, one element per identity: `'custom-token' IN %user.identities.provider_type`).
+///
+/// A value is bound to the rule as a typed argument, never spliced into its text; a list
+/// (`team IN %user.custom_data.teams`) longer than ``maximumListCount`` is no value at all.
 ///
 /// ```swift
 /// let user = RuleUser(id: "u1", customData: ["team": .string("blue")])
@@ -12,11 +17,29 @@ public struct RuleUser: Sendable, Hashable {
     public var customData: [String: Value]
     /// The user's profile (`email`).
     public var data: [String: Value]
+    /// How the user logs in: one entry per identity.
+    public var identities: [Identity]
 
-    public init(id: String, customData: [String: Value] = [:], data: [String: Value] = [:]) {
+    /// One identity of the user: the provider (`custom-token`, `local-userpass` …) and the id there.
+    public struct Identity: Sendable, Hashable {
+        public var id: String
+        public var providerType: String
+
+        public init(id: String, providerType: String) {
+            self.id = id
+            self.providerType = providerType
+        }
+    }
+
+    /// The longest list a placeholder may stand for: a rule naming a longer one holds for no
+    /// object (every object would be compared with every element).
+    public static let maximumListCount = 1_000
+
+    public init(id: String, customData: [String: Value] = [:], data: [String: Value] = [:], identities: [Identity] = []) {
         self.id = id
         self.customData = customData
         self.data = data
+        self.identities = identities
     }
 
     /// The value a placeholder (without `%user.`: `id`, `custom_data.team`) stands for; nil when
@@ -28,6 +51,8 @@ public struct RuleUser: Sendable, Hashable {
         case "id" where parts.count == 1: return .string(id)
         case "custom_data": return Self.lookup(parts.dropFirst(), in: customData)
         case "data": return Self.lookup(parts.dropFirst(), in: data)
+        case "identities" where parts == ["identities", "provider_type"]: return .list(identities.map { .string($0.providerType) })
+        case "identities" where parts == ["identities", "id"]: return .list(identities.map { .string($0.id) })
         default: return nil
         }
     }
@@ -59,12 +84,23 @@ public struct RuleUser: Sendable, Hashable {
             }
             var path = String(rest[range.upperBound..<end])
             while path.hasSuffix(".") { path.removeLast(); end = rest.index(before: end) }
-            guard let value = value(at: path) else { return nil }
+            guard let value = value(at: path), !value.isLongList else { return nil }
             text += "$\(arguments.count)"
             arguments.append(value)
             rest = rest[end...]
         }
         text += rest
         return (text, arguments)
+    }
+}
+
+extension Value {
+    /// A list or set longer than ``RuleUser/maximumListCount``.
+    fileprivate var isLongList: Bool {
+        switch self {
+        case .list(let items): items.count > RuleUser.maximumListCount
+        case .set(let items): items.count > RuleUser.maximumListCount
+        default: false
+        }
     }
 }

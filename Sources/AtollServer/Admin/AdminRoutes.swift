@@ -10,6 +10,8 @@ struct AdminRoutes: Sendable {
     let coordinator: SyncCoordinator
     let auth: AuthService
     let backups: any BackupShelf
+    /// Apps added while the server runs (``addAppConfiguration(to:)``); nil: the route answers NotFound.
+    var runtimeApps: RuntimeApps? = nil
 
     var store: any ServerStore { coordinator.store }
 
@@ -58,6 +60,7 @@ struct AdminRoutes: Sendable {
         addOperations(to: admin)
         addServerAPIKeys(to: admin)
         addData(to: admin)
+        addAppConfiguration(to: admin)
     }
 
     /// The app the path names; `creating` records one the store does not know (an app declared in

@@ -20,7 +20,7 @@ extension AuthService {
     /// for the user, the data could not be read (logged), or the document is larger than the
     /// configured `maxBytes` (left out whole, logged: a token never carries part of a document).
     public func customUserData(for user: StoredUser) async -> [String: JSONValue]? {
-        guard let settings = configuration.settings(forApp: user.appID).customUserData else { return nil }
+        guard let settings = apps.settings(forApp: user.appID).customUserData else { return nil }
         let fields: [String: Value]?
         do {
             fields = try await readCustomUserData(user.appID, settings, user.id)

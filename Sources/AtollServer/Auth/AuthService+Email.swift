@@ -72,7 +72,7 @@ extension AuthService {
 
     /// Registrations of `appID` made before this are expired.
     func pendingRegistrationCutoff(appID: String) -> Date {
-        now().addingTimeInterval(-configuration.settings(forApp: appID).emailPassword.pendingLifetime)
+        now().addingTimeInterval(-apps.settings(forApp: appID).emailPassword.pendingLifetime)
     }
 
     /// The registration of `email` waiting for confirmation, unless it expired.
@@ -302,7 +302,7 @@ extension AuthService {
         let token = Secrets.token()
         let id = ObjectId.generate().stringValue
         let created = now()
-        let lifetime = configuration.settings(forApp: appID).emailPassword.tokenLifetime
+        let lifetime = apps.settings(forApp: appID).emailPassword.tokenLifetime
         try await store.insertAccountToken(
             StoredAccountToken(id: id, appID: appID, email: email, purpose: purpose, digest: Secrets.digest(token),
                                createdAt: created, expiresAt: created.addingTimeInterval(lifetime)),

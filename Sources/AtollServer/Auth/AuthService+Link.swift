@@ -49,6 +49,8 @@ extension AuthService {
         case .customToken:
             guard let token = request.token else { throw ServerError(.badRequest, "a custom-token link needs \"token\"") }
             let claims = try await customTokens.verify(token, appID: appID)
+            // A token without a required metadata field links nothing, as it logs in no one.
+            _ = try customTokens.metadata(of: token, appID: appID)
             identity = StoredIdentity(id: claims.sub.value, providerType: provider.rawValue)
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)

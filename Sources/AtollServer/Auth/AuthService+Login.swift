@@ -137,7 +137,14 @@ extension AuthService {
                 throw ServerError(.badRequest, "a custom-token login needs \"token\"")
             }
             let claims = try await customTokens.verify(token, appID: appID)
-            return (try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email), nil)
+            let metadata = try customTokens.metadata(of: token, appID: appID)
+            var user = try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, metadata: metadata)
+            // Each login brings the token's metadata, as App Services refreshes it.
+            if user.metadata != metadata {
+                try await store.setUserMetadata(id: user.id, metadata)
+                user.metadata = metadata
+            }
+            return (user, nil)
 
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
@@ -152,7 +159,7 @@ extension AuthService {
     /// The user with the identity `externalID` of `provider` (a custom JWT's or an ID token's
     /// `sub`), created on its first login.
     func user(appID: String, externalID: String, name: String?, email: String?,
-              provider authProvider: AuthProvider = .customToken) async throws -> StoredUser {
+              provider authProvider: AuthProvider = .customToken, metadata: [String: JSONValue] = [:]) async throws -> StoredUser {
         let provider = authProvider.rawValue
         if let user = try await store.user(appID: appID, providerType: provider, identityID: externalID) {
             return user
@@ -160,7 +167,7 @@ extension AuthService {
         let user = StoredUser(
             id: ObjectId.generate().stringValue, appID: appID,
             identities: [StoredIdentity(id: externalID, providerType: provider)], email: email, name: name,
-            createdAt: now())
+            createdAt: now(), metadata: metadata)
         do {
             try await store.createUser(user)
             return user

@@ -9,6 +9,9 @@ import Logging
 public struct AuthService: Sendable {
     public let store: any ServerStore
     public let configuration: ServerConfiguration
+    /// The apps served: the configuration file's and those added at run time. Read an app's
+    /// settings here, not from ``configuration``.
+    public let apps: AppRegistry
     public let accessTokens: AccessTokens
     let customTokens: CustomTokens
     /// Sign in with Apple and Google ID tokens.
@@ -46,8 +49,11 @@ public struct AuthService: Sendable {
         logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
         endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in },
         readCustomUserData: @escaping CustomUserDataReader = { _, _, _ in nil },
-        liveLogins: LiveLoginCache = LiveLoginCache()
+        liveLogins: LiveLoginCache = LiveLoginCache(),
+        apps: AppRegistry? = nil
     ) async throws {
+        let apps = apps ?? AppRegistry(configuration.apps)
+        self.apps = apps
         self.endSyncSessions = endSyncSessions
         self.liveLogins = liveLogins
         self.clientAddresses = configuration.clientAddresses
@@ -55,8 +61,8 @@ public struct AuthService: Sendable {
         self.store = store
         self.configuration = configuration
         self.accessTokens = await AccessTokens(secret: secret, lifetime: configuration.accessTokenLifetime)
-        self.customTokens = try await CustomTokens(configuration: configuration)
-        self.openIDTokens = try await OpenIDTokens(configuration: configuration)
+        self.customTokens = try await CustomTokens(apps: apps.apps)
+        self.openIDTokens = try await OpenIDTokens(apps: apps.apps)
         let hasher = PasswordHasher(rounds: configuration.passwordHashRounds, concurrency: configuration.limits.concurrentPasswordHashes)
         self.hasher = hasher
         // Unknown accounts are checked against this, so they cost what known ones cost.
@@ -69,7 +75,7 @@ public struct AuthService: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.now = now
-        for app in configuration.apps {
+        for app in apps.apps {
             try await store.createApp(StoredApp(id: app.id, createdAt: now()))
         }
     }
@@ -79,7 +85,7 @@ public struct AuthService: Sendable {
     /// The settings of app `id`, creating it in development mode.
     /// - Throws: `ServerError(.appNotFound)` for an unknown app outside development mode.
     public func app(_ id: String) async throws -> ServerConfiguration.App {
-        if let declared = configuration.app(id: id) { return declared }
+        if let declared = apps.app(id: id) { return declared }
         if try await store.app(id: id) == nil {
             guard configuration.developmentMode else {
                 throw ServerError(.appNotFound, "there is no app \"\(id)\"")
@@ -94,7 +100,7 @@ public struct AuthService: Sendable {
             try await store.createApp(StoredApp(id: id, createdAt: now()))
             logger.info("created app in development mode", metadata: ["app": "\(id)"])
         }
-        return configuration.settings(forApp: id)
+        return apps.settings(forApp: id)
     }
 
     // MARK: Sessions

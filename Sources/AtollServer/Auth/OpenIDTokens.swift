@@ -1,3 +1,4 @@
+import AtollCore
 import Foundation
 import JWTKit
 
@@ -37,28 +38,45 @@ struct OpenIDTokens: Sendable {
         let audience: [String]
     }
 
-    private let verifiers: [String: [AuthProvider: Verifier]]
+    /// By app id; apps added at run time (``install(_:appID:)``) join those of the configuration.
+    private let verifiers: Locked<[String: [AuthProvider: Verifier]]>
 
     /// Reads the keys of every app's configured providers (files included).
     init(configuration: ServerConfiguration) async throws {
+        try await self.init(apps: configuration.apps)
+    }
+
+    /// Reads the keys of the configured providers of every app of `apps` (files included).
+    init(apps: [ServerConfiguration.App]) async throws {
         var verifiers: [String: [AuthProvider: Verifier]] = [:]
-        for (index, app) in configuration.apps.enumerated() {
-            for (provider, settings) in [(AuthProvider.apple, app.apple), (.google, app.google)] {
-                guard let settings else { continue }
-                let field = "apps[\(index)].\(provider == .apple ? "apple" : "google")"
-                let set = try OpenIDKeySet(json: try settings.jwksText(field: field), field: field)
-                let keys = JWTKeyCollection()
-                for key in set.keys {
-                    do { try await keys.add(jwk: key) } catch {
-                        throw ConfigurationError(field: field, "key \(key.keyIdentifier?.string ?? "?") cannot be used: \(error)")
-                    }
-                }
-                let issuers = settings.issuer.map { [$0] } ?? Self.defaultIssuers(provider)
-                verifiers[app.id, default: [:]][provider] = Verifier(
-                    keys: keys, algorithms: set.algorithms, issuers: issuers, audience: settings.audience)
-            }
+        for (index, app) in apps.enumerated() {
+            verifiers[app.id] = try await Self.verifiers(for: app, field: "apps[\(index)]")
         }
-        self.verifiers = verifiers
+        self.verifiers = Locked(verifiers)
+    }
+
+    /// The verifiers of `app`'s configured providers; `field` names the app in errors.
+    static func verifiers(for app: ServerConfiguration.App, field appField: String) async throws -> [AuthProvider: Verifier] {
+        var out: [AuthProvider: Verifier] = [:]
+        for (provider, settings) in [(AuthProvider.apple, app.apple), (.google, app.google)] {
+            guard let settings else { continue }
+            let field = "\(appField).\(provider == .apple ? "apple" : "google")"
+            let set = try OpenIDKeySet(json: try settings.jwksText(field: field), field: field)
+            let keys = JWTKeyCollection()
+            for key in set.keys {
+                do { try await keys.add(jwk: key) } catch {
+                    throw ConfigurationError(field: field, "key \(key.keyIdentifier?.string ?? "?") cannot be used: \(error)")
+                }
+            }
+            let issuers = settings.issuer.map { [$0] } ?? Self.defaultIssuers(provider)
+            out[provider] = Verifier(keys: keys, algorithms: set.algorithms, issuers: issuers, audience: settings.audience)
+        }
+        return out
+    }
+
+    /// Puts `verifiers` in place for `appID`: an app added or replaced at run time.
+    func install(_ verifiers: [AuthProvider: Verifier], appID: String) {
+        self.verifiers.withLock { $0[appID] = verifiers.isEmpty ? nil : verifiers }
     }
 
     static func defaultIssuers(_ provider: AuthProvider) -> [String] {
@@ -70,7 +88,7 @@ struct OpenIDTokens: Sendable {
     ///   `.badRequest` for an oversized token, `.invalidCredentials` for any other fault (signature,
     ///   algorithm, key id, issuer, audience, expiry, empty `sub`), with a message naming it.
     func verify(_ token: String, provider: AuthProvider, appID: String, now: Date) async throws -> OpenIDClaims {
-        guard let verifier = verifiers[appID]?[provider] else {
+        guard let verifier = verifiers.withLock({ $0[appID]?[provider] }) else {
             throw ServerError(.authProviderDisabled, "the \(provider.rawValue) provider is not configured for this app")
         }
         guard token.utf8.count <= Self.maxTokenBytes else {

@@ -1,3 +1,4 @@
+import AtollAppConfig
 import AtollCore
 import Foundation
 import JWTKit
@@ -77,34 +78,9 @@ extension ServerConfiguration {
         var seen = Set<String>()
         for (index, app) in apps.enumerated() {
             let field = "apps[\(index)]"
-            guard !app.id.isEmpty, app.id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
-                throw ConfigurationError(field: "\(field).id", "must be letters, digits, '-', '_' or '.'")
-            }
+            try app.validate(field: field, developmentMode: developmentMode)
             guard seen.insert(app.id).inserted else {
                 throw ConfigurationError(field: "\(field).id", "\(app.id) is declared twice")
-            }
-            for (name, provider) in [("apple", app.apple), ("google", app.google)] {
-                try provider?.validate(field: "\(field).\(name)")
-            }
-            try app.validateAccountSettings(field: field, developmentMode: developmentMode)
-            try app.functions.validate(field: "\(field).functions")
-            if let jwt = app.customJWT {
-                switch jwt.algorithm {
-                case .hs256:
-                    guard jwt.key.utf8.count >= 32 else {
-                        throw ConfigurationError(field: "\(field).customJWT.key", "an HS256 key must be at least 32 bytes")
-                    }
-                case .rs256:
-                    do { _ = try Insecure.RSA.PublicKey(pem: jwt.key) } catch {
-                        throw ConfigurationError(field: "\(field).customJWT.key", "not a PEM RSA public key")
-                    }
-                }
-                guard (0...600).contains(jwt.clockSkew) else {
-                    throw ConfigurationError(field: "\(field).customJWT.clockSkew", "must be 0 to 600 seconds")
-                }
-                if let issuer = jwt.issuer, issuer.isEmpty {
-                    throw ConfigurationError(field: "\(field).customJWT.issuer", "must not be empty (leave it out to accept any)")
-                }
             }
         }
     }
@@ -166,87 +142,5 @@ extension ServerConfiguration {
     /// Reads the client addresses of requests as ``trustedProxies`` and ``forwardedHeader`` say.
     var clientAddresses: ClientAddressResolver {
         ClientAddressResolver(trustedProxies: trustedProxies, header: ClientAddressResolver.Header(rawValue: forwardedHeader) ?? .xForwardedFor)
-    }
-}
-
-extension ServerConfiguration.App {
-    enum CodingKeys: String, CodingKey {
-        case id, authProviders, customJWT, syncKind, queryableFields, permissions, developmentMode
-        case clientRecovery, maxOfflineTime, apple, google
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            id: try container.decode(String.self, forKey: .id),
-            authProviders: try container.decodeIfPresent(ServerConfiguration.AuthProviders.self, forKey: .authProviders)
-                ?? .init(),
-            customJWT: try container.decodeIfPresent(ServerConfiguration.CustomJWT.self, forKey: .customJWT),
-            syncKind: try container.decodeIfPresent(ServerConfiguration.SyncKind.self, forKey: .syncKind),
-            queryableFields: try container.decodeIfPresent([String].self, forKey: .queryableFields) ?? [],
-            permissions: try container.decodeIfPresent([ServerConfiguration.PermissionRule].self, forKey: .permissions)
-                ?? [],
-            developmentMode: try container.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? true,
-            clientRecovery: try container.decodeIfPresent(Bool.self, forKey: .clientRecovery) ?? true,
-            maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime),
-            apple: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .apple),
-            google: try container.decodeIfPresent(ServerConfiguration.OpenIDProvider.self, forKey: .google))
-        try decodeAccountSettings(from: decoder)
-        try decodeFunctions(from: decoder)
-        try decodeRemoteAccess(from: decoder)
-    }
-}
-
-extension ServerConfiguration.AuthProviders {
-    /// The providers' names in the HTTP API.
-    enum CodingKeys: String, CodingKey {
-        case anonymous = "anon-user"
-        case emailPassword = "local-userpass"
-        case apiKey = "api-key"
-        case customToken = "custom-token"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            anonymous: try container.decodeIfPresent(Bool.self, forKey: .anonymous) ?? true,
-            emailPassword: try container.decodeIfPresent(Bool.self, forKey: .emailPassword) ?? true,
-            apiKey: try container.decodeIfPresent(Bool.self, forKey: .apiKey) ?? true,
-            customToken: try container.decodeIfPresent(Bool.self, forKey: .customToken) ?? true)
-    }
-}
-
-extension ServerConfiguration.PermissionRule {
-    enum CodingKeys: String, CodingKey {
-        case type, role, when, read, write, insert, delete, fields
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            type: try container.decodeIfPresent(String.self, forKey: .type),
-            role: try container.decodeIfPresent(String.self, forKey: .role),
-            when: try container.decodeIfPresent(String.self, forKey: .when),
-            read: try container.decodeIfPresent(String.self, forKey: .read) ?? "true",
-            write: try container.decodeIfPresent(String.self, forKey: .write) ?? "true",
-            insert: try container.decodeIfPresent(Bool.self, forKey: .insert) ?? true,
-            delete: try container.decodeIfPresent(Bool.self, forKey: .delete) ?? true,
-            fields: try container.decodeIfPresent(FieldAccess.self, forKey: .fields))
-    }
-}
-
-extension ServerConfiguration.CustomJWT {
-    enum CodingKeys: String, CodingKey {
-        case algorithm, key, audience, issuer, clockSkew
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            algorithm: try container.decode(Algorithm.self, forKey: .algorithm),
-            key: try container.decode(String.self, forKey: .key),
-            audience: try container.decodeIfPresent(String.self, forKey: .audience),
-            issuer: try container.decodeIfPresent(String.self, forKey: .issuer),
-            clockSkew: try container.decodeIfPresent(TimeInterval.self, forKey: .clockSkew) ?? 60)
     }
 }

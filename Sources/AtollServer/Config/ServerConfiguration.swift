@@ -1,3 +1,4 @@
+import AtollAppConfig
 import AtollCore
 import Foundation
 
@@ -119,180 +120,41 @@ extension ServerConfiguration {
         }
     }
 
-    /// One app: which auth providers it accepts, how it syncs, who may read and write what.
-    public struct App: Sendable, Hashable, Codable {
-        public var id: String
-        /// Which auth providers are on.
-        public var authProviders: AuthProviders
-        /// How custom JWTs (`custom-token` logins) are checked; nil turns that provider off.
-        public var customJWT: CustomJWT?
-        /// How Sign in with Apple ID tokens (`oauth2-apple` logins) are checked; nil turns that provider off.
-        public var apple: OpenIDProvider?
-        /// How Google ID tokens (`oauth2-google` logins) are checked; nil turns that provider off.
-        public var google: OpenIDProvider?
-        /// Partition or flexible sync; nil accepts what clients use (development).
-        public var syncKind: SyncKind?
-        /// Fields flexible-sync queries may use: `"owner"` (any type) or `"Task.owner"`.
-        public var queryableFields: [String]
-        /// Read and write rules, e.g. `"owner == %user.id"`; none means everyone may read and write.
-        public var permissions: [PermissionRule]
-        /// Whether the schema is taken from what clients declare (additive changes accepted).
-        public var developmentMode: Bool
-        /// Whether clients may recover unsynced changes on a client reset.
-        public var clientRecovery: Bool
-        /// How long a client may stay offline before it needs a client reset, in seconds; nil keeps all history.
-        public var maxOfflineTime: TimeInterval?
-        /// How e-mail/password accounts are confirmed and reset (automatic confirmation by default).
-        public var emailPassword = EmailPassword()
-        /// Where `user.customData` comes from; nil: every user's custom data is empty.
-        public var customUserData: CustomUserData?
-        /// The app's functions and the custom-function auth provider, served by webhooks.
-        public var functions = Functions()
-        /// Remote data access (`user.mongoClient`): on by default, over the flexible-sync data.
-        public var remoteAccess = RemoteAccess()
+    /// The app-level types are the shared configuration model (module AtollAppConfig), so
+    /// `atoll apps import`, the configuration file and the admin API carry the same JSON.
+    public typealias App = AppConfig.App
+    public typealias AuthProviders = AppConfig.AuthProviders
+    public typealias CustomJWT = AppConfig.CustomJWT
+    public typealias SyncKind = AppConfig.SyncKind
+    public typealias PermissionRule = AppConfig.PermissionRule
+    public typealias EmailPassword = AppConfig.EmailPassword
+    public typealias CustomUserData = AppConfig.CustomUserData
+    public typealias Functions = AppConfig.Functions
+    public typealias RemoteAccess = AppConfig.RemoteAccess
+    public typealias OpenIDProvider = AppConfig.OpenIDProvider
+}
 
-        public init(
-            id: String,
-            authProviders: AuthProviders = AuthProviders(),
-            customJWT: CustomJWT? = nil,
-            syncKind: SyncKind? = nil,
-            queryableFields: [String] = [],
-            permissions: [PermissionRule] = [],
-            developmentMode: Bool = true,
-            clientRecovery: Bool = true,
-            maxOfflineTime: TimeInterval? = nil,
-            apple: OpenIDProvider? = nil,
-            google: OpenIDProvider? = nil
-        ) {
-            self.apple = apple
-            self.google = google
-            self.id = id
-            self.authProviders = authProviders
-            self.customJWT = customJWT
-            self.syncKind = syncKind
-            self.queryableFields = queryableFields
-            self.permissions = permissions
-            self.developmentMode = developmentMode
-            self.clientRecovery = clientRecovery
-            self.maxOfflineTime = maxOfflineTime
-        }
-
-        /// Whether logins through `provider` are accepted.
-        public func accepts(_ provider: AuthProvider) -> Bool {
-            switch provider {
-            case .anonymous: authProviders.anonymous
-            case .emailPassword: authProviders.emailPassword
-            case .apiKey: authProviders.apiKey
-            case .customToken: authProviders.customToken && customJWT != nil
-            case .apple: apple != nil
-            case .google: google != nil
-            case .customFunction: functions.authenticationURL != nil
-            }
+extension ServerConfiguration.App {
+    /// Whether logins through `provider` are accepted.
+    public func accepts(_ provider: AuthProvider) -> Bool {
+        switch provider {
+        case .anonymous: authProviders.anonymous
+        case .emailPassword: authProviders.emailPassword
+        case .apiKey: authProviders.apiKey
+        case .customToken: authProviders.customToken && customJWT != nil
+        case .apple: apple != nil
+        case .google: google != nil
+        case .customFunction: functions.authenticationURL != nil
         }
     }
+}
 
-    /// Auth providers on or off. Anonymous, email/password and API keys are on by default; custom JWT
-    /// is on once a key is configured.
-    public struct AuthProviders: Sendable, Hashable, Codable {
-        public var anonymous: Bool
-        public var emailPassword: Bool
-        public var apiKey: Bool
-        public var customToken: Bool
-
-        public init(anonymous: Bool = true, emailPassword: Bool = true, apiKey: Bool = true, customToken: Bool = true) {
-            self.anonymous = anonymous
-            self.emailPassword = emailPassword
-            self.apiKey = apiKey
-            self.customToken = customToken
-        }
+extension ServerConfiguration.PermissionRule {
+    /// A rule that lets no one read or write `type`: what a user gets when no role applies.
+    static func denying(_ type: String?) -> Self {
+        Self(type: type, role: nil, read: "false", write: "false", insert: false, delete: false)
     }
 
-    /// How an app's custom JWTs are verified.
-    public struct CustomJWT: Sendable, Hashable, Codable {
-        public enum Algorithm: String, Sendable, Hashable, Codable {
-            /// HMAC-SHA256 with a shared secret (`key` is the secret, at least 32 bytes).
-            case hs256 = "HS256"
-            /// RSA-SHA256 (`key` is the PEM public key).
-            case rs256 = "RS256"
-        }
-
-        public var algorithm: Algorithm
-        public var key: String
-        /// When set, a token's `aud` must contain it.
-        public var audience: String?
-        /// When set, a token's `iss` must be it.
-        public var issuer: String?
-        /// How far the issuer's clock may be ahead of the server's, in seconds: a token whose `nbf`
-        /// or `iat` is later than now plus this is refused (0…600, 60 by default).
-        public var clockSkew: TimeInterval
-
-        public init(algorithm: Algorithm, key: String, audience: String? = nil, issuer: String? = nil, clockSkew: TimeInterval = 60) {
-            self.algorithm = algorithm
-            self.key = key
-            self.audience = audience
-            self.issuer = issuer
-            self.clockSkew = clockSkew
-        }
-    }
-
-    /// The two sync kinds of the Realm API.
-    public enum SyncKind: String, Sendable, Hashable, Codable {
-        case partition
-        case flexible
-    }
-
-    /// Read and write rules for one object type (or all, when `type` is nil), in the query language with
-    /// `%user.id` standing for the logged-in user (and `%user.custom_data.<field>`, `%user.data.email`).
-    ///
-    /// Several rules of one type are roles: a session takes, per type, the first rule whose
-    /// ``when`` holds for its user. A type that has rules (or, without its own, the rule of every
-    /// type) none of which applies to the user may not be read or written by that user.
-    ///
-    /// ```swift
-    /// PermissionRule(type: "Task", role: "admin", when: "%user.custom_data.isAdmin == true")
-    /// PermissionRule(type: "Task", role: "owner", read: "owner == %user.id", write: "owner == %user.id",
-    ///                delete: false, fields: FieldAccess(fields: ["owner": .init(read: true, write: false)],
-    ///                                                   otherFields: .init(read: true, write: true)))
-    /// ```
-    public struct PermissionRule: Sendable, Hashable, Codable {
-        public var type: String?
-        /// The role's name, for errors and logs.
-        public var role: String?
-        /// When the rule applies: a condition on the user alone (`%user.custom_data.role == 'admin'`),
-        /// checked when a session binds; nil: always.
-        public var when: String?
-        public var read: String
-        public var write: String
-        /// Whether the user may create objects (that the write rule allows).
-        public var insert: Bool
-        /// Whether the user may delete objects (that the write rule allows).
-        public var delete: Bool
-        /// Field-level permissions (flexible sync): which fields of the objects the rules let
-        /// the user read and write; nil: all of them.
-        public var fields: FieldAccess?
-
-        public init(type: String? = nil, read: String = "true", write: String = "true") {
-            self.init(type: type, role: nil, when: nil, read: read, write: write)
-        }
-
-        public init(type: String? = nil, role: String?, when: String? = nil, read: String = "true", write: String = "true",
-                    insert: Bool = true, delete: Bool = true, fields: FieldAccess? = nil) {
-            self.type = type
-            self.role = role
-            self.when = when
-            self.read = read
-            self.write = write
-            self.insert = insert
-            self.delete = delete
-            self.fields = fields
-        }
-
-        /// A rule that lets no one read or write `type`: what a user gets when no role applies.
-        static func denying(_ type: String?) -> PermissionRule {
-            PermissionRule(type: type, role: nil, read: "false", write: "false", insert: false, delete: false)
-        }
-
-        /// How errors name the rule: its role, or "the app's rule".
-        var label: String { role.map { "role \"\($0)\"" } ?? "the app's rule" }
-    }
+    /// How errors name the rule: its role, or "the app's rule".
+    var label: String { role.map { "role \"\($0)\"" } ?? "the app's rule" }
 }

@@ -12,7 +12,7 @@ extension AuthRoutes {
             let token = try bearer(request)
             // Cheap refusals first: a bad token costs no body read.
             _ = try await auth.accessTokens.verify(token, now: auth.now())
-            let limit = auth.configuration.settings(forApp: appID).functions.maxArgumentBytes
+            let limit = auth.apps.settings(forApp: appID).functions.maxArgumentBytes
             let buffer: ByteBuffer
             do {
                 buffer = try await request.body.collect(upTo: limit)

@@ -42,7 +42,10 @@ struct RemoteRoutes: Sendable {
         case .user(let found, _, _, let customData): user = RuleUser(found, customData: customData)
         case .refused(let refusal): throw ServerError(.invalidToken, refusal.message)
         }
-        let app = try await auth.app(appID)
+        _ = try await auth.app(appID)  // refuses an unknown app (outside development mode)
+        // One reading: the settings and their generation, so a write decided under them is not
+        // integrated once the app is replaced.
+        let (app, generation) = auth.apps.current(appID)
         guard app.remoteAccess.enabled else { throw RemoteError(.collectionNotFound, "app \"\(appID)\" does not serve remote data access") }
         guard app.syncKind != .partition else {
             throw RemoteError(.unsupported, "remote data access serves flexible-sync apps; app \"\(appID)\" is partition-based")
@@ -76,7 +79,14 @@ struct RemoteRoutes: Sendable {
             return try collection.perform(remote, rule: writeRule)
         }
         if let write, !write.instructions.isEmpty {
-            let refused = try await coordinator.integrateRemoteWrite(write.instructions, into: realm, check: writeRule)
+            let refused: [CompensatingWrite]
+            do {
+                refused = try await coordinator.integrateRemoteWrite(
+                    write.instructions, into: realm, check: writeRule,
+                    stillCurrent: { [apps = auth.apps] in apps.generation(of: appID) == generation })
+            } catch is StaleEpoch {
+                throw RemoteError(.permissionDenied, "the app's rules (or the realm's history) changed while the write ran: nothing was written; try again")
+            }
             if let first = refused.first {
                 throw RemoteError(.permissionDenied, "a concurrent change made the write refused: \(first.reason)")
             }

@@ -22,12 +22,14 @@ extension SyncCoordinator {
     ///
     /// - Returns: the objects the write rules refused after the rebase (a concurrent upload
     ///   changed them meanwhile); their instructions were left out.
-    func integrateRemoteWrite(_ instructions: [Instruction], into realm: StoredRealm, check: WriteRule?) async throws -> [CompensatingWrite] {
+    /// With `stillCurrent`, as for an upload: written only if it still says yes in the transaction.
+    func integrateRemoteWrite(_ instructions: [Instruction], into realm: StoredRealm, check: WriteRule?,
+                              stillCurrent: (@Sendable () -> Bool)? = nil) async throws -> [CompensatingWrite] {
         let file = try await store.newClientFile(realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: now())
         let base = try await store.latestServerVersion(realmID: realm.id)
         let changeset = Changeset(version: 1, timestamp: timestamp(), fileIdent: file.ident.ident, instructions: instructions)
         let result = try await integrate(UploadBatch(fileIdent: file.ident.ident, baseServerVersion: base, changesets: [changeset]),
-                                         into: realm, check: check)
+                                         into: realm, check: check, stillCurrent: stillCurrent)
         return result.rejected
     }
 }

@@ -142,9 +142,12 @@ public struct AtollServer: Sendable {
                 shared.observeRejectedNotifications { metrics.countRejectedNotification(reason: $0) }
             }
             let liveLogins = LiveLoginCache()
+            // The configuration file's apps, then those added through the admin API (the file wins).
+            let apps = AppRegistry(configuration.apps)
+            for app in try RuntimeApps.load(configuration: configuration, logger: logger) { apps.install(app) }
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
-                                              appSettings: { [configuration] in configuration.settings(forApp: $0) }, clock: clock,
+                                              appSettings: { [apps] in apps.settings(forApp: $0) }, clock: clock,
                                               liveLogins: liveLogins)
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
@@ -154,7 +157,7 @@ public struct AtollServer: Sendable {
                 readCustomUserData: { appID, settings, userID in
                     try await coordinator.customUserData(appID: appID, settings: settings, userID: userID)
                 },
-                liveLogins: liveLogins)
+                liveLogins: liveLogins, apps: apps)
             let requestHeads = RequestHeadRecorder()
             let router = Self.makeRouter(auth: auth, metrics: metrics, requestHeads: requestHeads, store: store,
                                          metricsToken: configuration.metricsToken,
@@ -163,7 +166,8 @@ public struct AtollServer: Sendable {
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
-                            ?? BackupDirectory(dataDirectory: configuration.dataDirectory)).add(to: router)
+                            ?? BackupDirectory(dataDirectory: configuration.dataDirectory),
+                        runtimeApps: RuntimeApps(configuration: configuration, auth: auth, coordinator: coordinator, logger: logger)).add(to: router)
             RemoteRoutes(coordinator: coordinator, auth: auth,
                          customAuthorization: configuration.authorizationHeaderName.flatMap { HTTPField.Name($0) }).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,

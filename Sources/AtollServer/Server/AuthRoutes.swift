@@ -150,10 +150,8 @@ extension AuthRoutes {
             }
         }
 
-        struct Data: Encodable {
-            var email: String?
-            var name: String?
-        }
+        /// The profile's `data`: a custom JWT's metadata fields, then `email` and `name`.
+        typealias Data = [String: JSONValue]
 
         var userID: String
         var identities: [Identity]
@@ -164,7 +162,10 @@ extension AuthRoutes {
         init(_ user: StoredUser) {
             userID = user.id
             identities = user.identities.map { Identity(id: $0.id, providerType: $0.providerType) }
-            data = Data(email: user.email, name: user.name)
+            var data = user.metadata
+            if let email = user.email { data["email"] = .string(email) }
+            if let name = user.name { data["name"] = .string(name) }
+            self.data = data
         }
 
         enum CodingKeys: String, CodingKey {

@@ -42,6 +42,12 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case notCallable = "NotCallable"
         /// A function imported from App Services with no webhook yet.
         case functionInvalid = "FunctionInvalid"
+        /// An app configuration the admin API cannot take (the message names the field at fault).
+        case invalidAppConfiguration = "InvalidAppConfiguration"
+        /// The app exists with another configuration: replacing it needs `replace=true`.
+        case appExists = "AppExists"
+        /// The app is declared in the server's configuration file: the admin API may not change it.
+        case appReadOnly = "AppReadOnly"
 
         /// The HTTP status that goes with the code.
         public var status: HTTPResponse.Status {
@@ -49,8 +55,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
             case .invalidCredentials, .invalidToken, .authError: .unauthorized
             case .userDisabled, .authProviderDisabled: .forbidden
             case .userNotFound, .appNotFound, .apiKeyNotFound, .notFound: .notFound
-            case .accountNameInUse, .userAlreadyConfirmed: .conflict
-            case .invalidPassword, .badRequest, .unknown, .functionExecutionError, .executionTimeLimitExceeded, .functionInvalid: .badRequest
+            case .accountNameInUse, .userAlreadyConfirmed, .appExists, .appReadOnly: .conflict
+            case .invalidPassword, .badRequest, .unknown, .functionExecutionError, .executionTimeLimitExceeded, .functionInvalid,
+                 .invalidAppConfiguration: .badRequest
             case .functionNotFound: .notFound
             case .notCallable: .forbidden
             case .internalError: .internalServerError

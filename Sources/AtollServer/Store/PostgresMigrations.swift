@@ -180,6 +180,9 @@ enum PostgresMigrations {
         ]),
         Migration(version: 6, name: "dates in history as seconds since 2001", statements: [],
                   rewrite: { try await reencodeHistoryDates($0, logger: $1) }),
+        Migration(version: 7, name: "the custom JWT metadata fields of each user", statements: [
+            "ALTER TABLE users ADD COLUMN metadata TEXT",
+        ]),
     ]
 
     /// The newest migration this binary knows.

@@ -158,8 +158,8 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Users
 
-    static let userColumns = "id, app_id, email, name, disabled, created_at"
-    typealias UserRow = (String, String, String?, String?, Bool, Double)
+    static let userColumns = "id, app_id, email, name, disabled, created_at, metadata"
+    typealias UserRow = (String, String, String?, String?, Bool, Double, String?)
 
     static func fetchUser(_ connection: PostgresConnection, id: String, logger: Logger) async throws -> StoredUser? {
         var found: UserRow?
@@ -174,7 +174,7 @@ public final class PostgresServerStore: ServerStore {
             identities.append(StoredIdentity(id: identity, providerType: provider, passwordHash: hash))
         }
         return StoredUser(id: row.0, appID: row.1, identities: identities, email: row.2, name: row.3,
-                          disabled: row.4, createdAt: Date(timeIntervalSince1970: row.5))
+                          disabled: row.4, createdAt: Date(timeIntervalSince1970: row.5), metadata: StoredUser.metadata(row.6))
     }
 
     public func user(id: String) async throws -> StoredUser? {
@@ -208,8 +208,9 @@ public final class PostgresServerStore: ServerStore {
     static func insertUser(_ connection: PostgresConnection, _ user: StoredUser, logger: Logger) async throws {
         try await connection.query(
             """
-            INSERT INTO users (id, app_id, email, name, disabled, created_at)
-            VALUES (\(user.id), \(user.appID), \(user.email), \(user.name), \(user.disabled), \(user.createdAt.timeIntervalSince1970))
+            INSERT INTO users (id, app_id, email, name, disabled, created_at, metadata)
+            VALUES (\(user.id), \(user.appID), \(user.email), \(user.name), \(user.disabled), \(user.createdAt.timeIntervalSince1970),
+                    \(user.metadataText))
             """, logger: logger)
         for (position, identity) in user.identities.enumerated() {
             do {
@@ -222,6 +223,11 @@ public final class PostgresServerStore: ServerStore {
                 throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
             }
         }
+    }
+
+    public func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
+        let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
+        return try await count(client.query("UPDATE users SET metadata = \(text) WHERE id = \(id) RETURNING 1", logger: logger)) > 0
     }
 
     public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {

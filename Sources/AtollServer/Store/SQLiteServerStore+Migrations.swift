@@ -131,6 +131,9 @@ extension SQLiteServerStore {
                     """)
         }
         registerDateMigration(&migrator)
+        migrator.registerMigration("v10: the custom JWT metadata fields of each user") { db in
+            try db.execute(sql: "ALTER TABLE users ADD COLUMN metadata TEXT")
+        }
         return migrator
     }
 }

@@ -154,10 +154,11 @@ public final class SQLiteServerStore: ServerStore {
             }
             try db.execute(
                 sql: """
-                    INSERT INTO users (id, app_id, email, name, disabled, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO users (id, app_id, email, name, disabled, created_at, metadata)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
-                arguments: [user.id, user.appID, user.email, user.name, user.disabled, user.createdAt.timeIntervalSince1970])
+                arguments: [user.id, user.appID, user.email, user.name, user.disabled, user.createdAt.timeIntervalSince1970,
+                            user.metadataText])
             try Self.insertIdentities(db, of: user)
         }
     }
@@ -175,6 +176,14 @@ public final class SQLiteServerStore: ServerStore {
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
                 throw ServerStoreError(.duplicateIdentity, "the \(identity.providerType) identity is taken")
             }
+        }
+    }
+
+    public func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
+        let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
+        return try await writer.write { db in
+            try db.execute(sql: "UPDATE users SET metadata = ? WHERE id = ?", arguments: [text, id])
+            return db.changesCount > 0
         }
     }
 
@@ -213,6 +222,6 @@ public final class SQLiteServerStore: ServerStore {
         return StoredUser(
             id: row["id"], appID: row["app_id"], identities: identities, email: row["email"], name: row["name"],
             disabled: row["disabled"],
-            createdAt: Date(timeIntervalSince1970: row["created_at"]))
+            createdAt: Date(timeIntervalSince1970: row["created_at"]), metadata: StoredUser.metadata(row["metadata"]))
     }
 }

@@ -55,10 +55,13 @@ public struct StoredUser: Sendable, Hashable {
     public var name: String?
     public var disabled: Bool
     public var createdAt: Date
+    /// The metadata fields of the user's last custom JWT (`customJWT.metadataFields`), by field
+    /// name: the profile's `data` and `%user.data.<field>` in rules.
+    public var metadata: [String: JSONValue]
 
     public init(
         id: String, appID: String, identities: [StoredIdentity], email: String? = nil, name: String? = nil,
-        disabled: Bool = false, createdAt: Date
+        disabled: Bool = false, createdAt: Date, metadata: [String: JSONValue] = [:]
     ) {
         self.id = id
         self.appID = appID
@@ -67,6 +70,25 @@ public struct StoredUser: Sendable, Hashable {
         self.name = name
         self.disabled = disabled
         self.createdAt = createdAt
+        self.metadata = metadata
+    }
+
+    /// ``metadata`` as the stores keep it (a JSON object), nil when empty.
+    var metadataText: String? {
+        guard !metadata.isEmpty, let data = try? Self.metadataEncoder.encode(metadata) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// ``metadata`` read back from what the stores keep (unreadable text: none).
+    static func metadata(_ text: String?) -> [String: JSONValue] {
+        guard let text else { return [:] }
+        return (try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))) ?? [:]
+    }
+
+    private static var metadataEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
     }
 
     /// The identity of `providerType` named `id`, or nil.

@@ -77,6 +77,10 @@ public protocol ServerStore: EmailAccountStore, Sendable {
     /// Records a user with its identities.
     /// - Throws: `ServerStoreError.duplicateIdentity` when one of its identities belongs to another user.
     func createUser(_ user: StoredUser) async throws
+    /// Replaces the user's custom JWT metadata (``StoredUser/metadata``). Returns false when
+    /// there is no such user.
+    @discardableResult
+    func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool
     /// Enables or disables a user. Returns false when there is no such user.
     @discardableResult
     func setUserDisabled(id: String, disabled: Bool) async throws -> Bool

@@ -26,6 +26,16 @@ enum Permissions {
         return allows(rule.write, partition, user: user)
     }
 
+    /// `instructions` without the changes of fields `access` does not let the user read (partition
+    /// rules have no type: a field is hidden by its name in every type). Creations, erasures and
+    /// schema instructions stay.
+    static func hiding(_ access: FieldAccess, in instructions: [Instruction]) -> [Instruction] {
+        instructions.filter { instruction in
+            guard instruction.object != nil, let field = instruction.field else { return true }
+            return access.mayRead(field)
+        }
+    }
+
     /// Whether `rule` holds for `partition` and `user`; a rule that cannot be checked says no.
     static func allows(_ rule: String, _ partition: PartitionValue, user: RuleUser) -> Bool {
         let value: Value
@@ -87,11 +97,14 @@ extension ServerConfiguration.App {
 
 extension RuleUser {
     /// The user as rules see them: the id, the custom data the access token carries (relaxed or
-    /// canonical extended JSON) and the profile's e-mail address.
+    /// canonical extended JSON), the profile's e-mail address and name, and the identities.
     init(_ user: StoredUser, customData: [String: JSONValue]?) {
-        var data: [String: Value] = [:]
+        // The custom JWT's metadata fields, then the profile's own e-mail address and name.
+        var data = user.metadata.mapValues(Self.value)
         if let email = user.email { data["email"] = .string(email) }
-        self.init(id: user.id, customData: (customData ?? [:]).mapValues(Self.value), data: data)
+        if let name = user.name { data["name"] = .string(name) }
+        self.init(id: user.id, customData: (customData ?? [:]).mapValues(Self.value), data: data,
+                  identities: user.identities.map { Identity(id: $0.id, providerType: $0.providerType) })
     }
 
     /// A value of extended JSON (`{"$oid": …}`, `{"$numberLong": …}` …); documents as maps.

@@ -47,6 +47,9 @@ extension SyncConnection {
     /// acknowledgement (docs/merge.md).
     func sendDownloads(_ id: SessionID, _ entries: [HistoryEntry], latest: Int64) async throws {
         guard var session = sessions[id] else { return }
+        // Partition-based sync: the fields the partition rule's field permissions hide never leave
+        // the server (the client's own changes come back whole: it has them).
+        let access = session.flexible == nil ? session.rules.first(where: { $0.type == nil })?.fields : nil
         var changesets: [DownloadChangeset] = []
         var bytes = 0
         func flush() async throws {
@@ -62,7 +65,10 @@ extension SyncConnection {
             changesets = []
             bytes = 0
         }
-        for entry in entries where entry.serverVersion > session.cursor {
+        for var entry in entries where entry.serverVersion > session.cursor {
+            if let access, entry.changeset.fileIdent != session.file.ident {
+                entry.changeset.instructions = Permissions.hiding(access, in: entry.changeset.instructions)
+            }
             let encoded = entry.changeset.encoded()
             let size = encoded.count
             if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }

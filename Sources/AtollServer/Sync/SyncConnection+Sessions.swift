@@ -6,6 +6,8 @@ extension SyncConnection {
     // MARK: Bind
 
     func bind(_ bind: Bind) async throws {
+        // One reading of the app's settings for the whole bind: its kind, its rules, their generation.
+        let (app, appGeneration) = auth.apps.current(appID)
         let path: String
         switch (bind.target, app.syncKind) {
         case (.partition, .flexible?):
@@ -78,7 +80,7 @@ extension SyncConnection {
             reassembler.maxMessageBytes = admission.limits.maxMessageBytes
         }
         var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires,
-                              ruleUser: ruleUser, rules: rules)
+                              ruleUser: ruleUser, rules: rules, appGeneration: appGeneration)
         if bind.target == .flexible { session.flexible = FlexibleView() }
         sessions[bind.session] = session
         metrics.activeSessions.increment()
@@ -244,7 +246,13 @@ extension SyncConnection {
             result = try await coordinator.integrate(
                 UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets,
                             settledClientVersion: session.settledClientVersion),
-                into: session.realm, check: writeRule(for: session))
+                into: session.realm, check: writeRule(for: session),
+                // Decided in the store's transaction: an upload of a session bound under an app's
+                // replaced settings is not integrated (the session is ending; the client uploads
+                // again under the new rules).
+                stillCurrent: { [apps = auth.apps, appID, generation = session.appGeneration] in
+                    apps.generation(of: appID) == generation
+                })
         } catch let error as MergeError where error.code == .clientHistoryDiverged {
             // Taken as a duplicate, the upload's new commits would be dropped: the client resets,
             // recovering (or archiving) what the server does not have.

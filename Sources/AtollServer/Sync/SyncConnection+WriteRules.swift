@@ -19,9 +19,10 @@ extension SyncConnection {
                 let reason = "user \(userID) may not write partition \(path) of app \"\(appID)\" (\(rule.label)'s write rule says no)"
                 return { _, _, _, _ in reason }
             }
-            guard !rule.insert || !rule.delete else { return nil }
-            return { id, before, after, _ in
-                Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID)
+            guard !rule.insert || !rule.delete || rule.fields != nil else { return nil }
+            return { id, before, after, state in
+                if let refusal = Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID) { return refusal }
+                return Self.fieldRefusal(id, before: before, after: after, state: state, rule: rule, userID: userID)
             }
         }
         let querySet = flexible.querySet
@@ -56,7 +57,7 @@ extension SyncConnection {
         // Each type's rule is bound once per upload (binding builds a schema); nil: it fits no one.
         let bound = Locked<[String: BoundQuery?]>([:])
         return { id, before, after, state in
-            guard let rule = rules[id.type] ?? rules[""], let schema = state.schema[id.type] else { return nil }
+            guard let rule = rules[id.type] ?? rules[""], state.schema[id.type] != nil else { return nil }
             if let refusal = Self.creationOrDeletionRefusal(id, before: before, after: after, rule: rule, userID: userID) { return refusal }
             let query = bound.withLock { cache in
                 if let known = cache[id.type] { return known }
@@ -67,14 +68,22 @@ extension SyncConnection {
             for fields in [before, after].compactMap({ $0 }) where query?.evaluate(on: fields, in: state) != true {
                 return "user \(userID) may not write \(id.type) \(id.primaryKey) (\(rule.label)'s write rule \"\(rule.write)\" says no)"
             }
-            if let access = rule.fields, let after {
-                for property in schema.properties where !property.isPrimaryKey && !access.mayWrite(property.name)
-                    && (before?[property.name] ?? state.defaultValue(property)) != (after[property.name] ?? state.defaultValue(property)) {
-                    return "user \(userID) may not write field \(property.name) of \(id.type) \(id.primaryKey) (\(rule.label)'s field permissions say no)"
-                }
-            }
-            return nil
+            return Self.fieldRefusal(id, before: before, after: after, state: state, rule: rule, userID: userID)
         }
+    }
+
+    /// Why the change writes a field `rule`'s field permissions do not let the user write (a
+    /// field it may not write keeps its value; on a creation, its initial value), or nil.
+    static func fieldRefusal(
+        _ id: ObjectID, before: [String: Value]?, after: [String: Value]?, state: ReplicaState,
+        rule: ServerConfiguration.PermissionRule, userID: String
+    ) -> String? {
+        guard let access = rule.fields, let after, let schema = state.schema[id.type] else { return nil }
+        for property in schema.properties where !property.isPrimaryKey && !access.mayWrite(property.name)
+            && (before?[property.name] ?? state.defaultValue(property)) != (after[property.name] ?? state.defaultValue(property)) {
+            return "user \(userID) may not write field \(property.name) of \(id.type) \(id.primaryKey) (\(rule.label)'s field permissions say no)"
+        }
+        return nil
     }
 
     /// Why creating or deleting the object is refused by `rule`'s `insert` and `delete`, or nil.

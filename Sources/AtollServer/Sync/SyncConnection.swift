@@ -40,6 +40,9 @@ final class SyncConnection {
         var ruleUser: RuleUser
         /// The app's rules that apply to the user, one per type (``ServerConfiguration/App/rules(for:)``).
         var rules: [ServerConfiguration.PermissionRule]
+        /// The generation of the app's settings the rules came from (``AppRegistry/Entry/generation``):
+        /// once the app is replaced, the session's uploads are no longer integrated.
+        var appGeneration: UInt64 = 0
         /// Assigned once the ident is accepted (``ServerSessionLogic/state`` says whether it arrived).
         var file: FileIdent = .unassigned
         /// The newest server version sent to the client (or that it had at ident).
@@ -66,7 +69,9 @@ final class SyncConnection {
 
     let id: UInt64
     let appID: String
-    let app: ServerConfiguration.App
+    /// The app's settings as they are now (an app replaced through the admin API ends its
+    /// sessions; new binds get the new settings).
+    var app: ServerConfiguration.App { auth.apps.settings(forApp: appID) }
     let coordinator: SyncCoordinator
     let auth: AuthService
     let metrics: ServerMetrics
@@ -107,7 +112,7 @@ final class SyncConnection {
     var ended: EndedSessions
 
     init(
-        id: UInt64, appID: String, app: ServerConfiguration.App, coordinator: SyncCoordinator, auth: AuthService,
+        id: UInt64, appID: String, coordinator: SyncCoordinator, auth: AuthService,
         metrics: ServerMetrics, logger: Logger, limits: SyncLimits, admission: SyncAdmission, gate: InboundGate,
         partialMessage: StallWatch = StallWatch(),
         events: AsyncStream<Event>.Continuation, writeFrame: @escaping @Sendable ([UInt8]) async throws -> Void
@@ -119,7 +124,6 @@ final class SyncConnection {
         backlog = OutboundBacklog(limit: admission.limits.outboundBacklog)
         self.id = id
         self.appID = appID
-        self.app = app
         self.coordinator = coordinator
         self.auth = auth
         self.metrics = metrics

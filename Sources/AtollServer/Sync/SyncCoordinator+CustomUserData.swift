@@ -20,10 +20,17 @@ extension SyncCoordinator {
         }
         let state = try await snapshot(of: try await realm(appID: appID, path: path)).state
         guard let objects = state.objects[settings.type] else { return nil }
+        // A property the object never set has its default, as the document a device wrote to
+        // App Services had it: an empty list is a list (`team IN %user.custom_data.teams`).
+        func whole(_ fields: [String: Value]?) -> [String: Value]? {
+            guard var fields, let schema = state.schema[settings.type] else { return fields }
+            for property in schema.properties where fields[property.name] == nil { fields[property.name] = state.defaultValue(property) }
+            return fields
+        }
         var wanted: [Value] = [.string(userID)]
         if let id = try? ObjectId(string: userID) { wanted.append(.objectId(id)) }
         if state.schema[settings.type]?.primaryKey == settings.userIdField {
-            return wanted.lazy.compactMap { objects[$0] }.first
+            return whole(wanted.lazy.compactMap { objects[$0] }.first)
         }
         // Not a key: two objects may name the user, and which one counts must not depend on who
         // wrote last (a forged duplicate could shadow the real one). Neither does, said in the log.
@@ -33,6 +40,6 @@ extension SyncCoordinator {
                            metadata: ["app": "\(appID)", "type": "\(settings.type)", "field": "\(settings.userIdField)", "user": "\(userID)"])
             return nil
         }
-        return matches.first
+        return whole(matches.first)
     }
 }

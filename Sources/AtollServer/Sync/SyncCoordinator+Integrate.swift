@@ -14,7 +14,13 @@ extension SyncCoordinator {
     /// With `check`, the rebased changesets go through ``WriteCheck`` against the realm's state:
     /// what it refuses is left out, a compensating write (a changeset of the server's own, file
     /// ident 0) follows them, and the result lists the refused objects.
-    public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil) async throws -> IntegrationResult {
+    ///
+    /// With `stillCurrent`, the upload is integrated only if it says yes inside the store's
+    /// transaction (else `StaleEpoch`): the rules `check` came from are still the app's.
+    public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil,
+                          stillCurrent: (@Sendable () -> Bool)? = nil) async throws -> IntegrationResult {
+        uploadsInFlight[realm.appID, default: 0] += 1
+        defer { uploadsInFlight[realm.appID, default: 1] -= 1 }
         let clock = ContinuousClock()
         let start = clock.now
         // An upload that breaks the schema is refused before the store sees it. The schema only
@@ -31,10 +37,10 @@ extension SyncCoordinator {
         let early = store.integratesOutsideTheLock ? nil : try await rebaseEarly(batch, realm: realm)
         if early != nil { await afterEarlyRebase?() }
         do {
-            return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: early, start: start)
+            return try await integrate(batch, into: realm, check: check, stillCurrent: stillCurrent, snapshot: snapshot, early: early, start: start)
         } catch is RebaseAgain {
             rebasedAgain += 1
-            return try await integrate(batch, into: realm, check: check, snapshot: snapshot, early: nil, start: start)
+            return try await integrate(batch, into: realm, check: check, stillCurrent: stillCurrent, snapshot: snapshot, early: nil, start: start)
         }
     }
 
@@ -69,7 +75,7 @@ extension SyncCoordinator {
     }
 
     private func integrate(
-        _ batch: UploadBatch, into realm: StoredRealm, check: WriteRule?, snapshot: (version: Int64, state: ReplicaState),
+        _ batch: UploadBatch, into realm: StoredRealm, check: WriteRule?, stillCurrent: (@Sendable () -> Bool)?, snapshot: (version: Int64, state: ReplicaState),
         early: EarlyRebase?, start: ContinuousClock.Instant
     ) async throws -> IntegrationResult {
         let clock = ContinuousClock()
@@ -83,7 +89,7 @@ extension SyncCoordinator {
             // A store may run this more than once (PostgreSQL: again under the lock when what it
             // read first went stale); only the last run's refusals count.
             refused.withLock { $0 = [] }
-            guard input.epoch == realm.epoch else { throw StaleEpoch() }
+            guard input.epoch == realm.epoch, stillCurrent?() ?? true else { throw StaleEpoch() }
             // A compacted prefix is gone: only a client that has nothing of the history (base 0, a new
             // file) may upload on a base before its end; it merges against the snapshot as a whole.
             guard batch.baseServerVersion == 0 || batch.baseServerVersion >= input.compactedThrough,

@@ -1,3 +1,4 @@
+import AtollAppConfig
 import AtollCore
 import Foundation
 import Logging
@@ -72,6 +73,8 @@ public actor SyncCoordinator {
     }
 
     var realms: [RealmKey: StoredRealm] = [:]
+    /// Uploads being integrated, by app: an app's replacement waits for those started before it.
+    var uploadsInFlight: [String: Int] = [:]
     var subscribers: [Int64: [SubscriberKey: @Sendable (HistoryAdvance) -> Void]] = [:]
     /// Identified sessions, for operators (listing, ending them).
     var bound: [SubscriberKey: BoundSession] = [:]

@@ -58,7 +58,7 @@ struct SyncRoutes: Sendable {
     func serve(
         appID: String, address: String, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
     ) async throws {
-        let app = try await auth.app(appID)
+        _ = try await auth.app(appID)
         let id = await coordinator.newConnectionID()
         let clock = coordinator.clock
         let pending = StallWatch()
@@ -82,7 +82,7 @@ struct SyncRoutes: Sendable {
         let gate = InboundGate(budget: admission.limits.inboundBufferBytes)
         let partialMessage = StallWatch()
         let connection = SyncConnection(
-            id: id, appID: appID, app: app, coordinator: coordinator, auth: auth,
+            id: id, appID: appID, coordinator: coordinator, auth: auth,
             metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, partialMessage: partialMessage,
             events: continuation, writeFrame: writeFrame)
         let chunkTimeout = TimeInterval(admission.limits.messageChunkTimeoutSeconds)

@@ -36,6 +36,23 @@ extension StoreContract {
         #expect(try await store.user(appID: appID, providerType: "custom-token", identityID: "sub-8") == nil)
     }
 
+    static func userMetadataIsKeptAndReplaced(_ store: any ServerStore) async throws {
+        try await makeApp(store)
+        var user = storedUser("u1", [custom("sub-1")])
+        user.metadata = ["department": .string("sales"), "groups": .array([.string("blue"), .int(2)]), "org": .object(["level": .double(1.5)])]
+        try await store.createUser(user)
+        #expect(try await store.user(id: "u1") == user)
+        #expect(try await store.user(appID: appID, providerType: "custom-token", identityID: "sub-1")?.metadata == user.metadata)
+        #expect(try await store.setUserMetadata(id: "u1", ["department": .string("ops")]))
+        #expect(try await store.user(id: "u1")?.metadata == ["department": .string("ops")])
+        #expect(try await store.setUserMetadata(id: "u1", [:]))
+        #expect(try await store.user(id: "u1")?.metadata == [:])
+        #expect(try await store.setUserMetadata(id: "nobody", ["a": .null]) == false)
+        // A user made without metadata has none.
+        try await store.createUser(storedUser("u2", [anonymous("a-1")]))
+        #expect(try await store.user(id: "u2")?.metadata == [:])
+    }
+
     static func createUserRefusesAMissingApp(_ store: any ServerStore) async throws {
         try await makeApp(store)
         await expectError(.missingOwner) { try await store.createUser(storedUser("u1", [anonymous("a-1")], app: "none")) }

@@ -27,6 +27,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     case createUserRefusesAMissingApp
     case createUserRefusesATakenIdentityAndWritesNothing
     case usersAreDisabledAndEnabled
+    case userMetadataIsKeptAndReplaced
     case deletingAUserRemovesItsIdentitiesTokensAndKeys
 
     // Linking (StoreContract+Linking.swift)
@@ -96,6 +97,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .createUserRefusesAMissingApp: try await Self.createUserRefusesAMissingApp(store)
         case .createUserRefusesATakenIdentityAndWritesNothing: try await Self.createUserRefusesATakenIdentityAndWritesNothing(store)
         case .usersAreDisabledAndEnabled: try await Self.usersAreDisabledAndEnabled(store)
+        case .userMetadataIsKeptAndReplaced: try await Self.userMetadataIsKeptAndReplaced(store)
         case .deletingAUserRemovesItsIdentitiesTokensAndKeys: try await Self.deletingAUserRemovesItsIdentitiesTokensAndKeys(store)
 
         case .addIdentityAppendsAfterTheUsersIdentities: try await Self.addIdentityAppendsAfterTheUsersIdentities(store)
@@ -159,6 +161,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .createUserRefusesAMissingApp: "createUser of an unknown app throws missingOwner"
         case .createUserRefusesATakenIdentityAndWritesNothing: "createUser with a taken identity throws duplicateIdentity and writes nothing"
         case .usersAreDisabledAndEnabled: "setUserDisabled disables and enables; false for an unknown user"
+        case .userMetadataIsKeptAndReplaced: "a user's custom JWT metadata is kept with it and replaced whole; false for an unknown user"
         case .deletingAUserRemovesItsIdentitiesTokensAndKeys: "deleteUser removes identities, refresh tokens and API keys"
 
         case .addIdentityAppendsAfterTheUsersIdentities: "addIdentity appends an identity after the user's others"

@@ -45,8 +45,9 @@ enum NIOHTTPTransport {
     }
 
     /// Sends `request` and returns the answer, or a response with a non-zero `customStatusCode`
-    /// (URLSession's code for the same failure) and the reason when there is none.
-    static func send(_ request: RLMRequest) async -> RLMResponse {
+    /// (URLSession's code for the same failure) and the reason when there is none. `limit`: the
+    /// largest answer body read (tests make it small).
+    static func send(_ request: RLMRequest, limit: Int = maxResponseBytes) async -> RLMResponse {
         guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host, !host.isEmpty else {
             return RLMNetworkTransport.failure(-1, "'\(request.url)' is not a valid URL")
@@ -66,7 +67,7 @@ enum NIOHTTPTransport {
         let prepared = outgoing
         do {
             return try await withThrowingTaskGroup(of: RLMResponse?.self) { group in
-                group.addTask { try await exchange(prepared, client: client, deadline: .now() + timeout) }
+                group.addTask { try await exchange(prepared, client: client, deadline: .now() + timeout, limit: limit) }
                 // The deadline of `execute` ends with the answer's head; this one covers the body too.
                 group.addTask {
                     try await _Concurrency.Task.sleep(nanoseconds: UInt64(timeout.nanoseconds))
@@ -79,31 +80,31 @@ enum NIOHTTPTransport {
                 return response
             }
         } catch {
-            return failure(error, request: request, seconds: seconds)
+            return failure(error, request: request, seconds: seconds, limit: limit)
         }
     }
 
     private static func exchange(_ request: HTTPClientRequest, client: AsyncHTTPClient.HTTPClient,
-                                 deadline: NIODeadline) async throws -> RLMResponse {
+                                 deadline: NIODeadline, limit: Int) async throws -> RLMResponse {
         let response = try await client.execute(request, deadline: deadline)
         let answer = RLMResponse()
         answer.httpStatusCode = Int(response.status.code)
         for (name, value) in response.headers {
             answer.headers[name] = answer.headers[name].map { $0 + ", " + value } ?? value
         }
-        let body = try await response.body.collect(upTo: maxResponseBytes)
+        let body = try await response.body.collect(upTo: limit)
         answer.body = String(decoding: body.readableBytesView, as: UTF8.self)
         return answer
     }
 
     /// The response of a request that got no answer, with URLSession's code for the same failure.
-    private static func failure(_ error: any Error, request: RLMRequest, seconds: Double) -> RLMResponse {
+    private static func failure(_ error: any Error, request: RLMRequest, seconds: Double, limit: Int) -> RLMResponse {
         if let (reason, _) = ConnectionFailure.tlsHandshakeFailure(error) {
             return RLMNetworkTransport.failure(-1202, "TLS handshake with \(request.url) failed: \(reason)")
         }
         if error is NIOTooManyBytesError {
             return RLMNetworkTransport.failure(-1103, "the answer to \(request.method) \(request.url) is larger than "
-                                               + "\(maxResponseBytes >> 20) MiB")
+                                               + "\(limit >> 20) MiB")
         }
         if let error = error as? HTTPClientError {
             switch error {
