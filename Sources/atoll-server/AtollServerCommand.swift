@@ -8,7 +8,7 @@ import Logging
 struct AtollServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "atoll-server",
-        abstract: "The Atoll sync server: apps, users, auth and (soon) sync over one port.",
+        abstract: "The Atoll sync server: apps, users, auth, sync and the admin API over one port.",
         discussion: """
             With no arguments it listens on 127.0.0.1:9090, keeps its data in ./atoll-data and runs in \
             development mode (unknown app ids are created on first use). Development mode on an address \

@@ -38,3 +38,20 @@ import Testing
         #expect(AppConfiguration().defaultRequestTimeoutMS == 60_000)
     }
 }
+
+/// realm-swift's deprecated `AppConfiguration` initializer with `localAppName`: it called itself
+/// (its loosely typed `transport` made the inner call resolve to it again) and never returned.
+@Suite struct DeprecatedAppConfigurationTests {
+    @available(*, deprecated)
+    @Test func theDeprecatedMemberwiseFormReturnsWithItsValues() {
+        let timeouts = SyncTimeoutOptions(connectTimeout: 30_000)
+        let configuration = AppConfiguration(baseURL: "https://example.com", transport: nil, localAppName: "Tasks",
+                                             localAppVersion: "1.2", defaultRequestTimeoutMS: 5_000,
+                                             enableSessionMultiplexing: false, syncTimeouts: timeouts)
+        #expect(configuration.baseURL == "https://example.com")
+        #expect(configuration.localAppName == "Tasks" && configuration.localAppVersion == "1.2")
+        #expect(configuration.defaultRequestTimeoutMS == 5_000)
+        #expect(configuration.enableSessionMultiplexing == false)
+        #expect(configuration.syncTimeouts == timeouts)
+    }
+}

@@ -8,8 +8,10 @@ extension AppConfiguration {
     public init(baseURL: String? = nil, transport: (any Sendable)? = nil, localAppName: String?, localAppVersion: String?,
                 defaultRequestTimeoutMS: UInt? = nil, enableSessionMultiplexing: Bool? = nil,
                 syncTimeouts: SyncTimeoutOptions? = nil) {
-        self.init(baseURL: baseURL, transport: transport, localAppName: localAppName, localAppVersion: localAppVersion)
-        if let defaultRequestTimeoutMS { self.defaultRequestTimeoutMS = defaultRequestTimeoutMS }
+        // `transport` is typed loosely here, so the designated initializer must be named by its
+        // argument types: passed as it is, the call would resolve to this initializer again.
+        self.init(baseURL: baseURL, transport: transport as? RLMNetworkTransport, localAppName: localAppName,
+                  localAppVersion: localAppVersion, defaultRequestTimeoutMS: defaultRequestTimeoutMS ?? 60_000, rootDirectory: nil)
         if let enableSessionMultiplexing { self.enableSessionMultiplexing = enableSessionMultiplexing }
         self.syncTimeouts = syncTimeouts
     }

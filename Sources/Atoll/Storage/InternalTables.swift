@@ -27,7 +27,7 @@ enum InternalTables {
         "CREATE TABLE IF NOT EXISTS _atoll_unresolved (target BLOB PRIMARY KEY) WITHOUT ROWID",
         // The file's place in the server's history, by key (SyncStateStore).
         "CREATE TABLE IF NOT EXISTS \(SyncStateStore.stateTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
-        // An automatic client reset applied and not yet acknowledged (DESIGN.md §4).
+        // An automatic client reset applied and not yet acknowledged (docs/client-reset.md).
         """
         CREATE TABLE IF NOT EXISTS \(SyncStateStore.pendingResetTable)
         (id INTEGER PRIMARY KEY CHECK (id = 1), action TEXT NOT NULL, date REAL NOT NULL, recovered_version INTEGER)

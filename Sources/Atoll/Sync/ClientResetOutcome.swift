@@ -98,7 +98,7 @@ struct DiscardedChangesArchive: Codable {
 // MARK: The pending reset record
 
 /// An automatic reset applied to the file and not yet acknowledged by the server
-/// (`_atoll_pending_reset`, DESIGN.md §4). A second reset needing the same action while one is
+/// (`_atoll_pending_reset`, docs/client-reset.md). A second reset needing the same action while one is
 /// recorded would loop: the session gives that action up instead.
 struct PendingReset: Equatable {
     /// `recover` or `discard`.

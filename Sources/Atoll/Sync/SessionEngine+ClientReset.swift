@@ -39,7 +39,7 @@ extension SessionEngine {
         }
     }
 
-    /// An automatic reset that discards what was not synced (DESIGN.md §4): a fresh copy of the
+    /// An automatic reset that discards what was not synced (docs/client-reset.md): a fresh copy of the
     /// server's data is downloaded into a side realm, then ONE write transaction on this file
     /// makes its objects equal to the copy's with the fewest changes (objects both hold keep
     /// their identity, so open results and notifications carry on and report what changed) and

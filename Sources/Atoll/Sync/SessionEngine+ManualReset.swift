@@ -2,7 +2,7 @@ import AtollCore
 import Foundation
 
 extension SessionEngine {
-    /// Manual client reset (DESIGN.md §4): marks the realm "back up then delete" in the app's
+    /// Manual client reset (docs/client-reset.md): marks the realm "back up then delete" in the app's
     /// metadata store, stops the session (the realm stays usable offline, it no longer syncs) and
     /// reports `clientResetError` with `clientResetInfo()` = (backup path, token). The copy is made
     /// only when the action runs: `SyncSession.immediatelyHandleError` or the next `App` start.

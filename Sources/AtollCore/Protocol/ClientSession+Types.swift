@@ -55,7 +55,7 @@ extension ClientSession {
         }
     }
 
-    /// The client must run a client reset (DESIGN.md §4) and then call ``ClientSession/resetCompleted(_:)``.
+    /// The client must run a client reset (docs/client-reset.md) and then call ``ClientSession/resetCompleted(_:)``.
     public struct ResetRequest: Hashable, Sendable {
         public var reason: ResetReason
         public var message: String

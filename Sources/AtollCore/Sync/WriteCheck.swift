@@ -1,4 +1,4 @@
-/// The server's check of what a client may write (R-ERR-4, DESIGN.md §3): an upload's changes to
+/// The server's check of what a client may write (R-ERR-4, docs/merge.md): an upload's changes to
 /// objects the user may not write (by the app's write rules), or, in flexible sync, to objects
 /// outside the session's subscriptions, are not integrated. The changesets keep their other
 /// instructions (and their client versions, so they still acknowledge the upload), and a

@@ -1,7 +1,7 @@
 import AtollCore
 import Foundation
 
-/// A change to an app's schema that clients cannot merge (DESIGN.md §3): the server rewrites its
+/// A change to an app's schema that clients cannot merge (docs/merge.md): the server rewrites its
 /// data and every client resets.
 public enum BreakingSchemaChange: Sendable, Hashable, CustomStringConvertible {
     /// Removes property `name` of object type `type`.
