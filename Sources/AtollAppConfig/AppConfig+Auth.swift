@@ -177,7 +177,7 @@ extension AppConfig {
     /// ```
     /// The server POSTs `{"purpose": "confirm"|"reset", "username", "token", "tokenId"}` (plus
     /// `"arguments"` for the reset function) to these URLs; the app's service mails the token, or,
-    /// for a function, answers `{"status": "success"|"pending"|"fail"}` (README, "E-mail/password
+    /// for a function, answers `{"status": "success"|"pending"|"fail"}` (docs/server.md, "E-mail/password
     /// accounts").
     public struct EmailPassword: Sendable, Hashable, Codable {
         /// How a new account is confirmed.

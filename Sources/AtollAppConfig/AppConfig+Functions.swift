@@ -19,7 +19,7 @@ extension AppConfig {
     /// extended JSON], "user": {"id", "identities", "custom_data", "data"}, "runAsSystem"}` and
     /// answers `{"result": <extended JSON>}` or `{"error": "message"}`. The authentication webhook
     /// receives `{"purpose": "authenticate", "appId", "payload"}` and answers `{"id": "<external
-    /// id>", "name"?}` or `{"error": …}` (README, "Functions").
+    /// id>", "name"?}` or `{"error": …}` (docs/server.md, "Functions").
     public struct Functions: Sendable, Hashable, Codable {
         /// One function.
         public struct Function: Sendable, Hashable, Codable {

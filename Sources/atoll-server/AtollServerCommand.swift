@@ -26,7 +26,7 @@ struct AtollServerCommand: AsyncParsableCommand {
     @Option(help: "The data folder (default ./atoll-data).")
     var data: String?
 
-    @Option(help: "A JSON configuration file (see README, \"Running the server\").")
+    @Option(help: "A JSON configuration file (see docs/server.md).")
     var config: String?
 
     @Option(help: """

@@ -25,7 +25,7 @@ struct ConfigurationTests {
         #expect(!app.accepts(.customToken))
     }
 
-    @Test func theREADMEExampleLoads() throws {
+    @Test func theServerDocsExampleLoads() throws {
         let configuration = try load(
             """
             {

@@ -3,7 +3,7 @@ import AtollTesting
 import Foundation
 import Testing
 
-/// Functions served by webhooks (README, "Functions"): a logged-in user's call reaches the
+/// Functions served by webhooks (docs/server.md, "Functions"): a logged-in user's call reaches the
 /// function's webhook with the user and the arguments, and everything a caller or a broken
 /// webhook controls is bounded and answered with a typed error.
 extension SerialAuthTests {

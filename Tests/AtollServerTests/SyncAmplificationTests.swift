@@ -341,7 +341,7 @@ import Testing
     }
 }
 
-/// The two load figures of README's "Reliability" section: one user's flood of claims, queries
+/// The two load figures of docs/reliability.md: one user's flood of claims, queries
 /// and half-sent messages against the latency and memory of the server.
 ///
 /// They load both cores on purpose, so they run alone: `ATOLL_LOAD_TESTS=1 swift test --skip-build
@@ -355,7 +355,7 @@ struct SyncAmplificationLoadTests {
     /// Milliseconds from a write of one user's device to its other device receiving it. The write
     /// creates a task and erases the one the previous write made (`replacing`), so the realm, and
     /// what each device holds, keeps its size: the figures compare loads, not realm sizes (a
-    /// session's catch-up costs grow with what it holds; README, "Performance").
+    /// session's catch-up costs grow with what it holds; docs/performance.md).
     ///
     /// Each upload is based on the server version of the writer's previous write (`base`), as a
     /// client's are: the writer is the only one writing, so that is all it has to integrate. (Based
@@ -473,7 +473,7 @@ struct SyncAmplificationLoadTests {
                 write→notification latency (ms), idle: median \(Self.median(idle)), max \(idle.max()!); \
                 under the flood (\(loaded.count) writes): median \(Self.median(loaded)), max \(loaded.max()!); \
                 idle after it: median \(Self.median(after)), max \(after.max()!); \
-                flood ÷ idle: \(String(format: "%.2f", Self.median(loaded) / Self.median(idle)))× (README's target: 2×, release server)
+                flood ÷ idle: \(String(format: "%.2f", Self.median(loaded) / Self.median(idle)))× (docs/reliability.md's target: 2×, release server)
                 """)
             // Not a timing assertion, a sanity bound: the other user is served at all.
             #expect(Self.median(loaded) < 10_000)

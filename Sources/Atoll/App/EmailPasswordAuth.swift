@@ -1,7 +1,7 @@
 import Foundation
 
 /// Confirming e-mail/password users and resetting their passwords, as with App Services: the
-/// server hands tokens to the app's delivery (README, "E-mail/password accounts"), the app passes
+/// server hands tokens to the app's delivery (docs/server.md, "E-mail/password accounts"), the app passes
 /// them back here.
 ///
 /// ```swift

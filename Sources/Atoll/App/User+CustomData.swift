@@ -1,7 +1,7 @@
 import Foundation
 
 /// Custom user data: the document the server puts in the access token from the app's configured
-/// object type (README, "Custom user data"), as App Services did.
+/// object type (docs/server.md, "Custom user data"), as App Services did.
 ///
 /// ```swift
 /// let color = user.customData["favoriteColor"]??.stringValue

@@ -6,7 +6,7 @@ import OpenCombine
 import Foundation
 
 /// The app's functions, called by name as members: each name is a function the server maps to a
-/// webhook (README, "Functions"). Arguments and the result travel as extended JSON.
+/// webhook (docs/server.md, "Functions"). Arguments and the result travel as extended JSON.
 ///
 /// ```swift
 /// let sum = try await user.functions.sum(1, 2, 3)          // AnyBSON

@@ -23,7 +23,7 @@ final class EmailAccountState: Sendable {
     }
 }
 
-/// E-mail/password confirmation and password reset, as App Services had them (README, "E-mail/password
+/// E-mail/password confirmation and password reset, as App Services had them (docs/server.md, "E-mail/password
 /// accounts"): tokens random, stored hashed, single-use, expiring, at most ``tokensKept`` per address
 /// and purpose; handed to the app's delivery webhook (and, in development mode, to the log).
 ///

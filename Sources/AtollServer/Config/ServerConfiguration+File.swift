@@ -19,7 +19,7 @@ public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ServerConfiguration {
-    /// Reads a JSON configuration file; missing fields take their defaults. See README, "Running the server".
+    /// Reads a JSON configuration file; missing fields take their defaults. See docs/server.md.
     public static func load(from url: URL) throws -> ServerConfiguration {
         let configuration = try read(from: url)
         try configuration.validate()

@@ -38,7 +38,7 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
     public var durability: Durability = .full
     /// Where the server keeps its data: nil for the embedded SQLite store in ``dataDirectory``, or a
     /// `postgres://user:password@host:port/database` URL for PostgreSQL, which several server nodes
-    /// can share (README, "Running several nodes").
+    /// can share (docs/server.md, "Running several nodes").
     public var store: String?
     /// What one client may cost the server (connections, sessions, messages, logins, memory).
     public var limits = Limits()
@@ -103,7 +103,7 @@ public struct ServerConfiguration: Sendable, Hashable, Codable {
 }
 
 extension ServerConfiguration {
-    /// The server's certificate and key, as PEM files (see README, "Running the server").
+    /// The server's certificate and key, as PEM files (see docs/server.md).
     ///
     /// ```swift
     /// configuration.tls = .init(certificateChainPath: "/etc/atoll/cert.pem", privateKeyPath: "/etc/atoll/key.pem")
