@@ -72,11 +72,25 @@ public struct RuleUser: Sendable, Hashable {
     ///
     /// - Complexity: O(*n*) in the rule's length.
     public func substituting(_ rule: String) -> (text: String, arguments: [Value])? {
-        var text = ""
+        let (text, paths) = Self.template(of: rule)
         var arguments: [Value] = []
+        for path in paths {
+            guard let value = value(at: path), !value.isLongList else { return nil }
+            arguments.append(value)
+        }
+        return (text, arguments)
+    }
+
+    /// `rule` with each `%user.…` placeholder replaced by an argument (`$0`, `$1` …), and the
+    /// placeholders' paths (without `%user.`) in argument order: what ``substituting(_:)`` binds
+    /// for a user, and what a configuration check parses without one.
+    ///
+    /// - Complexity: O(*n*) in the rule's length.
+    public static func template(of rule: String) -> (text: String, paths: [String]) {
+        var text = ""
+        var paths: [String] = []
         var rest = Substring(rule)
-        let marker = "%user."
-        while let range = rest.range(of: marker) {
+        while let range = rest.range(of: "%user.") {
             text += rest[..<range.lowerBound]
             var end = range.upperBound
             while end < rest.endIndex, rest[end].isLetter || rest[end].isNumber || rest[end] == "_" || rest[end] == "." {
@@ -84,13 +98,12 @@ public struct RuleUser: Sendable, Hashable {
             }
             var path = String(rest[range.upperBound..<end])
             while path.hasSuffix(".") { path.removeLast(); end = rest.index(before: end) }
-            guard let value = value(at: path), !value.isLongList else { return nil }
-            text += "$\(arguments.count)"
-            arguments.append(value)
+            text += "$\(paths.count)"
+            paths.append(path)
             rest = rest[end...]
         }
         text += rest
-        return (text, arguments)
+        return (text, paths)
     }
 }
 

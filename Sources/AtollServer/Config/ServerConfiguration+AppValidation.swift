@@ -77,25 +77,17 @@ extension ServerConfiguration.App {
         guard rule.utf8.count <= maxRuleBytes else { return false }
         let trimmed = rule.trimmingCharacters(in: .whitespaces).lowercased()
         if trimmed == "true" || trimmed == "false" { return true }
-        var text = ""
-        var count = 0
-        var rest = Substring(rule)
-        while let range = rest.range(of: "%user.") {
-            text += rest[..<range.lowerBound]
-            var end = range.upperBound
-            while end < rest.endIndex, rest[end].isLetter || rest[end].isNumber || rest[end] == "_" || rest[end] == "." {
-                end = rest.index(after: end)
-            }
-            text += "$\(count)"
-            count += 1
-            rest = rest[end...]
-        }
-        text += rest
+        // The same substitution the rule gets at run time (`RuleUser.substituting`).
+        let (text, paths) = RuleUser.template(of: rule)
+        let count = paths.count
         // A placeholder stands for a single value or a list (`team IN %user.custom_data.teams`),
         // which only the user's data tells: the rule is good when it parses with some choice.
-        guard count <= 8 else {
-            return [Value.null, .list([])].contains { (try? QueryExpression.parse(text, arguments: Array(repeating: $0, count: count))) != nil }
+        // Every placeholder a value, or every one a list, first (most rules); the mixed choices
+        // only when both fail, and only for up to 8 placeholders (256 parses at most).
+        if [Value.null, .list([])].contains(where: { (try? QueryExpression.parse(text, arguments: Array(repeating: $0, count: count))) != nil }) {
+            return true
         }
+        guard count <= 8 else { return false }
         return (0..<(1 << count)).contains { lists in
             let arguments = (0..<count).map { lists & (1 << $0) == 0 ? Value.null : .list([]) }
             return (try? QueryExpression.parse(text, arguments: arguments)) != nil
