@@ -174,6 +174,10 @@ public struct AdminClient: Sendable {
     static let maxAnswerBytes = 512 << 20
 
     func request(_ method: String, _ path: String, bodyData: Data?) async throws -> Data {
+        try await request(method, path, body: bodyData.map { ByteBuffer(data: $0) }, contentType: "application/json")
+    }
+
+    func request(_ method: String, _ path: String, body: ByteBuffer?, contentType: String) async throws -> Data {
         // A query (`?realm=…`) is kept as written; the path's components are appended.
         let parts = path.split(separator: "?", maxSplits: 1)
         var url = server.appendingPathComponent("api/admin/v1/\(parts[0])")
@@ -181,9 +185,9 @@ public struct AdminClient: Sendable {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        if let bodyData {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: bodyData))
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(body)
         }
         let status: Int
         let data: Data

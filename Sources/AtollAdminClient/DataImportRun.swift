@@ -48,6 +48,11 @@ public struct DataImportRun: Sendable {
     }
 
     /// Runs the import; `progress` after every batch. The checkpoint is removed when the file is done.
+    ///
+    /// One batch is on its way to the server while the next is read and framed (a compact body,
+    /// ``DataImportBody``: the documents' bytes as the file has them); the checkpoint moves only
+    /// past batches the server acknowledged, in file order, so a run killed at any point resumes
+    /// at the first batch not acknowledged (sending it again is harmless: its `_id`s overwrite).
     @discardableResult
     public func run(progress: (DataImportReport) -> Void = { _ in }) async throws -> DataImportReport {
         var checkpoint = Checkpoint()
@@ -63,60 +68,82 @@ public struct DataImportRun: Sendable {
         try handle.seek(toOffset: UInt64(checkpoint.offset))
         var splitter = DocumentSplitter(startingAt: checkpoint.offset, isArray: checkpoint.isArray)
         var bsonSplitter = BSONSplitter(startingAt: checkpoint.offset)
-        var batch: [String] = []
-        var batchNumbers: [Int64] = []
-        var batchBytes = 0
-        var batchEnd = checkpoint.offset
+        let header = try AdminClient.importHeader(type: type, partitionKey: partitionKey, realm: realm, schema: schema)
+
+        /// A batch being read, or sent: its body, the numbers of its documents in the file, and
+        /// what was read and refused here (counted when the batch is acknowledged).
+        struct Batch {
+            var body: DataImportBody.Writer
+            var numbers: [Int64] = []
+            var local = DataImportReport()
+            var end: Int64
+            var isArray: Bool?
+        }
+        func newBatch(at end: Int64) -> Batch {
+            Batch(body: DataImportBody.Writer(header: header, reservingCapacity: min(maxBatchBytes, 1 << 20)), end: end)
+        }
+        var batch = newBatch(at: checkpoint.offset)
+        var read = checkpoint.report.read
+        var inFlight: (batch: Batch, answer: Task<AdminClient.ImportBatchResult, any Error>?)?
+        defer { inFlight?.answer?.cancel() }
         var sent: Int64 = 0
         var stopped = false
 
-        func flush() async throws {
-            guard !batch.isEmpty else { return }
-            let result = try await client.importBatch(app: app, type: type, documents: batch, partitionKey: partitionKey,
-                                                      realm: realm, schema: schema)
-            checkpoint.report.absorb(result, numbers: batchNumbers)
-            batch = []
-            batchNumbers = []
-            batchBytes = 0
-            checkpoint.offset = batchEnd
-            checkpoint.isArray = splitter.isArrayFile
+        // Waits for the batch on its way and moves the checkpoint past it.
+        func settle() async throws {
+            guard let (sent, answer) = inFlight else { return }
+            inFlight = nil
+            checkpoint.report.merge(sent.local)
+            if let answer { checkpoint.report.absorb(try await answer.value, numbers: sent.numbers) }
+            checkpoint.offset = sent.end
+            checkpoint.isArray = sent.isArray
             try JSONEncoder().encode(checkpoint).write(to: checkpointFile, options: .atomic)
             progress(checkpoint.report)
         }
+        // Sends the batch read so far (after the one before it was acknowledged).
+        func flush() async throws {
+            guard batch.body.count > 0 || batch.local.read > 0 else { return }
+            batch.isArray = splitter.isArrayFile
+            let ready = batch
+            batch = newBatch(at: batch.end)
+            try await settle()
+            try Task.checkCancellation()
+            let client = self.client, app = self.app, body = ready.body.finish()
+            let answer = ready.body.count == 0 ? nil : Task { try await client.importBatch(app: app, body: body) }
+            inFlight = (ready, answer)
+        }
 
         reading: while true {
+            try Task.checkCancellation()
             let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
             let pieces: [DocumentSplitter.Piece]
             do {
                 pieces = chunk.isEmpty ? [] : bsonToExtendedJSON != nil ? try bsonSplitter.feed(chunk) : try splitter.feed(chunk)
             } catch {
                 try await flush()
+                try await settle()
                 throw AdminClientError(status: 0, message: "\(file.lastPathComponent): \(error)")
             }
             for piece in pieces {
-                checkpoint.report.read += 1
-                let number = checkpoint.report.read
+                read += 1
+                batch.local.read = read
                 if piece.bytes.isEmpty {
-                    checkpoint.report.refuse(number, code: "tooLarge", message: "the document is larger than \(splitter.maxDocumentBytes) bytes")
+                    batch.local.refuse(read, code: "tooLarge", message: "the document is larger than \(splitter.maxDocumentBytes) bytes")
                 } else if let convert = bsonToExtendedJSON {
                     do {
-                        let text = try convert(piece.bytes)
-                        batch.append(text)
-                        batchNumbers.append(number)
-                        batchBytes += text.utf8.count
+                        batch.body.append(try convert(piece.bytes).utf8)
+                        batch.numbers.append(read)
                     } catch {
-                        checkpoint.report.refuse(number, code: "malformedBSON", message: "\(error)")
+                        batch.local.refuse(read, code: "malformedBSON", message: "\(error)")
                     }
-                } else if let text = String(utf8Validating: piece.bytes) {
-                    batch.append(text)
-                    batchNumbers.append(number)
-                    batchBytes += piece.bytes.count
                 } else {
-                    checkpoint.report.refuse(number, code: "malformedJSON", message: "the document is not UTF-8")
+                    // UTF-8 and JSON are the server's to check, where it parses the document.
+                    batch.body.append(piece.bytes)
+                    batch.numbers.append(read)
                 }
-                batchEnd = piece.end
+                batch.end = piece.end
+                if batch.body.count >= batchSize || batch.body.documentBytes >= maxBatchBytes { try await flush() }
                 sent += 1
-                if batch.count >= batchSize || batchBytes >= maxBatchBytes { try await flush() }
                 if let limit, sent >= limit { stopped = true; break reading }
             }
             if chunk.isEmpty { break }
@@ -124,11 +151,13 @@ public struct DataImportRun: Sendable {
         if !stopped {
             do { if bsonToExtendedJSON != nil { try bsonSplitter.finish() } else { try splitter.finish() } } catch {
                 try await flush()
+                try await settle()
                 throw AdminClientError(status: 0, message: "\(file.lastPathComponent): \(error)")
             }
+            batch.end = max(batch.end, bsonToExtendedJSON != nil ? bsonSplitter.offset : splitter.offset)
         }
-        batchEnd = stopped ? batchEnd : max(batchEnd, bsonToExtendedJSON != nil ? bsonSplitter.offset : splitter.offset)
         try await flush()
+        try await settle()
         checkpoint.report.finished = !stopped
         if stopped {
             try JSONEncoder().encode(checkpoint).write(to: checkpointFile, options: .atomic)
@@ -167,6 +196,13 @@ public struct DataImportReport: Codable, Sendable, Hashable, CustomStringConvert
     mutating func refuse(_ document: Int64, code: String, message: String) {
         refusedCount += 1
         if refused.count < 1_000 { refused.append(Refusal(document: document, code: code, message: message)) }
+    }
+
+    /// Takes in what a batch read and refused before it was sent (`local.read`: its last document's number).
+    mutating func merge(_ local: DataImportReport) {
+        read = max(read, local.read)
+        refusedCount += local.refusedCount
+        refused += local.refused.prefix(max(0, 1_000 - refused.count))
     }
 
     mutating func absorb(_ result: AdminClient.ImportBatchResult, numbers: [Int64]) {

@@ -50,35 +50,54 @@ public struct DocumentSplitter: Sendable {
 
     /// The documents `bytes` completes. An oversized document comes back as a piece with no bytes
     /// (the caller refuses it); malformed framing throws.
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws(Failure) -> [Piece] {
+    ///
+    /// The bytes are scanned in one contiguous copy (a `Data`'s own iteration goes through its
+    /// storage byte by byte), and a document's bytes are copied as whole runs, not byte by byte.
+    public mutating func feed(_ input: some Collection<UInt8>) throws(Failure) -> [Piece] {
+        let bytes = Array(input)
+        let n = bytes.count
         var pieces: [Piece] = []
-        for byte in bytes {
-            defer { offset += 1 }
+        // Where the current document's bytes in this chunk start (0: it began in an earlier one).
+        var segment: Int? = depth > 0 || inString ? 0 : nil
+        var i = 0
+        while i < n {
+            let byte = bytes[i]
             if depth == 0 && !inString {
                 switch byte {
-                case 0x20, 0x09, 0x0A, 0x0D: continue
+                case 0x20, 0x09, 0x0A, 0x0D: i += 1; continue
                 case UInt8(ascii: "["):
-                    if isArray == nil { isArray = true; continue }
-                    if isArray == true, depth == 0, current.isEmpty, !arrayClosed { begin(); break }
-                    throw Failure(offset: offset, message: "a document must be a JSON object")
+                    if isArray == nil { isArray = true; i += 1; continue }
+                    if isArray == true, !arrayClosed { begin(at: i, &segment); break }
+                    throw Failure(offset: offset + Int64(i), message: "a document must be a JSON object")
                 case UInt8(ascii: ","):
-                    guard isArray == true else { throw Failure(offset: offset, message: "',' between documents outside an array") }
+                    guard isArray == true else { throw Failure(offset: offset + Int64(i), message: "',' between documents outside an array") }
+                    i += 1
                     continue
                 case UInt8(ascii: "]"):
-                    guard isArray == true, !arrayClosed else { throw Failure(offset: offset, message: "an unexpected ']'") }
+                    guard isArray == true, !arrayClosed else { throw Failure(offset: offset + Int64(i), message: "an unexpected ']'") }
                     arrayClosed = true
+                    i += 1
                     continue
                 case UInt8(ascii: "{"):
                     if isArray == nil { isArray = false }
-                    guard !arrayClosed else { throw Failure(offset: offset, message: "text after the array") }
-                    begin()
+                    guard !arrayClosed else { throw Failure(offset: offset + Int64(i), message: "text after the array") }
+                    begin(at: i, &segment)
                 default:
-                    throw Failure(offset: offset, message: "expected a document ('{')")
+                    throw Failure(offset: offset + Int64(i), message: "expected a document ('{')")
                 }
             }
-            append(byte)
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                // The byte after an escape that ended the last chunk.
+                if escaped { escaped = false; i += 1; continue }
+                // To the string's end, or to the escape to step over.
+                while i < n, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") { i += 1 }
+                guard i < n else { break }
+                if bytes[i] == UInt8(ascii: "\\") {
+                    if i + 1 < n { i += 2 } else { escaped = true; i += 1 }
+                    continue
+                }
+                inString = false
+                i += 1
                 continue
             }
             switch byte {
@@ -87,30 +106,39 @@ public struct DocumentSplitter: Sendable {
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 depth -= 1
                 if depth == 0 {
-                    pieces.append(Piece(bytes: oversized ? [] : current, start: currentStart, end: offset + 1))
+                    take(bytes, from: segment ?? 0, to: i + 1)
+                    segment = nil
+                    pieces.append(Piece(bytes: oversized ? [] : current, start: currentStart, end: offset + Int64(i) + 1))
                     current = []
                     oversized = false
                 }
             default: break
             }
+            i += 1
         }
+        if let segment { take(bytes, from: segment, to: n) }
+        offset += Int64(n)
         return pieces
     }
 
-    private mutating func begin() {
-        currentStart = offset
+    /// A document starts at `i` of the chunk.
+    private mutating func begin(at i: Int, _ segment: inout Int?) {
+        currentStart = offset + Int64(i)
         current = []
         oversized = false
+        segment = i
     }
 
-    private mutating func append(_ byte: UInt8) {
-        guard !oversized else { return }
-        if current.count >= maxDocumentBytes {
+    /// Appends `bytes[from..<to]` to the current document, or drops it once the document is
+    /// longer than the limit.
+    private mutating func take(_ bytes: [UInt8], from: Int, to: Int) {
+        guard !oversized, from < to else { return }
+        if current.count + (to - from) > maxDocumentBytes {
             oversized = true
             current = []
             return
         }
-        current.append(byte)
+        current += bytes[from..<to]
     }
 
     /// Ends the file: a document cut short is an error.

@@ -33,7 +33,7 @@ final class ImportedTask: Object {
 
 /// `atoll data import` / `export` against an in-process server, and a device that syncs the result.
 @MainActor @Suite(.serialized) struct DataImportTests {
-    private func atoll(_ server: SyncTestServer, _ arguments: [String]) async throws {
+    func atoll(_ server: SyncTestServer, _ arguments: [String]) async throws {
         let options = ["--server", server.server.baseURL.absoluteString, "--admin-key=\(server.server.adminKey)"]
         var command = try AtollCommand.parseAsRoot(arguments + options)
         guard var runnable = command as? AsyncParsableCommand else { return try command.run() }
@@ -41,7 +41,7 @@ final class ImportedTask: Object {
     }
 
     /// A device on partition `partition`, its schema uploaded (so the server's realm has the types).
-    private func device(_ server: SyncTestServer, _ name: String, partition: String) async throws -> Realm {
+    func device(_ server: SyncTestServer, _ name: String, partition: String) async throws -> Realm {
         let user = try await server.app(device: name).login(credentials: .anonymous)
         var configuration = user.configuration(partitionValue: partition)
         configuration.objectTypes = [ImportedTask.self, ImportedPerson.self, ImportedAddress.self]
@@ -50,7 +50,7 @@ final class ImportedTask: Object {
         return realm
     }
 
-    private func write(_ lines: [String], jsonArray: Bool = false, in folder: TemporaryFolder, _ name: String) throws -> URL {
+    func write(_ lines: [String], jsonArray: Bool = false, in folder: TemporaryFolder, _ name: String) throws -> URL {
         let url = folder.url.appendingPathComponent(name)
         try MongoExportGenerator.file(lines, jsonArray: jsonArray).write(to: url)
         return url

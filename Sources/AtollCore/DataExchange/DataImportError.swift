@@ -24,6 +24,8 @@ public struct DataImportError: Error, Sendable, Hashable, CustomStringConvertibl
         case badExtendedJSON
         /// A partition key value that is not a string, integer, ObjectId, UUID or null.
         case badPartition
+        /// A batch's compact body (``DataImportBody``) that does not frame: the whole batch is refused.
+        case malformedBody
     }
     public let code: Code
     public let message: String

@@ -75,7 +75,12 @@ struct JSONParser {
     }
 
     mutating func skipWhitespace() {
-        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x09, 0x0A, 0x0D: position += 1
+            default: return
+            }
+        }
     }
 
     mutating func value(depth: Int) throws(DataImportError) -> JSONNode {
@@ -92,12 +97,13 @@ struct JSONParser {
         }
     }
 
-    private mutating func literal(_ word: String) throws(DataImportError) {
-        let utf8 = Array(word.utf8)
-        guard bytes.count - position >= utf8.count, Array(bytes[position..<position + utf8.count]) == utf8 else {
+    private mutating func literal(_ word: StaticString) throws(DataImportError) {
+        let count = word.utf8CodeUnitCount
+        guard bytes.count - position >= count,
+              word.withUTF8Buffer({ bytes[position..<position + count].elementsEqual($0) }) else {
             throw error("unexpected word")
         }
-        position += utf8.count
+        position += count
     }
 
     private mutating func object(depth: Int) throws(DataImportError) -> JSONNode {
@@ -170,6 +176,21 @@ struct JSONParser {
 
     private mutating func string() throws(DataImportError) -> String {
         position += 1
+        // Most strings have no escape: made from their bytes at once.
+        var end = position
+        while end < bytes.count, end - position <= limits.maxStringBytes {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") {
+                guard let text = String(utf8Validating: bytes[position..<end]) else {
+                    position = end
+                    throw error("a string that is not UTF-8")
+                }
+                position = end + 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            end += 1
+        }
         var out: [UInt8] = []
         while true {
             guard position < bytes.count else { throw error("unterminated string") }

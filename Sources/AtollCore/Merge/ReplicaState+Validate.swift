@@ -62,7 +62,7 @@ extension ReplicaState {
 extension ReplicaState {
     /// What makes `instruction` wrong on this state, or nil when it may apply.
     func problem(with instruction: Instruction, limits: ChangesetLimits) -> String? {
-        if let problem = sizeProblem(instruction, limits) { return problem }
+        if let problem = Self.sizeProblem(instruction, limits) { return problem }
         switch instruction {
         case .addTable, .addColumn, .createObject, .eraseObject:
             return nil
@@ -210,7 +210,8 @@ extension ReplicaState {
 
     // MARK: - Sizes
 
-    private func sizeProblem(_ instruction: Instruction, _ limits: ChangesetLimits) -> String? {
+    /// What makes `instruction` too large (its values, primary key and map keys), or nil.
+    static func sizeProblem(_ instruction: Instruction, _ limits: ChangesetLimits) -> String? {
         var values: [Value] = []
         var keys: [String] = []
         if let id = instruction.object { values.append(id.primaryKey) }

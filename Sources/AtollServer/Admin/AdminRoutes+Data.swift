@@ -11,14 +11,21 @@ extension AdminRoutes {
     func addData(to admin: RouterGroup<AtollRequestContext>) {
         admin.post("apps/:app/data/import") { request, context in
             let app = try await requireApp(context, creating: true)
-            let body = try await JSONBody.decode(ImportRequest.self, from: request, maxBytes: Self.maxImportRequestBytes)
-            guard body.documents.count <= SyncCoordinator.maxImportBatch else {
-                throw ServerError(.badRequest, "a batch holds at most \(SyncCoordinator.maxImportBatch) documents")
-            }
             let outcome: DataImportOutcome
             do {
-                outcome = try await coordinator.importDocuments(appID: app.id, DataImportRequest(
-                    type: body.type, documents: body.documents, partitionKey: body.partitionKey, realm: body.realm, schema: body.schema ?? []))
+                if request.headers[.contentType]?.hasPrefix(DataImportBody.contentType) == true {
+                    // The compact body: documents parsed here, off the coordinator, from the bytes as sent.
+                    let (header, bytes, batch) = try await Self.compactImport(request)
+                    let placed = SyncCoordinator.place(batch.documents.map { bytes[$0] }, header)
+                    outcome = try await coordinator.importDocuments(appID: app.id, placed: placed, header)
+                } else {
+                    let body = try await JSONBody.decode(ImportRequest.self, from: request, maxBytes: Self.maxImportRequestBytes)
+                    guard body.documents.count <= SyncCoordinator.maxImportBatch else {
+                        throw ServerError(.badRequest, "a batch holds at most \(SyncCoordinator.maxImportBatch) documents")
+                    }
+                    outcome = try await coordinator.importDocuments(appID: app.id, DataImportRequest(
+                        type: body.type, documents: body.documents, partitionKey: body.partitionKey, realm: body.realm, schema: body.schema ?? []))
+                }
             } catch let error as DataImportError {
                 throw ServerError(.badRequest, error.description)
             } catch let error as MergeError {
@@ -52,6 +59,38 @@ extension AdminRoutes {
                 throw ServerError(.notFound, error.message)
             }
         }
+    }
+
+    /// A compact import body (``DataImportBody``) read and framed; its header decoded.
+    /// - Throws: `ServerError.badRequest` for a body past the size limit, framing that does not
+    ///   add up, or a header that is not the JSON expected.
+    static func compactImport(_ request: Request) async throws -> (DataImportRequest, [UInt8], DataImportBody.Batch) {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try await request.body.collect(upTo: maxImportRequestBytes).readableBytesView)
+        } catch {
+            throw ServerError(.badRequest, "the request body is larger than \(maxImportRequestBytes) bytes")
+        }
+        let batch = try DataImportBody.read(bytes, maxDocuments: SyncCoordinator.maxImportBatch)
+        let headerBytes = bytes[batch.header]
+        guard JSONNesting.isWithin(headerBytes) else {
+            throw ServerError(.badRequest, "the import header nests deeper than \(JSONNesting.maxDepth) levels")
+        }
+        let header: ImportHeader
+        do {
+            header = try JSONDecoder().decode(ImportHeader.self, from: Data(headerBytes))
+        } catch {
+            throw ServerError(.badRequest, "malformed import header: it must be a JSON object with a string \"type\"")
+        }
+        return (DataImportRequest(type: header.type, documents: [], partitionKey: header.partitionKey, realm: header.realm,
+                                  schema: header.schema ?? []), bytes, batch)
+    }
+
+    struct ImportHeader: Decodable {
+        var type: String
+        var partitionKey: String?
+        var realm: String?
+        var schema: [ObjectSchema]?
     }
 
     struct ImportRequest: Decodable {

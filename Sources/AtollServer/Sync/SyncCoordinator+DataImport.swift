@@ -50,19 +50,28 @@ extension SyncCoordinator {
     public static let maxImportBatch = 2_000
 
     /// Writes a batch of documents into the app's history as a server write: per realm one
-    /// changeset, integrated like an upload from a client file of its own (schema check, rebase,
-    /// validation, fan-out to the bound sessions), so devices download it like any change.
-    /// Documents with a primary key already present overwrite its fields: importing a batch
-    /// twice leaves the same objects.
+    /// changeset, appended on the realm's newest version (``ImportChangeset`` says why it needs
+    /// no rebase and no state-dependent validation), fanned out to the bound sessions, so devices
+    /// download it like any change. Documents with a primary key already present overwrite its
+    /// fields: importing a batch twice leaves the same objects.
     public func importDocuments(appID: String, _ request: DataImportRequest, limits: JSONLimits = JSONLimits()) async throws -> DataImportOutcome {
         guard request.documents.count <= Self.maxImportBatch else {
             throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
         }
+        return try await importDocuments(appID: appID, placed: Self.place(request.documents.map { Array($0.utf8) }, request, limits: limits), request)
+    }
+
+    /// ``importDocuments(appID:_:limits:)`` for documents already parsed and placed (``place(_:_:limits:)``,
+    /// which needs no actor: the admin route runs it before it gets here). `request.documents` is not read.
+    public func importDocuments(appID: String, placed: [Result<(String, JSONNode), DataImportError>],
+                                _ request: DataImportRequest) async throws -> DataImportOutcome {
+        guard placed.count <= Self.maxImportBatch else {
+            throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
+        }
         var outcome = DataImportOutcome()
-        // Each document parsed once, and placed in its realm.
         var byRealm: [String: [(index: Int, node: JSONNode)]] = [:]
-        for (index, text) in request.documents.enumerated() {
-            switch Self.place(text, request, limits: limits) {
+        for (index, result) in placed.enumerated() {
+            switch result {
             case .success(let (path, node)): byRealm[path, default: []].append((index, node))
             case .failure(let error): outcome.refused.append(.init(index: index, error: error))
             }
@@ -75,10 +84,16 @@ extension SyncCoordinator {
         return outcome
     }
 
+    /// Each document parsed once, and the path of the realm it goes into (or why it is refused).
+    public static func place(_ documents: [some Collection<UInt8>], _ request: DataImportRequest,
+                             limits: JSONLimits = JSONLimits()) -> [Result<(String, JSONNode), DataImportError>] {
+        documents.map { place($0, request, limits: limits) }
+    }
+
     /// A document parsed, and the path of the realm it goes into.
-    static func place(_ text: String, _ request: DataImportRequest, limits: JSONLimits) -> Result<(String, JSONNode), DataImportError> {
+    static func place(_ bytes: some Collection<UInt8>, _ request: DataImportRequest, limits: JSONLimits) -> Result<(String, JSONNode), DataImportError> {
         do throws(DataImportError) {
-            let node = try JSONNode.parse(Array(text.utf8), limits: limits)
+            let node = try JSONNode.parse(bytes, limits: limits)
             if let key = request.partitionKey { return .success((try DocumentTyping.partition(of: node, key: key).path, node)) }
             return .success((request.realm ?? FlexibleSync.realmPath, node))
         } catch {
@@ -89,7 +104,8 @@ extension SyncCoordinator {
     private func importDocuments(_ documents: [(index: Int, node: JSONNode)], _ request: DataImportRequest,
                                  into realm: StoredRealm, outcome: inout DataImportOutcome) async throws {
         // The schema: the realm's, plus what the request adds.
-        var history = try await currentSchema(of: realm)
+        let current = try await currentSchema(of: realm)
+        var history = current
         var schemaInstructions: [Instruction] = []
         for type in request.schema {
             if let known = history.types[type.name] {
@@ -116,43 +132,69 @@ extension SyncCoordinator {
             }
         }
         guard !typed.isEmpty || !schemaInstructions.isEmpty else { return }
-        // Links: to an object of the realm, or of this batch.
-        let state = try await snapshot(of: realm).state
+        let known = try await reportUnresolvedLinks(of: typed, in: realm, outcome: &outcome)
+        var instructions = schemaInstructions
+        instructions.reserveCapacity(typed.reduce(schemaInstructions.count) { $0 + $1.document.instructions.count })
+        for (_, document) in typed { instructions += document.instructions }
+        do {
+            try ImportChangeset.check(Changeset(version: 1, timestamp: 0, instructions: instructions), schema: current, limits: limits)
+        } catch {
+            // One document the realm refuses (a value past the limits …) must not take the batch
+            // with it: each one checked on its own, so the report names exactly the refused ones.
+            instructions = schemaInstructions
+            var kept: [(index: Int, document: TypedDocument)] = []
+            for (index, document) in typed {
+                do {
+                    try ImportChangeset.check(Changeset(version: 1, timestamp: 0, instructions: schemaInstructions + document.instructions),
+                                              schema: current, limits: limits)
+                    kept.append((index, document))
+                    instructions += document.instructions
+                } catch {
+                    outcome.refused.append(.init(index: index, error: DataImportError(.wrongType, "the realm refused it: \(error)")))
+                }
+            }
+            typed = kept
+        }
+        if !instructions.isEmpty { try await appendImport(instructions, into: realm, after: known) }
+        outcome.imported += typed.count
+        outcome.realms.insert(realm.path)
+    }
+
+    /// Links to an object neither in the realm nor in the batch, reported (and kept); the
+    /// version of the state looked in. No copy of the state outlives this: the import's own
+    /// append, which changes the cached state, would otherwise copy all of it.
+    private func reportUnresolvedLinks(of typed: [(index: Int, document: TypedDocument)], in realm: StoredRealm,
+                                       outcome: inout DataImportOutcome) async throws -> Int64 {
+        let snapshot = try await snapshot(of: realm)
         let inBatch = Set(typed.map(\.document.id))
         for (index, document) in typed {
             for link in document.links {
                 let target = ObjectID(type: link.objectType, primaryKey: link.primaryKey)
-                if !inBatch.contains(target), state.object(target) == nil {
+                if !inBatch.contains(target), snapshot.state.object(target) == nil {
                     outcome.unresolvedLinks.append(.init(index: index, target: link))
                 }
             }
         }
-        do {
-            try await integrateImport(schemaInstructions + typed.flatMap(\.document.instructions), into: realm)
-            outcome.imported += typed.count
-        } catch let error as MergeError where typed.count > 1 {
-            // One document the realm refuses (a value past the limits …) must not take the batch
-            // with it: each one on its own, so the report names exactly the refused ones.
-            _ = error
-            if !schemaInstructions.isEmpty { try await integrateImport(schemaInstructions, into: realm) }
-            for (index, document) in typed {
-                do {
-                    try await integrateImport(document.instructions, into: realm)
-                    outcome.imported += 1
-                } catch let error as MergeError {
-                    outcome.refused.append(.init(index: index, error: DataImportError(.wrongType, "the realm refused it: \(error)")))
-                }
-            }
-        }
-        outcome.realms.insert(realm.path)
+        return snapshot.version
     }
 
-    /// One server-made changeset integrated through the upload path, from a client file of its own.
-    private func integrateImport(_ instructions: [Instruction], into realm: StoredRealm) async throws {
+    /// One import changeset (checked by ``ImportChangeset/check(_:schema:limits:)``) appended on
+    /// the realm's newest version, from a client file of its own: no history read, no rebase, no
+    /// validation against the state, whose cached copy then applies it once.
+    private func appendImport(_ instructions: [Instruction], into realm: StoredRealm, after known: Int64) async throws {
         let file = try await store.newClientFile(realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: now())
-        let base = try await store.latestServerVersion(realmID: realm.id)
         let changeset = Changeset(version: 1, timestamp: timestamp(), fileIdent: file.ident.ident, instructions: instructions)
-        _ = try await integrate(UploadBatch(fileIdent: file.ident.ident, baseServerVersion: base, changesets: [changeset]), into: realm)
+        uploadsInFlight[realm.appID, default: 0] += 1
+        defer { uploadsInFlight[realm.appID, default: 1] -= 1 }
+        let start = ContinuousClock.now
+        // `historyAfter: .max`: the store reads no history for it (there is nothing to rebase over).
+        let result = try await store.integrate(realmID: realm.id, fileIdent: file.ident.ident, baseServerVersion: known,
+                                               historyAfter: .max) { input in
+            guard input.epoch == realm.epoch else { throw StaleEpoch() }
+            return [changeset]
+        }
+        metrics.integrationLatency.record(ContinuousClock.now - start)
+        integrated(result, into: realm)
     }
 }
 

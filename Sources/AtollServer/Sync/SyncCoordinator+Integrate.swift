@@ -131,18 +131,23 @@ extension SyncCoordinator {
         }
         result.rejected = refused.withLock { $0 }
         metrics.integrationLatency.record(clock.now - start)
-        if !result.appended.isEmpty {
-            materialized[realm.id]?.absorb(result.appended)
-            // So the next upload's schema check need not read this upload back from the store.
-            if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
-            let advance = HistoryAdvance(
-                realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
-            if let subscribed = subscribers[realm.id] {
-                for deliver in subscribed.values { deliver(advance) }
-                fannedOut[realm.id] = max(fannedOut[realm.id] ?? 0, result.latestServerVersion)
-            }
-        }
+        integrated(result, into: realm)
         return result
+    }
+
+    /// What follows a committed integration: the cached state and schema take in the appended
+    /// entries, and every session bound to the realm gets them.
+    func integrated(_ result: IntegrationResult, into realm: StoredRealm) {
+        guard !result.appended.isEmpty else { return }
+        materialized[realm.id]?.absorb(result.appended)
+        // So the next upload's schema check need not read this upload back from the store.
+        if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
+        let advance = HistoryAdvance(
+            realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
+        if let subscribed = subscribers[realm.id] {
+            for deliver in subscribed.values { deliver(advance) }
+            fannedOut[realm.id] = max(fannedOut[realm.id] ?? 0, result.latestServerVersion)
+        }
     }
 
     /// The history after an upload's base without its leading run of the uploader's own changesets
