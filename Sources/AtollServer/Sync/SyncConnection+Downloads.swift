@@ -50,6 +50,11 @@ extension SyncConnection {
         // Partition-based sync: the fields the partition rule's field permissions hide never leave
         // the server (the client's own changes come back whole: it has them).
         let access = session.flexible == nil ? session.rules.first(where: { $0.type == nil })?.fields : nil
+        var schema: [String: ObjectSchema] = [:]
+        if access != nil {
+            // The types of hidden fields, to put them back to their defaults (Permissions.hiding).
+            do { schema = try await coordinator.snapshot(of: session.realm).state.schema } catch { try await storeFailed(error) }
+        }
         var changesets: [DownloadChangeset] = []
         var bytes = 0
         func flush() async throws {
@@ -67,7 +72,7 @@ extension SyncConnection {
         }
         for var entry in entries where entry.serverVersion > session.cursor {
             if let access, entry.changeset.fileIdent != session.file.ident {
-                entry.changeset.instructions = Permissions.hiding(access, in: entry.changeset.instructions)
+                entry.changeset.instructions = Permissions.hiding(access, in: entry.changeset.instructions, schema: schema)
             }
             let encoded = entry.changeset.encoded()
             let size = encoded.count

@@ -210,9 +210,10 @@ extension SyncConnection {
         let hidden = userRules.hiddenFields(in: snapshot.state.schema)
         if !hidden.isEmpty {
             for i in entries.indices where entries[i].changeset.fileIdent != start.file.ident {
-                entries[i].changeset.instructions = FlexibleSync.hiding(hidden, in: entries[i].changeset.instructions)
+                entries[i].changeset.instructions = FlexibleSync.hiding(hidden, in: entries[i].changeset.instructions,
+                                                                        schema: snapshot.state.schema)
             }
-            change = FlexibleSync.hiding(hidden, in: change)
+            change = FlexibleSync.hiding(hidden, in: change, schema: snapshot.state.schema)
         }
         flexible.held = plan.held
         flexible.unconfirmed = plan.unconfirmed
