@@ -19,9 +19,13 @@ extension ServerConfiguration.App {
         guard Self.isValidID(id) else {
             throw ConfigurationError(field: "\(field).id", "must be letters, digits, '-', '_' or '.' (at most 128 bytes)")
         }
+        if let placeholder = secretsLeftAsPlaceholders.first {
+            throw ConfigurationError(field: "\(field).\(placeholder)", "is \(Self.secretPlaceholder), the placeholder of a redacted configuration: supply the secret itself")
+        }
         for (name, provider) in [("apple", apple), ("google", google)] {
             try provider?.validate(field: "\(field).\(name)")
         }
+        try facebook?.validate(field: "\(field).facebook")
         try validateAccountSettings(field: field, developmentMode: developmentMode)
         try functions.validate(field: "\(field).functions")
         if let jwt = customJWT {
