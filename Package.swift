@@ -3,6 +3,8 @@ import PackageDescription
 
 /// Platforms without Apple's Combine and SwiftUI.
 let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
+/// Apple's platforms, which have Network.framework.
+let apple: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS, .macCatalyst]
 
 let package = Package(
     name: "Atoll",
@@ -45,6 +47,9 @@ let package = Package(
         // Combine where Apple's is missing (Linux): Realm's publishers are written once against
         // Combine's names and tested here (docs/from-realm.md, "Combine").
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // The sync socket on Apple platforms: Network.framework, which brings up cellular data and
+        // VPNs on demand (BSD sockets do not on iOS). WebSocketTransport.dial.
+        .package(url: "https://github.com/apple/swift-nio-transport-services", from: "1.28.0"),
         // Lock-free atomics below macOS 15 / iOS 18 (the standard library's `Atomic` needs those).
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
     ],
@@ -91,6 +96,8 @@ let package = Package(
                 // those of a connection attempt).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTransportServices", package: "swift-nio-transport-services",
+                         condition: .when(platforms: apple)),
                 // The default app transport where URLSession cannot take the app's trust roots
                 // (NetworkTransport+NIO.swift): HTTP/1.1 on NIO with the sync connection's TLS.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),

@@ -119,32 +119,60 @@ extension AppConfig {
     }
 
     /// How an app checks the OpenID Connect ID tokens of one provider (Sign in with Apple, Google):
-    /// the provider's public keys (a JWKS), the issuer and the app's client ids. The server never
-    /// calls the provider: the keys are configured, inline or in a file the operator refreshes.
+    /// the provider's public keys (a JWKS), the issuer and the app's client ids. The keys are
+    /// configured inline or in a file the operator refreshes, or fetched from `jwksURL` (the
+    /// provider's published keys when none of the three is given). With ``authCode``, Google
+    /// server auth codes are exchanged at Google's token endpoint for an ID token checked the same way.
     ///
     /// ```json
     /// "apple": { "jwksPath": "/etc/atoll/apple-keys.json", "audience": ["com.example.tasks"] }
+    /// "google": { "audience": ["1234.apps.googleusercontent.com"],
+    ///             "authCode": { "clientId": "1234.apps.googleusercontent.com", "clientSecret": "…" } }
     /// ```
     public struct OpenIDProvider: Sendable, Hashable, Codable {
         /// The JWKS as JSON text (in the file: a JSON object or a string).
         public var jwks: String?
         /// A file holding the JWKS, read when the server starts.
         public var jwksPath: String?
+        /// Where the server fetches the JWKS (https, or http on a loopback address), kept an hour
+        /// and fetched again for a key id it does not know. Nil with neither ``jwks`` nor
+        /// ``jwksPath``: the provider's own (``defaultJWKSURL(google:)``).
+        public var jwksURL: String?
         /// The `iss` a token must have; nil means the provider's own (`https://appleid.apple.com`,
         /// `https://accounts.google.com`).
         public var issuer: String?
-        /// The client ids (bundle ids, OAuth client ids) a token's `aud` must contain one of.
+        /// The client ids (bundle ids, OAuth client ids) a token's `aud` must contain one of
+        /// (``AuthCode/clientId`` counts as one).
         public var audience: [String]
+        /// Google server auth codes (`Credentials.google(serverAuthCode:)`); nil refuses them.
+        public var authCode: AuthCode?
+        /// How long one call to the provider (keys, code exchange) may take, in seconds.
+        public var timeout: TimeInterval
 
-        public init(jwks: String? = nil, jwksPath: String? = nil, issuer: String? = nil, audience: [String]) {
+        public init(jwks: String? = nil, jwksPath: String? = nil, jwksURL: String? = nil, issuer: String? = nil, audience: [String],
+                    authCode: AuthCode? = nil, timeout: TimeInterval = 10) {
             self.jwks = jwks
             self.jwksPath = jwksPath
+            self.jwksURL = jwksURL
             self.issuer = issuer
             self.audience = audience
+            self.authCode = authCode
+            self.timeout = timeout
+        }
+
+        /// The published JWKS of Google (`google`) or Apple.
+        public static func defaultJWKSURL(google: Bool) -> String {
+            google ? "https://www.googleapis.com/oauth2/v3/certs" : "https://appleid.apple.com/auth/keys"
+        }
+
+        /// The client ids an ID token may be meant for: ``audience`` and the auth-code client id.
+        public var acceptedAudience: [String] {
+            guard let clientID = authCode?.clientId, !audience.contains(clientID) else { return audience }
+            return audience + [clientID]
         }
 
         enum CodingKeys: String, CodingKey {
-            case jwks, jwksPath, issuer, audience
+            case jwks, jwksPath, jwksURL, issuer, audience, authCode, timeout
         }
 
         public init(from decoder: any Decoder) throws {
@@ -157,12 +185,15 @@ extension AppConfig {
                 jwks = String(decoding: try encoder.encode(set), as: UTF8.self)
             }
             jwksPath = try container.decodeIfPresent(String.self, forKey: .jwksPath)
+            jwksURL = try container.decodeIfPresent(String.self, forKey: .jwksURL)
             issuer = try container.decodeIfPresent(String.self, forKey: .issuer)
             if let one = try? container.decode(String.self, forKey: .audience) {
                 audience = [one]
             } else {
                 audience = try container.decodeIfPresent([String].self, forKey: .audience) ?? []
             }
+            authCode = try container.decodeIfPresent(AuthCode.self, forKey: .authCode)
+            timeout = try container.decodeIfPresent(TimeInterval.self, forKey: .timeout) ?? 10
         }
     }
 

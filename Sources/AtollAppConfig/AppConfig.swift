@@ -22,6 +22,8 @@ public enum AppConfig {
         public var apple: OpenIDProvider?
         /// How Google ID tokens (`oauth2-google` logins) are checked; nil turns that provider off.
         public var google: OpenIDProvider?
+        /// How Facebook user access tokens (`oauth2-facebook` logins) are checked; nil turns that provider off.
+        public var facebook: Facebook?
         /// Partition or flexible sync; nil accepts what clients use (development).
         public var syncKind: SyncKind?
         /// Fields flexible-sync queries may use: `"owner"` (any type) or `"Task.owner"`.
@@ -89,7 +91,7 @@ public enum AppConfig {
 extension AppConfig.App: Codable {
     enum CodingKeys: String, CodingKey {
         case id, authProviders, customJWT, syncKind, queryableFields, permissions, developmentMode
-        case clientRecovery, maxOfflineTime, apple, google, emailPassword, customUserData, functions, remoteAccess
+        case clientRecovery, maxOfflineTime, apple, google, facebook, emailPassword, customUserData, functions, remoteAccess
     }
 
     /// Reads an app; missing fields take their defaults.
@@ -107,6 +109,7 @@ extension AppConfig.App: Codable {
             maxOfflineTime: try container.decodeIfPresent(TimeInterval.self, forKey: .maxOfflineTime),
             apple: try container.decodeIfPresent(AppConfig.OpenIDProvider.self, forKey: .apple),
             google: try container.decodeIfPresent(AppConfig.OpenIDProvider.self, forKey: .google))
+        facebook = try container.decodeIfPresent(AppConfig.Facebook.self, forKey: .facebook)
         emailPassword = try container.decodeIfPresent(AppConfig.EmailPassword.self, forKey: .emailPassword) ?? .init()
         customUserData = try container.decodeIfPresent(AppConfig.CustomUserData.self, forKey: .customUserData)
         functions = try container.decodeIfPresent(AppConfig.Functions.self, forKey: .functions) ?? .init()
@@ -122,6 +125,7 @@ extension AppConfig.App: Codable {
         try container.encodeIfPresent(customJWT, forKey: .customJWT)
         try container.encodeIfPresent(apple, forKey: .apple)
         try container.encodeIfPresent(google, forKey: .google)
+        try container.encodeIfPresent(facebook, forKey: .facebook)
         try container.encodeIfPresent(syncKind, forKey: .syncKind)
         try container.encode(queryableFields, forKey: .queryableFields)
         try container.encode(permissions, forKey: .permissions)
@@ -143,13 +147,16 @@ extension AppConfig.App: Codable {
 }
 
 extension AppConfig.App {
-    /// The app with every secret (the custom JWT key, the webhook secrets) replaced by
+    /// The app with every secret (the custom JWT key, the webhook secrets, the Facebook and Google
+    /// client secrets) replaced by
     /// `"<secret>"`: what a tool may print.
     public var redacted: Self {
         var app = self
         app.customJWT?.key = Self.secretPlaceholder
         if app.functions.webhookSecret != nil { app.functions.webhookSecret = Self.secretPlaceholder }
         if app.emailPassword.webhookSecret != nil { app.emailPassword.webhookSecret = Self.secretPlaceholder }
+        if app.facebook?.clientSecret != nil { app.facebook?.clientSecret = Self.secretPlaceholder }
+        if app.google?.authCode?.clientSecret != nil { app.google?.authCode?.clientSecret = Self.secretPlaceholder }
         return app
     }
 

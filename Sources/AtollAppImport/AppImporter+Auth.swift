@@ -48,10 +48,8 @@ extension ImportContext {
                     report.add(.needsAttention, subject, "add \"customJWT\": {\"algorithm\": \"\(algorithm)\", \"key\": <the signing key>\(audienceText)\(metadataText)} to the app: the key is a secret the export does not hold; until then custom-token logins are refused")
                 }
                 report.items += metadataItems
-            case "oauth2-apple", "oauth2-google":
-                let clientID = spec["config"]?["clientId"]?.string ?? "<client id>"
-                let key = type == "oauth2-apple" ? "apple" : "google"
-                report.add(.needsAttention, subject, "add \"\(key)\": {\"jwksPath\": <the provider's keys>, \"audience\": [\"\(clientID)\"]} to the app: Atoll never calls the provider; until then these logins are refused")
+            case "oauth2-apple", "oauth2-google", "oauth2-facebook":
+                readOAuth(type: type, spec: spec, subject: subject)
             case "custom-function":
                 let function = spec["config"]?["authFunctionName"]?.string ?? "?"
                 report.add(.needsAttention, subject, "logins by the function \(function): set functions.authenticationURL to a webhook that answers {\"id\": <the user's external id>} for a payload, as \(function) returned it; until then custom-function logins are off")
@@ -86,6 +84,39 @@ extension ImportContext {
                                     "the claim \(path) → the profile's \(name) (%user.data.\(name))\(required ? ", required: a token without it is refused" : "")"))
         }
         return (out, items)
+    }
+
+    /// Sign in with Apple, Google and Facebook: the client id comes from the export, the client
+    /// secret (`secret_config.clientSecret` names an App Services secret, whose value no export
+    /// holds) from the operator's settings; until it is there, the logins that need it are refused.
+    mutating func readOAuth(type: String, spec: ExportJSON, subject: String) {
+        guard let clientID = spec["config"]?["clientId"]?.string, !clientID.isEmpty, clientID.utf8.count <= 256 else {
+            report.add(.refused, subject, "no config.clientId: off")
+            return
+        }
+        let secretName = spec["secret_config"]?["clientSecret"]?.string.map { " (the App Services secret \($0))" } ?? ""
+        let profile = spec["metadata_fields"] == nil ? "" : "; metadata_fields: Atoll fills the profile's name, email and picture from what the provider gives"
+        switch type {
+        case "oauth2-apple":
+            app.apple = AppConfig.OpenIDProvider(audience: [clientID])
+            report.add(.mapped, subject, "Sign in with Apple for \(clientID): ID tokens checked against Apple's published keys\(profile)")
+        case "oauth2-google":
+            app.google = AppConfig.OpenIDProvider(audience: [clientID], authCode: .init(clientId: clientID))
+            let idTokens = spec["config"]?["openId"]?.bool == true
+                ? "ID tokens (Credentials.googleId) checked against Google's published keys"
+                : "App Services took server auth codes only; Atoll also takes ID tokens (Credentials.googleId) made for this client id"
+            report.add(.mapped, subject, "Google Sign-In for \(clientID): \(idTokens)\(profile)")
+            report.add(.needsAttention, "\(subject) server auth codes",
+                       "add the client secret\(secretName) with --settings {\"google\": {\"authCode\": {\"clientSecret\": <the OAuth client secret>}}}: the export does not hold it; until then Credentials.google(serverAuthCode:) is refused")
+        default:
+            guard clientID.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                report.add(.refused, subject, "config.clientId is not a Facebook app id: off")
+                return
+            }
+            app.facebook = AppConfig.Facebook(clientId: clientID)
+            report.add(.needsAttention, subject,
+                       "Facebook app \(clientID): add its app secret\(secretName) with --settings {\"facebook\": {\"clientSecret\": <the Facebook app secret>}}: the export does not hold it; until then Facebook logins are refused\(profile)")
+        }
     }
 
     mutating func readEmailPassword(_ config: ExportJSON?, subject: String) {

@@ -78,6 +78,14 @@ public struct TestIdentityProvider: Sendable {
         return try await other.idToken(subject: subject, keyID: keyID)
     }
 
+    /// A good token whose header names `keyID`, a key the JWKS does not have (a rotated key):
+    /// its signature is the real key's, so only the key id gives it away.
+    public func idTokenNamingUnknownKey(subject: String, keyID: String) async throws -> String {
+        let parts = try await idToken(subject: subject).split(separator: ".")
+        let header = Self.base64URL(Data(#"{"alg":"RS256","kid":"\#(keyID)","typ":"JWT"}"#.utf8))
+        return ([header] + parts.dropFirst().map(String.init)).joined(separator: ".")
+    }
+
     /// An unsigned token (`alg: none`) with good claims.
     public func unsignedIdToken(subject: String) async throws -> String {
         let none = JWTKeyCollection()

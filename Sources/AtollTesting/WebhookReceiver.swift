@@ -81,22 +81,7 @@ public final class WebhookReceiver: Sendable {
                 path: request.uri.path, body: Data(body.readableBytesView),
                 signature: request.headers.first { $0.name.canonicalName == "x-atoll-signature" }?.value))
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "webhook-receiver")
-        logger.logLevel = .warning
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            }, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            throw CancellationError()
-        }
+        let (port, group, task) = try await LoopbackHTTPServer.start(router, label: "webhook-receiver")
         let receiver = WebhookReceiver(port: port, group: group, task: task)
         receiver.setBehavior(behavior)
         box.receiver = receiver

@@ -73,6 +73,41 @@ func appServicesExport(_ name: String) -> URL {
         #expect(!legacy.authProviders.anonymous && !legacy.authProviders.emailPassword && !legacy.authProviders.apiKey)
     }
 
+    /// `oauth2-facebook` and `oauth2-google` keep their client ids; the client secrets are the
+    /// operator's to supply (`--settings`), and until then the logins that need them are refused.
+    @Test func facebookAndGoogleProvidersMapWithTheSecretsLeftToTheOperator() throws {
+        var plan = try plan("social")
+        let app = try serverApp(plan)
+        #expect(app.facebook?.clientId == "1234567890")
+        #expect(app.facebook?.clientSecret == nil)
+        #expect(app.facebook?.graphURL == "https://graph.facebook.com")
+        #expect(!app.accepts(.facebook))
+        #expect(app.google?.audience == ["987-server.apps.googleusercontent.com"])
+        #expect(app.google?.authCode?.clientId == "987-server.apps.googleusercontent.com")
+        #expect(app.google?.authCode?.clientSecret == nil)
+        #expect(app.google?.jwks == nil && app.google?.jwksPath == nil)  // Google's published keys
+        #expect(app.accepts(.google))  // ID tokens at once
+        let facebook = try #require(item(plan, "auth provider oauth2-facebook"))
+        #expect(facebook.outcome == .needsAttention)
+        #expect(facebook.detail.contains("facebookAppSecret") && facebook.detail.contains(#"--settings {"facebook": {"clientSecret""#))
+        #expect(item(plan, "auth provider oauth2-google")?.outcome == .mapped)
+        let codes = try #require(item(plan, "auth provider oauth2-google server auth codes"))
+        #expect(codes.outcome == .needsAttention && codes.detail.contains("googleClientSecret"))
+        var configuration = ServerConfiguration()
+        configuration.apps = [app]
+        try configuration.validate()
+
+        try plan.merge(settings: Data(#"{"facebook": {"clientSecret": "fb-secret"}, "google": {"authCode": {"clientSecret": "g-secret"}}}"#.utf8))
+        let complete = try serverApp(plan)
+        #expect(complete.facebook?.clientSecret == "fb-secret" && complete.facebook?.clientId == "1234567890")
+        #expect(complete.google?.authCode?.clientSecret == "g-secret")
+        #expect(complete.accepts(.facebook))
+        configuration.apps = [complete]
+        try configuration.validate()
+        let shown = String(decoding: try plan.app.redacted.json(), as: UTF8.self)
+        #expect(!shown.contains("fb-secret") && !shown.contains("g-secret"))
+    }
+
     @Test func customUserDataNamesTheClass() throws {
         let plan = try plan("chores")
         let settings = try #require(try serverApp(plan).customUserData)

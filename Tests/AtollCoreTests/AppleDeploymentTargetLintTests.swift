@@ -152,6 +152,24 @@ import Testing
         }
     }
 
+    /// A BSD-socket bootstrap (NIOPosix's `ClientBootstrap`) does not bring up cellular data or a
+    /// VPN on iOS: the SDK's connections go through `WebSocketTransport.dial`, which picks
+    /// Network.framework's bootstrap on Apple platforms, and nowhere else.
+    static let socketBootstrapUse = #"\b(ClientBootstrap|NIOTSConnectionBootstrap)\("#
+
+    @Test func sdkConnectionsGoThroughTheDialThatPicksNetworkFramework() throws {
+        let files = try Self.sources()
+        let uses = try Self.uses(of: Self.socketBootstrapUse, in: files)
+        for use in uses where !use.path.hasSuffix("Sync/WebSocketTransport.swift") {
+            Issue.record("\(use.path):\(use.line): open sockets with WebSocketTransport.dial (Network.framework on Apple platforms)")
+        }
+        #expect(uses.count == 2, "WebSocketTransport.dial has one bootstrap per platform: \(uses)")
+        let manifest = try String(contentsOf: Self.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains(#"url: "https://github.com/apple/swift-nio-transport-services""#))
+        let product = try #require(manifest.range(of: #".product(name: "NIOTransportServices""#), "the Atoll target depends on NIOTransportServices")
+        #expect(manifest[product.upperBound...].prefix(200).contains("condition: .when(platforms: apple)"))
+    }
+
     @Test func packageDeclaresRealmAppsDeploymentTargets() throws {
         let manifest = try String(contentsOf: Self.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(manifest.contains(Self.platforms), "Package.swift must declare \(Self.platforms)")

@@ -152,6 +152,28 @@ struct LoginTests {
         }
     }
 
+    /// An app created in development mode (or whose runtime configuration file was removed) has
+    /// data but no settings: served as it was, it would have no rules. Outside development mode it
+    /// is refused like an unknown app, on every door (login, functions, sync, remote access).
+    @Test func anAppWithDataButNoConfigurationIsRefusedOutsideDevelopmentMode() async throws {
+        try await withServer(TestServer.configuration { configuration in
+            configuration.developmentMode = false
+            configuration.apps = [ServerConfiguration.App(id: "declared")]
+        }) { server in
+            try await server.auth.store.createApp(StoredApp(id: "orphan", createdAt: Date()))
+            let login = try await server.http.logIn(app: "orphan", provider: "anon-user")
+            #expect(login.status == 404)
+            #expect(login.errorCode == "AppNotFound")
+            await #expect(throws: ServerError.self) { try await server.auth.app("orphan") }
+            #expect(try await server.http.logIn(app: "declared", provider: "anon-user").status == 200)
+        }
+        // In development mode the same app is served (its schema follows the clients').
+        try await withServer { server in
+            try await server.auth.store.createApp(StoredApp(id: "orphan", createdAt: Date()))
+            #expect(try await server.http.logIn(app: "orphan", provider: "anon-user").status == 200)
+        }
+    }
+
     @Test func aDisabledUserIsRefusedWithUserDisabled() async throws {
         try await withServer { server in
             _ = try await server.http.register(email: "gollum@misty.example", password: "precious")

@@ -146,7 +146,7 @@ struct OpenIDLoginTests {
         }
 
         let wrong: [(String, ServerConfiguration.OpenIDProvider)] = [
-            ("no keys", .init(audience: ["x"])),
+            ("keys from a file and a URL", .init(jwksPath: keysFile.path, jwksURL: "https://appleid.apple.com/auth/keys", audience: ["x"])),
             ("both sources", .init(jwks: apple.jwks, jwksPath: keysFile.path, audience: ["x"])),
             ("no audience", .init(jwks: apple.jwks, audience: [])),
             ("an HMAC key", .init(jwks: #"{"keys":[{"kty":"oct","kid":"h","k":"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"}]}"#, audience: ["x"])),

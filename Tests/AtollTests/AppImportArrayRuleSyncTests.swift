@@ -277,6 +277,10 @@ extension SerialAppServicesTests {
             try sam.realm.write { sam.realm.objects(PayrollEntry.self).first { $0.name == "anne" }!.salary = 1_000_000 }
             #expect(await waitUntil { !rejections(sam.errors).isEmpty })
             #expect(rejections(sam.errors).flatMap { $0.compensatingWriteInfo ?? [] }.contains { $0.reason.contains("field salary") })
+            // The revert reaches sam as the field's default (what sam saw before), not as the
+            // salary hr set, and not left at what sam wrote.
+            try await sam.realm.syncSession!.wait(for: .download)
+            #expect(await waitUntil { entries(sam.realm) == ["anne:0", "benjamin:0"] }, "\(entries(sam.realm))")
             try await hr.realm.syncSession!.wait(for: .download)
             #expect(await waitUntil { entries(hr.realm) == ["anne:5500", "benjamin:6000"] }, "\(entries(hr.realm))")
             // Creating one with a salary is refused the same way; without one it is sam's to make.
@@ -285,6 +289,8 @@ extension SerialAppServicesTests {
             try sam.realm.write { sam.realm.add(PayrollEntry(value: ["name": "dan"])) }
             try await sam.realm.syncSession!.wait(for: .upload)
             #expect(await waitUntil { entries(hr.realm) == ["anne:5500", "benjamin:6000", "dan:0"] }, "\(entries(hr.realm))")
+            try await sam.realm.syncSession!.wait(for: .download)
+            #expect(await waitUntil { entries(sam.realm) == ["anne:0", "benjamin:0", "dan:0"] }, "\(entries(sam.realm))")
         }
     }
 

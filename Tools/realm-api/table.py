@@ -68,6 +68,7 @@ NOW = {
     150: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests.aFunctionCredentialLogsInTheSameUserEachTime"),
     166: ("✔", "AppCompatibilityTests: FunctionsApp; AtollTests: FunctionsTests; AtollServerTests: FunctionCallTests"),
     99: ("✔", "AtollTests: MixedSubscriptQueryTests (SQL and the server's evaluator)"),
+    148: ("✔", "AtollTests: OAuthCredentialsTests.facebookAndGoogleAuthCodeLoginsAndLinks; AtollServerTests: OAuthLoginTests (against a loopback Graph API and token endpoint); AtollCommandTests: AppImportTests.facebookAndGoogleProvidersMapWithTheSecretsLeftToTheOperator"),
     167: ("✔", "over the app's flexible-sync data, with its rules (docs/from-atlas.md §3); AppCompatibilityTests: RemoteDataApp; AtollServerTests: RemoteDataAccessTests; AtollCoreTests: RemoteCollectionTests"),
 }
 
@@ -77,7 +78,6 @@ WHY = {
     45: "needs Objective-C's runtime accessors, absent on Linux",
     46: "legacy property wrappers of `@objc` models",
     83: "`filter(NSPredicate)` on Results and the wrappers' `filter:` exist on Apple platforms (from predicateFormat); other NSPredicate overloads do not",
-    148: "compile; the server has no Facebook or Google auth-code provider",
     168: "no push notifications service",
     171: "Apple-only helpers; not built",
 }

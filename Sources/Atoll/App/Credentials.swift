@@ -7,9 +7,11 @@ import Foundation
 /// let appleUser = try await app.login(credentials: .apple(idToken: identityToken))
 /// ```
 public enum Credentials: Sendable, Equatable {
-    /// A Facebook access token: refused by the server (checking it needs Facebook's servers).
+    /// A Facebook user access token, which the server checks with Facebook's Graph API (the app's
+    /// `facebook` settings on the server).
     case facebook(accessToken: String)
-    /// A Google server auth code: refused by the server (it needs Google's servers); use `googleId`.
+    /// A Google server auth code, which the server exchanges at Google for an ID token (the app's
+    /// `google.authCode` settings on the server).
     case google(serverAuthCode: String)
     /// A Google ID token, checked by the server against the app's configured Google keys.
     case googleId(token: String)

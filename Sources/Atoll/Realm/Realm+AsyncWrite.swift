@@ -179,6 +179,18 @@ extension Realm {
             completion.block(completion.error)
         }
         guard !asyncWrites.begins.isEmpty, !isInWriteTransaction else { return }
+        if FileAccess.isSuspended(coordinator.path) {
+            // Asynchronous writes wait for Realm.resumeFileAccess() rather than fail.
+            asyncWrites.waitingForLock = true
+            let keep = UncheckedRealm(strong: self)
+            FileAccess.whenResumed(coordinator.path) {
+                keep.strong!.runOnOwnContext(keep) { realm in
+                    realm.asyncWrites.waitingForLock = false
+                    realm.runAsyncWrites()
+                }
+            }
+            return
+        }
         if coordinator.writers.load(ordering: .sequentiallyConsistent) > 0 {
             // Another realm of this process holds or waits for the write lock: wait for it off
             // this queue or actor, then come back.
@@ -196,6 +208,12 @@ extension Realm {
         do {
             try beginWriteTransaction()
         } catch {
+            if FileAccess.isSuspended(coordinator.path) {
+                // Suspended since the check above: wait for the resumption like the others.
+                asyncWrites.begins.insert(next, at: 0)
+                runAsyncWrites()
+                return
+            }
             guard let onFailure = next.onFailure else { preconditionFailure("\(error)") }
             onFailure(error)
             asyncWritesMayContinue()

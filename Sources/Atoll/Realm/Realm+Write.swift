@@ -161,6 +161,11 @@ extension Realm {
     private func advanceForWrite() throws {
         // Announce the write, then let a realm that is re-pinning its snapshot finish first.
         coordinator.writerStarted()
+        // After announcing the writer: a suspension either sees it and waits for it, or is seen here.
+        if FileAccess.isSuspended(coordinator.path) {
+            coordinator.writerFinished()
+            throw FileAccess.suspendedError(path: coordinator.path)
+        }
         while coordinator.repinning.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         do {
             try connection.run { _ in

@@ -102,8 +102,11 @@ public final class Realm {
         do {
             var isFrozen = false
             if case .frozen = confinement { isFrozen = true }
-            connection = try Connection(path: coordinator.path, readOnly: configuration.readOnly, shared: isFrozen,
-                                        key: coordinator.encryptionKey)
+            // A frozen realm's connection serves several threads at once (shared); a live one
+            // reuses a connection a closed realm of the file left (RealmCoordinator.takeConnection).
+            connection = isFrozen
+                ? try Connection(path: coordinator.path, readOnly: configuration.readOnly, shared: true, key: coordinator.encryptionKey)
+                : try coordinator.takeConnection(readOnly: configuration.readOnly)
         } catch let error as Error {
             throw error
         } catch {
@@ -147,7 +150,7 @@ public final class Realm {
             try? connection.rollback()
             coordinator.writerFinished()
         }
-        try? connection.queue.close()
+        coordinator.recycle(connection)
     }
 
     // MARK: Confinement

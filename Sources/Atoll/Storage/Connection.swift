@@ -21,10 +21,12 @@ final class Connection {
     /// Set for connections that several threads may use at once (frozen realms): every call, and
     /// the caches of accessors reading through the connection, hold it.
     let sharedLock: NSRecursiveLock?
+    let readOnly: Bool
 
     /// Opens the file at `path`; with `key`, through the encrypting VFS shim.
     init(path: String, readOnly: Bool, shared: Bool = false, key: EncryptionKey? = nil) throws {
         sharedLock = shared ? NSRecursiveLock() : nil
+        self.readOnly = readOnly
         do {
             queue = try Connection.databaseQueue(path: path, key: key) { config in
                 config.readonly = readOnly
@@ -137,6 +139,20 @@ final class Connection {
             currentThread = pthread_self()
             defer { current = nil; currentThread = nil }
             return try body(db)
+        }
+    }
+
+    /// Ends the open transaction, if any, and puts the memory map back to its usual limit, so the
+    /// connection can serve another realm. False when it cannot (it should be closed then).
+    func resetForReuse() -> Bool {
+        do {
+            try run { db in
+                if db.isInsideTransaction { try db.execute(sql: "ROLLBACK") }
+            }
+            try setMemoryMapLimit(Connection.mmapSize)
+            return true
+        } catch {
+            return false
         }
     }
 

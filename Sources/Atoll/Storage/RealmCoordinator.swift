@@ -75,6 +75,7 @@ final class RealmCoordinator: @unchecked Sendable {
     }
 
     deinit {
+        for connection in idleConnections { try? connection.queue.close() }
         lock.withLock { checkpointer }?.close()
         if isInMemory {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -110,6 +111,11 @@ final class RealmCoordinator: @unchecked Sendable {
             registry[key] = WeakCoordinator(coordinator: coordinator)
             return coordinator
         }
+    }
+
+    /// The coordinators of every file open in the process.
+    static var open: [RealmCoordinator] {
+        registry.withLock { $0.values.compactMap(\.coordinator) }
     }
 
     /// Whether any `Realm` of this storage is open in the process.
@@ -162,6 +168,59 @@ final class RealmCoordinator: @unchecked Sendable {
                                            encryptionKey: encryptionKey)
         try SchemaInstaller(coordinator: coordinator, configuration: configuration).run()
         return coordinator
+    }
+
+    // MARK: Connections
+
+    /// Connections closed realms of the file left, for the next live realm to open on any thread
+    /// instead of opening SQLite again (and mapping the file again): the schema installer's
+    /// serves the first realm, a realm closed on a background queue the next one. At most
+    /// `idleConnectionLimit` per mode (read-only or not); none while file access is suspended.
+    /// An idle connection holds no transaction.
+    private var idleConnections: [Connection] = []
+    static let idleConnectionLimit = 2
+    /// How many connections `takeConnection` had to open (tests count what reuse saves).
+    let connectionsOpened = ManagedAtomic<Int>(0)
+
+    /// A connection to the file for a live realm: an idle one, or a new one.
+    func takeConnection(readOnly: Bool) throws -> Connection {
+        let idle = lock.withLock { () -> Connection? in
+            guard let index = idleConnections.lastIndex(where: { $0.readOnly == readOnly }) else { return nil }
+            return idleConnections.remove(at: index)
+        }
+        if let idle { return idle }
+        connectionsOpened.add(1, ordering: .relaxed)
+        return try Connection(path: path, readOnly: readOnly, key: encryptionKey)
+    }
+
+    /// Takes back the connection of a realm that closed: kept idle, or closed.
+    func recycle(_ connection: Connection) {
+        var keep = connection.sharedLock == nil && !FileAccess.isSuspended(path) && connection.resetForReuse()
+        if keep {
+            keep = lock.withLock {
+                guard idleConnections.count(where: { $0.readOnly == connection.readOnly }) < Self.idleConnectionLimit else { return false }
+                idleConnections.append(connection)
+                return true
+            }
+        }
+        if !keep { try? connection.queue.close() }
+    }
+
+    /// Closes the idle connections (file access is being suspended).
+    func closeIdleConnections() {
+        let closing = lock.withLock {
+            defer { idleConnections = [] }
+            return idleConnections
+        }
+        for connection in closing { try? connection.queue.close() }
+    }
+
+    /// How many idle connections the file has (tests).
+    var idleConnectionCount: Int { lock.withLock { idleConnections.count } }
+
+    /// File access resumed: checkpoint what was committed before the suspension.
+    func fileAccessResumed() {
+        lock.withLock { checkpointer }?.committed()
     }
 
     // MARK: Tables

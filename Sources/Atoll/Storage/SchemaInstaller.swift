@@ -82,7 +82,8 @@ struct SchemaInstaller {
             try? connection.queue.close()
             throw error
         }
-        try? connection.queue.close()
+        // The first realm of the file uses it (RealmCoordinator.takeConnection).
+        coordinator.recycle(connection)
     }
 
     private func install(_ connection: Connection, declared: [ClassInfo]) throws {

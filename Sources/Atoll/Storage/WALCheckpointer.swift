@@ -40,6 +40,9 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Runs a passive checkpoint now (on the caller's thread).
     func checkpoint() {
         lock.withLock { isScheduled = false }
+        // A checkpoint takes SQLite's checkpoint lock: not while the app is suspended
+        // (Realm.suspendFileAccess()); resuming schedules one.
+        guard !FileAccess.isSuspended(path) else { return }
         do {
             if connection == nil {
                 connection = try Connection.databaseQueue(path: path, key: key) { config in

@@ -6,6 +6,9 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
+#if canImport(Network) && canImport(NIOTransportServices)
+import NIOTransportServices
+#endif
 
 /// The client end of the sync WebSocket (RFC 6455) on NIO: the TCP connection (and TLS for
 /// `wss://`), the upgrade, binary frames both ways, pings answered and the close handshake.
@@ -34,7 +37,7 @@ enum WebSocketTransport {
         maxFrameSize: Int,
         tlsConfiguration: TLSConfiguration? = nil,
         connectTimeout: TimeAmount = .seconds(10),
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        eventLoopGroup: any EventLoopGroup = WebSocketTransport.defaultEventLoopGroup,
         _ body: @Sendable (WebSocketInbound, WebSocketWriter) async throws -> Void
     ) async throws {
         let target = try Target(url)
@@ -44,10 +47,7 @@ enum WebSocketTransport {
         for (name, value) in headers { requestHead.headers.add(name: name, value: value) }
         let head = requestHead
 
-        let upgrade = try await ClientBootstrap(group: eventLoopGroup)
-            .connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: target.host, port: target.port) { channel in
+        let upgrade = try await dial(group: eventLoopGroup, host: target.host, port: target.port, timeout: connectTimeout) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: target.host))
@@ -82,6 +82,42 @@ enum WebSocketTransport {
                 try await body(WebSocketInbound(inbound, writer: writer), writer)
             }
         }
+    }
+
+    /// The event loops sync connections run on: Network.framework's on Apple platforms
+    /// (NIOTransportServices), so that a connection brings up cellular data or a VPN on demand as
+    /// the app's URLSession requests do, which BSD sockets never do on iOS; NIOPosix's elsewhere.
+    static var defaultEventLoopGroup: any EventLoopGroup {
+        #if canImport(Network) && canImport(NIOTransportServices)
+        NIOTSEventLoopGroup.singleton
+        #else
+        MultiThreadedEventLoopGroup.singleton
+        #endif
+    }
+
+    /// Opens a TCP connection to `host`:`port` with the bootstrap that belongs to `group`
+    /// (Network.framework's for a `NIOTSEventLoopGroup`, BSD sockets' otherwise), Nagle off, and
+    /// sets up its pipeline with `initializer`. TLS stays NIOSSL's on both, so the app's
+    /// `trustedRootCertificates` and the handshake errors are the same everywhere.
+    static func dial<Output: Sendable>(
+        group: any EventLoopGroup,
+        host: String,
+        port: Int,
+        timeout: TimeAmount,
+        initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Output>
+    ) async throws -> Output {
+        #if canImport(Network) && canImport(NIOTransportServices)
+        if let bootstrap = NIOTSConnectionBootstrap(validatingGroup: group) {
+            return try await bootstrap
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port, channelInitializer: initializer)
+        }
+        #endif
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: host, port: port, channelInitializer: initializer)
     }
 
     private enum Upgrade: Sendable {

@@ -62,16 +62,40 @@ extension FieldAccess.Access {
 }
 
 extension FlexibleSync {
-    /// `instructions` without what reveals a field the user may not read: sets and collection
-    /// changes of hidden fields (`hidden` by type). Creations, erasures and other fields stay.
+    /// `instructions` with nothing that reveals a field the user may not read (`hidden` by type):
+    /// a change of a hidden field becomes what puts it back to its default on the device (a set
+    /// of the property's initial value, or a clear of a collection), once per object and field.
+    /// Creations, erasures and other fields stay.
+    ///
+    /// A device only ever shows a hidden field's default. Dropping the changes would be enough
+    /// for what others write, but not for a write of the device's own that the server reverted
+    /// (writing implies reading, so the user may not write a hidden field): the server's
+    /// compensating change must not carry the value the field really has, and without it the
+    /// device would keep what it wrote. With the reset it returns to the default, as everywhere
+    /// else; for devices already there the reset changes nothing.
     ///
     /// - Complexity: O(*n*) in the instructions.
-    public static func hiding(_ hidden: [String: Set<String>], in instructions: [Instruction]) -> [Instruction] {
+    public static func hiding(_ hidden: [String: Set<String>], in instructions: [Instruction], schema: [String: ObjectSchema]) -> [Instruction] {
         guard !hidden.isEmpty else { return instructions }
-        return instructions.filter { instruction in
-            guard let id = instruction.object, let fields = hidden[id.type], let field = instruction.field else { return true }
-            return !fields.contains(field)
+        var reset: Set<FieldOfObject> = []
+        var result: [Instruction] = []
+        result.reserveCapacity(instructions.count)
+        for instruction in instructions {
+            guard let id = instruction.object, let fields = hidden[id.type], let field = instruction.field, fields.contains(field) else {
+                result.append(instruction)
+                continue
+            }
+            guard reset.insert(FieldOfObject(object: id, field: field)).inserted,
+                  let property = schema[id.type]?[property: field] else { continue }
+            let path: [PathElement] = [.property(field)]
+            result.append(property.collection == .single ? .set(id, path: path, value: property.initialValue) : .clear(id, path: path))
         }
+        return result
+    }
+
+    private struct FieldOfObject: Hashable {
+        var object: ObjectID
+        var field: String
     }
 }
 

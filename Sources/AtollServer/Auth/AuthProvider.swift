@@ -9,10 +9,13 @@ public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
     case apiKey = "api-key"
     /// A JWT signed by the app's own identity service.
     case customToken = "custom-token"
-    /// Sign in with Apple: an OpenID Connect ID token checked against the configured keys.
+    /// Sign in with Apple: an OpenID Connect ID token checked against the provider's keys.
     case apple = "oauth2-apple"
-    /// Google Sign-In: an OpenID Connect ID token checked against the configured keys.
+    /// Google Sign-In: an OpenID Connect ID token checked against the provider's keys, or a server
+    /// auth code exchanged at Google's token endpoint for one.
     case google = "oauth2-google"
+    /// Facebook Login: a user access token checked with Facebook's Graph API.
+    case facebook = "oauth2-facebook"
     /// The app's authentication function: a webhook that turns a payload into the user's external id.
     case customFunction = "custom-function"
 }

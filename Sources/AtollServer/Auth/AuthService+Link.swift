@@ -55,6 +55,8 @@ extension AuthService {
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
             identity = StoredIdentity(id: claims.sub.value, providerType: provider.rawValue)
+        case .facebook:
+            identity = StoredIdentity(id: try await facebookUser(appID: appID, request: request).id, providerType: provider.rawValue)
         case .customFunction:
             let answer = try await authenticationFunctionIdentity(appID: appID, payload: request.payload ?? [:])
             identity = StoredIdentity(id: answer.id, providerType: provider.rawValue)
@@ -95,12 +97,12 @@ extension AuthService {
         }
     }
 
-    /// The checked claims of an `oauth2-apple` or `oauth2-google` request's ID token.
+    /// The checked claims of an `oauth2-apple` or `oauth2-google` request's ID token, or of the
+    /// one Google gives for its server auth code.
     func openIDClaims(provider: AuthProvider, appID: String, request: LoginRequest) async throws -> OpenIDClaims {
         guard let idToken = request.idToken else {
-            if provider == .google, request.authCode != nil {
-                throw ServerError(.authProviderDisabled,
-                                  "Google server auth codes need Google's servers; sign in with an ID token (Credentials.googleId(token:))")
+            if provider == .google, let code = request.authCode {
+                return try await googleAuthCodeClaims(appID: appID, code: code)
             }
             throw ServerError(.badRequest, "an \(provider.rawValue) login needs \"id_token\"")
         }

@@ -10,13 +10,16 @@ extension AuthService {
         public var token: String?
         /// An OpenID Connect ID token (`oauth2-apple`, `oauth2-google`).
         public var idToken: String?
-        /// A Google server auth code: refused, it needs Google's servers.
+        /// A Google server auth code (`oauth2-google`).
         public var authCode: String?
+        /// A Facebook user access token (`oauth2-facebook`).
+        public var accessToken: String?
         /// The whole body but the SDK's `options`: a `custom-function` login's payload.
         public var payload: [String: JSONValue]?
 
         public init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
-                    idToken: String? = nil, authCode: String? = nil, payload: [String: JSONValue]? = nil) {
+                    idToken: String? = nil, authCode: String? = nil, accessToken: String? = nil, payload: [String: JSONValue]? = nil) {
+            self.accessToken = accessToken
             self.payload = payload
             self.username = username
             self.password = password
@@ -27,7 +30,7 @@ extension AuthService {
         }
 
         enum CodingKeys: String, CodingKey {
-            case username, password, key, token, authCode
+            case username, password, key, token, authCode, accessToken
             case idToken = "id_token"
         }
 
@@ -36,7 +39,8 @@ extension AuthService {
             func text(_ key: CodingKeys) -> String? { (try? container.decodeIfPresent(String.self, forKey: key)) ?? nil }
             // A function payload may use these names for anything: only strings count here (a
             // provider missing its field refuses the login).
-            self.init(username: text(.username), password: text(.password), key: text(.key), token: text(.token), idToken: text(.idToken), authCode: text(.authCode))
+            self.init(username: text(.username), password: text(.password), key: text(.key), token: text(.token), idToken: text(.idToken), authCode: text(.authCode),
+                      accessToken: text(.accessToken))
             payload = try? decoder.singleValueContainer().decode([String: JSONValue].self)
             payload?["options"] = nil
         }
@@ -149,6 +153,18 @@ extension AuthService {
         case .apple, .google:
             let claims = try await openIDClaims(provider: provider, appID: appID, request: request)
             return (try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, provider: provider), nil)
+
+        case .facebook:
+            let facebook = try await facebookUser(appID: appID, request: request)
+            let metadata = facebook.pictureURL.map { ["picture_url": JSONValue.string($0)] } ?? [:]
+            var user = try await user(appID: appID, externalID: facebook.id, name: facebook.name, email: facebook.email,
+                                      provider: provider, metadata: metadata)
+            // Each login brings the current picture, as App Services refreshed the profile.
+            if user.metadata != metadata {
+                try await store.setUserMetadata(id: user.id, metadata)
+                user.metadata = metadata
+            }
+            return (user, nil)
 
         case .customFunction:
             let identity = try await authenticationFunctionIdentity(appID: appID, payload: request.payload ?? [:])

@@ -86,10 +86,11 @@ public struct AuthService: Sendable {
     /// - Throws: `ServerError(.appNotFound)` for an unknown app outside development mode.
     public func app(_ id: String) async throws -> ServerConfiguration.App {
         if let declared = apps.app(id: id) { return declared }
+        // Outside development mode only declared apps are served. An app with data here but no
+        // settings (created in development mode, or its runtime configuration file removed) would
+        // have no rules: everyone reading and writing everything. The start logs such apps.
+        guard configuration.developmentMode else { throw ServerError(.appNotFound, "there is no app \"\(id)\"") }
         if try await store.app(id: id) == nil {
-            guard configuration.developmentMode else {
-                throw ServerError(.appNotFound, "there is no app \"\(id)\"")
-            }
             guard !id.isEmpty, id.count <= 128 else { throw ServerError(.badRequest, "invalid app id") }
             if let wait = newApps.retryAfter("", now: now()) {
                 metrics.countRefusal(limit: "newAppsPerMinute")

@@ -19,7 +19,7 @@ struct OpenIDClaims: JWTPayload {
 }
 
 /// Checks the ID tokens of Sign in with Apple and Google against the keys each app configured
-/// (``ServerConfiguration/OpenIDProvider``): the signature (RS256 or ES256 only, with the key the
+/// or the provider publishes (``ServerConfiguration/OpenIDProvider``, ``RemoteKeySet``): the signature (RS256 or ES256 only, with the key the
 /// token's `kid` names), the issuer, the audience and the times, with ``leeway`` for clock skew.
 ///
 /// ```swift
@@ -32,10 +32,22 @@ struct OpenIDTokens: Sendable {
     static let maxTokenBytes = 16 * 1024
 
     struct Verifier: Sendable {
-        let keys: JWTKeyCollection
-        let algorithms: [String: String]
+        /// Keys configured (inline or in a file), or fetched from the provider.
+        enum Keys: Sendable {
+            case fixed(JWTKeyCollection, algorithms: [String: String])
+            case remote(RemoteKeySet)
+        }
+        let keys: Keys
         let issuers: [String]
         let audience: [String]
+
+        /// The keys to check a token naming `kid` with, and each key id's algorithm.
+        func keySet(for kid: String?, now: Date) async throws -> (JWTKeyCollection, [String: String]) {
+            switch keys {
+            case .fixed(let collection, let algorithms): (collection, algorithms)
+            case .remote(let remote): try await remote.keys(for: kid, now: now)
+            }
+        }
     }
 
     /// By app id; apps added at run time (``install(_:appID:)``) join those of the configuration.
@@ -61,15 +73,15 @@ struct OpenIDTokens: Sendable {
         for (provider, settings) in [(AuthProvider.apple, app.apple), (.google, app.google)] {
             guard let settings else { continue }
             let field = "\(appField).\(provider == .apple ? "apple" : "google")"
-            let set = try OpenIDKeySet(json: try settings.jwksText(field: field), field: field)
-            let keys = JWTKeyCollection()
-            for key in set.keys {
-                do { try await keys.add(jwk: key) } catch {
-                    throw ConfigurationError(field: field, "key \(key.keyIdentifier?.string ?? "?") cannot be used: \(error)")
-                }
+            let keys: Verifier.Keys
+            if let url = settings.keysURL(google: provider == .google) {
+                keys = .remote(RemoteKeySet(url: url, timeout: settings.timeout))
+            } else {
+                let set = try OpenIDKeySet(json: try settings.jwksText(field: field), field: field)
+                keys = .fixed(try await set.collection(field: field), algorithms: set.algorithms)
             }
             let issuers = settings.issuer.map { [$0] } ?? Self.defaultIssuers(provider)
-            out[provider] = Verifier(keys: keys, algorithms: set.algorithms, issuers: issuers, audience: settings.audience)
+            out[provider] = Verifier(keys: keys, issuers: issuers, audience: settings.acceptedAudience)
         }
         return out
     }
@@ -83,11 +95,13 @@ struct OpenIDTokens: Sendable {
         provider == .apple ? ["https://appleid.apple.com"] : ["https://accounts.google.com", "accounts.google.com"]
     }
 
-    /// The claims of the ID token `token` of `provider` for `appID`, checked at `now`.
+    /// The claims of the ID token `token` of `provider` for `appID`, checked at `now`; with
+    /// `audience`, the token must be meant for that client id (an auth code's).
     /// - Throws: `ServerError`: `.authProviderDisabled` when the app has no keys for the provider,
     ///   `.badRequest` for an oversized token, `.invalidCredentials` for any other fault (signature,
-    ///   algorithm, key id, issuer, audience, expiry, empty `sub`), with a message naming it.
-    func verify(_ token: String, provider: AuthProvider, appID: String, now: Date) async throws -> OpenIDClaims {
+    ///   algorithm, key id, issuer, audience, expiry, empty `sub`), with a message naming it,
+    ///   `.authError` when the provider's keys cannot be fetched.
+    func verify(_ token: String, provider: AuthProvider, appID: String, now: Date, audience: String? = nil) async throws -> OpenIDClaims {
         guard let verifier = verifiers.withLock({ $0[appID]?[provider] }) else {
             throw ServerError(.authProviderDisabled, "the \(provider.rawValue) provider is not configured for this app")
         }
@@ -95,22 +109,24 @@ struct OpenIDTokens: Sendable {
             throw ServerError(.badRequest, "the ID token is larger than \(Self.maxTokenBytes) bytes")
         }
         let header = try Self.header(of: token)
-        guard let kid = header.kid, let algorithm = verifier.algorithms[kid] else {
-            throw ServerError(.invalidCredentials, "the ID token's key id (kid) is not one of the configured keys")
+        let (keys, algorithms) = try await verifier.keySet(for: header.kid, now: now)
+        guard let kid = header.kid, let algorithm = algorithms[kid] else {
+            throw ServerError(.invalidCredentials, "the ID token's key id (kid) is not one of the provider's keys")
         }
         guard header.alg == algorithm else {
             throw ServerError(.invalidCredentials, "the ID token's algorithm \(header.alg ?? "none") does not match its key (\(algorithm))")
         }
         let claims: OpenIDClaims
         do {
-            claims = try await verifier.keys.verify(token, as: OpenIDClaims.self)
+            claims = try await keys.verify(token, as: OpenIDClaims.self)
         } catch {
             throw ServerError(.invalidCredentials, "the ID token's signature or claims are invalid")
         }
         guard verifier.issuers.contains(claims.iss.value) else {
             throw ServerError(.invalidCredentials, "the ID token was not issued by \(verifier.issuers[0]) (iss)")
         }
-        guard claims.aud.value.contains(where: verifier.audience.contains) else {
+        let accepted = audience.map { [$0] } ?? verifier.audience
+        guard claims.aud.value.contains(where: accepted.contains) else {
             throw ServerError(.invalidCredentials, "the ID token is not meant for this app (aud)")
         }
         let leeway = Self.leeway

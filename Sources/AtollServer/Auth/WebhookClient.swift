@@ -7,7 +7,8 @@ import NIOPosix
 import NIOSSL
 
 /// A small HTTP/1.1 client that POSTs JSON to an app's webhooks (token delivery, confirmation and
-/// reset functions), bounded in every way the other side could abuse: one deadline for connecting,
+/// reset functions) and calls identity providers (keys, Google's token endpoint, Facebook's Graph
+/// API), bounded in every way the other side could abuse: one deadline for connecting,
 /// sending and answering, a cap on the answer's size, and a cap on calls in flight. It runs on NIO's
 /// event loops, so a webhook that hangs holds up nothing but its own call.
 ///
@@ -33,6 +34,17 @@ final class WebhookClient: Sendable {
             guard (1...65535).contains(port) else { return nil }
             let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
             self.path = components.percentEncodedQuery.map { path + "?" + $0 } ?? path
+        }
+
+        /// Checks a URL of an identity provider's (keys, token endpoint, Graph API): https, or
+        /// http on a loopback address (a test's stand-in); no credentials, query or fragment.
+        static func checkProviderURL(_ url: String, field: String) throws {
+            guard let target = Target(url), let components = URLComponents(string: url),
+                  components.query == nil, components.fragment == nil
+            else { throw ConfigurationError(field: field, "must be an https:// URL with a host, and no query or fragment") }
+            guard target.secure || ServerConfiguration.isLoopback(target.host) else {
+                throw ConfigurationError(field: field, "must be https:// (http:// only on a loopback address)")
+            }
         }
     }
 
@@ -85,6 +97,14 @@ final class WebhookClient: Sendable {
     /// - Parameter maxAnswerBytes: the largest answer read for this call (the client's ``maxAnswerBytes`` when nil).
     /// - Throws: ``Failure``.
     func post(_ url: String, json: Data, secret: String? = nil, timeout: TimeInterval, maxAnswerBytes: Int? = nil) async throws -> Answer {
+        try await send(.POST, url, body: json, contentType: "application/json", secret: secret, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
+    }
+
+    /// Sends one request (`method` with `body`, or none for a GET) and returns the answer,
+    /// whatever its status; a redirect is an answer like any other, never followed.
+    /// - Throws: ``Failure``.
+    func send(_ method: HTTPMethod, _ url: String, body: Data? = nil, contentType: String? = nil, secret: String? = nil,
+              timeout: TimeInterval, maxAnswerBytes: Int? = nil) async throws -> Answer {
         guard let target = Target(url) else { throw Failure(code: .invalidURL, message: "not an http(s) URL") }
         let admitted = inFlight.withLock { count in
             guard count < maxInFlight else { return false }
@@ -127,20 +147,21 @@ final class WebhookClient: Sendable {
             timer.cancel()
             channel.close(promise: nil)
         }
-        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path)
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: target.path)
         let defaultPort = target.port == (target.secure ? 443 : 80)
         let hostHeader = target.host.contains(":") ? "[\(target.host)]" : target.host
         head.headers.add(name: "Host", value: defaultPort ? hostHeader : "\(hostHeader):\(target.port)")
-        head.headers.add(name: "Content-Type", value: "application/json")
-        head.headers.add(name: "Content-Length", value: String(json.count))
+        if let contentType { head.headers.add(name: "Content-Type", value: contentType) }
+        if let body { head.headers.add(name: "Content-Length", value: String(body.count)) }
+        head.headers.add(name: "Accept", value: "application/json")
         head.headers.add(name: "Connection", value: "close")
         head.headers.add(name: "User-Agent", value: "atoll-server")
-        if let secret {
-            let mac = HMAC<SHA256>.authenticationCode(for: json, using: SymmetricKey(data: Data(secret.utf8)))
+        if let secret, let body {
+            let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8)))
             head.headers.add(name: "X-Atoll-Signature", value: "sha256=" + mac.map { String(format: "%02x", $0) }.joined())
         }
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: json))), promise: nil)
+        if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         do {
             return try await promise.futureResult.get()

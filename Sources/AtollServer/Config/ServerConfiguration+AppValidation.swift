@@ -22,6 +22,7 @@ extension ServerConfiguration.App {
         for (name, provider) in [("apple", apple), ("google", google)] {
             try provider?.validate(field: "\(field).\(name)")
         }
+        try facebook?.validate(field: "\(field).facebook")
         try validateAccountSettings(field: field, developmentMode: developmentMode)
         try functions.validate(field: "\(field).functions")
         if let jwt = customJWT {

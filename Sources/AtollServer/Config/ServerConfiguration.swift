@@ -132,6 +132,7 @@ extension ServerConfiguration {
     public typealias Functions = AppConfig.Functions
     public typealias RemoteAccess = AppConfig.RemoteAccess
     public typealias OpenIDProvider = AppConfig.OpenIDProvider
+    public typealias Facebook = AppConfig.Facebook
 }
 
 extension ServerConfiguration.App {
@@ -144,6 +145,7 @@ extension ServerConfiguration.App {
         case .customToken: authProviders.customToken && customJWT != nil
         case .apple: apple != nil
         case .google: google != nil
+        case .facebook: facebook?.clientSecret != nil
         case .customFunction: functions.authenticationURL != nil
         }
     }

@@ -145,6 +145,14 @@ public struct AtollServer: Sendable {
             // The configuration file's apps, then those added through the admin API (the file wins).
             let apps = AppRegistry(configuration.apps)
             for app in try RuntimeApps.load(configuration: configuration, logger: logger) { apps.install(app) }
+            if !configuration.developmentMode {
+                // Served without settings they would have no rules: refused instead (AuthService.app).
+                let undeclared = try await store.apps().map(\.id).filter { apps.app(id: $0) == nil }
+                if !undeclared.isEmpty {
+                    logger.warning("apps with data but no configuration are refused until declared (configuration file or atoll apps import)",
+                                   metadata: ["apps": "\(undeclared.sorted().prefix(20).joined(separator: ", "))", "count": "\(undeclared.count)"])
+                }
+            }
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
                                               appSettings: { [apps] in apps.settings(forApp: $0) }, clock: clock,

@@ -26,14 +26,12 @@ enum Permissions {
         return allows(rule.write, partition, user: user)
     }
 
-    /// `instructions` without the changes of fields `access` does not let the user read (partition
-    /// rules have no type: a field is hidden by its name in every type). Creations, erasures and
-    /// schema instructions stay.
-    static func hiding(_ access: FieldAccess, in instructions: [Instruction]) -> [Instruction] {
-        instructions.filter { instruction in
-            guard instruction.object != nil, let field = instruction.field else { return true }
-            return access.mayRead(field)
-        }
+    /// `instructions` with the changes of fields `access` does not let the user read put back to
+    /// their defaults (``FlexibleSync/hiding(_:in:schema:)``; partition rules have no type: a field
+    /// is hidden by its name in every type of `schema`).
+    static func hiding(_ access: FieldAccess, in instructions: [Instruction], schema: [String: ObjectSchema]) -> [Instruction] {
+        let hidden = schema.mapValues { access.hidden(in: $0) }.filter { !$0.value.isEmpty }
+        return FlexibleSync.hiding(hidden, in: instructions, schema: schema)
     }
 
     /// Whether `rule` holds for `partition` and `user`; a rule that cannot be checked says no.

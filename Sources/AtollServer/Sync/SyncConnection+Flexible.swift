@@ -140,22 +140,23 @@ extension SyncConnection {
     /// What was fanned out to the session is used as it is; the store is read only for what is
     /// missing (another node's writes, a session that was not established yet).
     func flexibleCatchUp(_ id: SessionID) async throws {
-        guard let start = sessions[id], let view = start.flexible, view.isEstablished, let held = view.held else { return }
+        guard let start = sessions[id], let startRecord = sessionRecord(id), let view = start.flexible, view.isEstablished,
+              let held = view.held else { return }
         let snapshot: (version: Int64, state: ReplicaState)
         var entries: [HistoryEntry] = []
         do {
             snapshot = try await coordinator.snapshot(of: start.realm)
-            guard snapshot.version >= start.cursor else { return }
-            var history = view.fannedOutRun(after: start.cursor, through: snapshot.version)
-            var cursor = history.last?.serverVersion ?? start.cursor
+            guard snapshot.version >= startRecord.cursor else { return }
+            var history = view.fannedOutRun(after: startRecord.cursor, through: snapshot.version)
+            var cursor = history.last?.serverVersion ?? startRecord.cursor
             if cursor < snapshot.version {
                 // Entries matter only for objects the client holds, and for its own acknowledgements.
                 var mustRead = !held.isEmpty
-                if !mustRead, start.file.isAssigned {
-                    let ownKnown = history.filter { $0.changeset.fileIdent == start.file.ident }.map(\.changeset.version).max() ?? 0
+                if !mustRead, startRecord.file.isAssigned {
+                    let ownKnown = history.filter { $0.changeset.fileIdent == startRecord.file.ident }.map(\.changeset.version).max() ?? 0
                     mustRead = try await coordinator.lastClientVersion(
-                        realmID: start.realm.id, fileIdent: start.file.ident, atOrBefore: snapshot.version)
-                        > max(start.lastOwnClientVersion, ownKnown)
+                        realmID: start.realm.id, fileIdent: startRecord.file.ident, atOrBefore: snapshot.version)
+                        > max(startRecord.lastOwnClientVersion, ownKnown)
                 }
                 while mustRead, cursor < snapshot.version {
                     let chunk = try await coordinator.history(realmID: start.realm.id, after: cursor, maxBytes: Self.downloadMessageBytes)
@@ -165,7 +166,7 @@ extension SyncConnection {
                 }
             }
             for entry in history {
-                if entry.changeset.fileIdent == start.file.ident {
+                if entry.changeset.fileIdent == startRecord.file.ident {
                     entries.append(entry)
                 } else {
                     var filtered = entry
@@ -180,7 +181,7 @@ extension SyncConnection {
         }
         // The session may have changed while the store was read (messages are handled one at a
         // time, so only by this function's own earlier sends): take it again.
-        guard var session = sessions[id], var flexible = session.flexible else { return }
+        guard var session = sessions[id], let current = sessionRecord(id), var flexible = session.flexible else { return }
         // In development mode a set may name types clients have not declared yet: once the
         // schema has them, check the set again.
         if let set = flexible.querySet, set.unknownTypes.contains(where: { snapshot.state.schema[$0] != nil }) {
@@ -199,7 +200,7 @@ extension SyncConnection {
         }
         // What the client says it holds is checked against what its user may read (docs/protocol.md §2.6).
         let plan = FlexibleSync.catchUp(
-            held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: start.file.ident, state: snapshot.state,
+            held: held, unconfirmed: flexible.unconfirmed, entries: entries, ownFile: startRecord.file.ident, state: snapshot.state,
             matching: matching,
             keepingAbsent: coordinator.now().timeIntervalSince(flexible.claimedAt) < FlexibleView.absentClaimLifetime,
             mayRead: userRules.readAccess(in: snapshot.state))
@@ -209,10 +210,11 @@ extension SyncConnection {
         // come back whole: it has them).
         let hidden = userRules.hiddenFields(in: snapshot.state.schema)
         if !hidden.isEmpty {
-            for i in entries.indices where entries[i].changeset.fileIdent != start.file.ident {
-                entries[i].changeset.instructions = FlexibleSync.hiding(hidden, in: entries[i].changeset.instructions)
+            for i in entries.indices where entries[i].changeset.fileIdent != startRecord.file.ident {
+                entries[i].changeset.instructions = FlexibleSync.hiding(hidden, in: entries[i].changeset.instructions,
+                                                                        schema: snapshot.state.schema)
             }
-            change = FlexibleSync.hiding(hidden, in: change)
+            change = FlexibleSync.hiding(hidden, in: change, schema: snapshot.state.schema)
         }
         flexible.held = plan.held
         flexible.unconfirmed = plan.unconfirmed
@@ -222,18 +224,18 @@ extension SyncConnection {
         let announce = flexible.unannouncedVersion
         if let announce { flexible.querySetVersion = announce }
         flexible.unannouncedVersion = nil
-        let movesOn = snapshot.version > session.cursor
+        let movesOn = snapshot.version > current.cursor
         session.flexible = flexible
         sessions[id] = session
         guard movesOn || !change.isEmpty || announce != nil else { return }
 
         var changesets: [DownloadChangeset] = []
-        var lastOwn = session.lastOwnClientVersion
+        var lastOwn = current.lastOwnClientVersion
         for entry in entries {
             changesets.append(DownloadChangeset(
                 serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
                 originTimestamp: entry.changeset.timestamp, lastClientVersion: lastOwn, changeset: entry.changeset))
-            if entry.changeset.fileIdent == session.file.ident { lastOwn = max(lastOwn, entry.changeset.version) }
+            if entry.changeset.fileIdent == current.file.ident { lastOwn = max(lastOwn, entry.changeset.version) }
         }
         var offset = 0
         repeat {
@@ -245,8 +247,7 @@ extension SyncConnection {
             offset += Self.viewChangeChunk
         } while offset < change.count
         try await sendBatch(id, changesets, serverVersion: snapshot.version, querySetVersion: flexible.querySetVersion)
-        sessions[id]?.cursor = snapshot.version
-        sessions[id]?.lastOwnClientVersion = lastOwn
+        logic.update(id) { $0.delivered(snapshot.version, ownClientVersion: lastOwn) }
     }
 
     /// Sends `changesets` as one download batch (split into messages of about

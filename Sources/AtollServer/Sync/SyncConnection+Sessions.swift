@@ -79,10 +79,11 @@ extension SyncConnection {
             messageOwner = user.id
             reassembler.maxMessageBytes = admission.limits.maxMessageBytes
         }
-        var session = Session(realm: realm, userID: user.id, deviceID: deviceID, tokenExpires: tokenExpires,
-                              ruleUser: ruleUser, rules: rules, appGeneration: appGeneration)
+        var session = Session(realm: realm, userID: user.id, deviceID: deviceID, ruleUser: ruleUser, rules: rules,
+                              appGeneration: appGeneration)
         if bind.target == .flexible { session.flexible = FlexibleView() }
         sessions[bind.session] = session
+        logic.update(bind.session) { $0.tokenExpires = tokenExpires }
         metrics.activeSessions.increment()
         scheduleTokenExpiry(bind.session)
     }
@@ -111,7 +112,7 @@ extension SyncConnection {
         switch await auth.syncUser(accessToken: refresh.accessToken, appID: appID, session: refresh.session) {
         case .user(let user, let deviceID, let expires, _) where user.id == session.userID:
             sessions[refresh.session]?.deviceID = deviceID
-            sessions[refresh.session]?.tokenExpires = expires
+            logic.update(refresh.session) { $0.tokenExpires = expires }
             scheduleTokenExpiry(refresh.session)
             // The coordinator ends sessions by device: tell it the new one.
             if isIdentified(refresh.session) { await coordinator.rebound(connection: id, session: refresh.session, deviceID: deviceID) }
@@ -140,6 +141,7 @@ extension SyncConnection {
         session.realm = realm
         sessions[ident.session] = session
         var file = ident.fileIdent
+        var ownClientVersion: Int64 = 0
         switch IdentPolicy.decide(ident, facts: facts, now: coordinator.now()) {
         case .refuse(let error):
             return try await endSession(error)
@@ -152,9 +154,8 @@ extension SyncConnection {
                     file = try await coordinator.newClientFile(
                         realmID: realm.id, userID: session.userID, maxPerUser: admission.limits.clientFilesPerUser)
                 }
-                session.lastOwnClientVersion = try await coordinator.lastClientVersion(
+                ownClientVersion = try await coordinator.lastClientVersion(
                     realmID: realm.id, fileIdent: file.ident, atOrBefore: ident.lastServerVersion)
-                session.settledClientVersion = session.lastOwnClientVersion
             } catch let error as ServerStoreError where error.code == .limitExceeded {
                 metrics.countRefusal(limit: "clientFilesPerUser")
                 logger.notice("client file refused", metadata: ["user": "\(session.userID)", "error": "\(error.message)"])
@@ -163,9 +164,8 @@ extension SyncConnection {
                 try await storeFailed(error)
             }
         }
-        session.file = file
-        session.cursor = ident.lastServerVersion
         sessions[ident.session] = session
+        logic.update(ident.session) { $0.accept(file: file, ownClientVersion: ownClientVersion) }
         await seen(ident.session, integrated: ident.lastServerVersion)
         // Subscribed before the answer and before catching up: nothing integrated meanwhile is
         // missed (duplicates are skipped), and a logout, removal or disabling of the user from now
@@ -193,59 +193,34 @@ extension SyncConnection {
         try await catchUp(ident.session, through: facts.latestServerVersion)
     }
 
-    /// Records the session's client file as seen now: always when it says what the client
-    /// `integrated` at a bind, every 10 s at most from uploads (each would otherwise cost a
-    /// committed write; a value recorded late only makes compaction keep more), else at most once
-    /// a minute (downloads call this often).
+    /// Records the session's client file as seen now, when ``ServerSession/recordsSeen(now:integrated:fromUpload:)``
+    /// says so (with what the client `integrated`, at an ident or an upload).
     func seen(_ id: SessionID, integrated serverVersion: Int64? = nil, fromUpload: Bool = false) async {
-        guard let session = sessions[id], session.file.isAssigned else { return }
-        let now = coordinator.now()
-        if fromUpload {
-            guard now.timeIntervalSince(session.lastIntegratedRecorded) > 10 else { return }
-            sessions[id]?.lastIntegratedRecorded = now
-        }
-        guard serverVersion != nil || now.timeIntervalSince(session.lastSeenRecorded) > 60 else { return }
-        sessions[id]?.lastSeenRecorded = now
-        await coordinator.seen(realmID: session.realm.id, fileIdent: session.file.ident, integrated: serverVersion)
+        guard let session = sessions[id],
+              logic.update(id, { $0.recordsSeen(now: coordinator.now(), integrated: serverVersion != nil, fromUpload: fromUpload) }) == true,
+              let file = sessionRecord(id)?.file
+        else { return }
+        await coordinator.seen(realmID: session.realm.id, fileIdent: file.ident, integrated: serverVersion)
     }
 
     // MARK: Upload
 
     func upload(_ upload: Upload) async throws {
-        guard let session = sessions[upload.session], isIdentified(upload.session), let last = upload.changesets.last else { return }
+        guard let session = sessions[upload.session], let record = sessionRecord(upload.session), record.state == .identified,
+              !upload.changesets.isEmpty else { return }
         let epoch = session.realm.epoch
-        let base = upload.changesets[0].lastServerVersion
-        guard upload.changesets.allSatisfy({ $0.lastServerVersion == base }) else {
-            try await endSession(ErrorMessage(
-                code: .badChangeset,
-                message: "the changesets of one upload must share one last server version (the client's current one), rebased on it; see docs/merge.md",
-                session: upload.session, epoch: epoch))
-            return
+        let prepared: PreparedUpload
+        switch record.prepare(upload, flexible: session.flexible != nil, epoch: epoch) {
+        case .ready(let ready): prepared = ready
+        case .refused(let refusal): return try await endSession(refusal)
         }
-        let changesets = upload.changesets.map { uploaded in
-            var changeset = uploaded.changeset
-            changeset.fileIdent = session.file.ident
-            return changeset
-        }
-        // Asymmetric (insert-only) types need flexible sync, as in Realm: a partition's realm is
-        // downloaded whole, and their objects must never be downloaded.
-        let asymmetricTable = changesets.lazy.flatMap(\.instructions).compactMap { instruction -> String? in
-            if case .addTable(let table) = instruction, table.isAsymmetric { return table.name }
-            return nil
-        }.first
-        if session.flexible == nil, let asymmetricTable {
-            try await endSession(ErrorMessage(
-                code: .badChangeset,
-                message: "asymmetric type \(asymmetricTable) is not allowed in partition-based sync; open it in a flexible-sync realm",
-                session: upload.session, epoch: epoch))
-            return
-        }
+        let (base, changesets) = (prepared.base, prepared.changesets)
         metrics.uploads.increment(by: Int64(changesets.count))
         let result: IntegrationResult
         do {
             result = try await coordinator.integrate(
-                UploadBatch(fileIdent: session.file.ident, baseServerVersion: base, changesets: changesets,
-                            settledClientVersion: session.settledClientVersion),
+                UploadBatch(fileIdent: record.file.ident, baseServerVersion: base, changesets: changesets,
+                            settledClientVersion: record.settledClientVersion),
                 into: session.realm, check: writeRule(for: session),
                 // Decided in the store's transaction: an upload of a session bound under an app's
                 // replaced settings is not integrated (the session is ending; the client uploads
@@ -264,7 +239,7 @@ extension SyncConnection {
             return
         } catch let error as MergeError {
             logger.notice("upload refused", metadata: ["realm": "\(session.realm.path)", "error": "\(error)"])
-            try await endSession(Self.answer(to: error, session: upload.session, epoch: epoch))
+            try await endSession(ServerSession.answer(to: error, session: upload.session, epoch: epoch))
             return
         } catch is StaleEpoch {
             return  // the realm's history was replaced: the session's reset is on its way
@@ -272,27 +247,11 @@ extension SyncConnection {
             try await storeFailed(error)
         }
         try await send(.uploadAck(UploadAck(
-            session: upload.session, epoch: epoch, clientVersion: last.clientVersion, serverVersion: result.latestServerVersion)))
+            session: upload.session, epoch: epoch, clientVersion: prepared.lastClientVersion, serverVersion: result.latestServerVersion)))
         try await reportCompensatingWrite(result.rejected, session: upload.session)
         // After the answer: what the client had integrated only holds compaction back (recorded
         // late or not at all, less is compacted, never too much).
         await seen(upload.session, integrated: base, fromUpload: true)
-    }
-
-    /// The error a refused upload gets.
-    static func answer(to error: MergeError, session: SessionID, epoch: SyncEpoch) -> ErrorMessage {
-        switch error.code {
-        case .badBaseVersion:
-            ErrorMessage(code: .badServerVersion, message: error.message, session: session, epoch: epoch)
-        case .nonIncreasingClientVersions:
-            ErrorMessage(code: .badClientVersion, message: error.message, session: session, epoch: epoch)
-        case .missingOwnChangeset:
-            // The client must download its own changeset first; binding again does that.
-            ErrorMessage(code: .badChangeset, message: error.message, action: .retryLater, session: session, epoch: epoch)
-        case .schemaViolation, .invalidInstruction, .clientHistoryDiverged:
-            // Sending it again cannot help: the session stops (the SDK reports clientSessionError).
-            ErrorMessage(code: .badChangeset, message: error.message, session: session, epoch: epoch)
-        }
     }
 
     // MARK: Mark
@@ -303,7 +262,7 @@ extension SyncConnection {
             try await flexibleCatchUp(mark.session)
             guard let caughtUp = sessions[mark.session] else { return }
             try await send(.markAnswer(MarkAnswer(
-                session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: caughtUp.cursor)))
+                session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: sessionRecord(mark.session)?.cursor ?? 0)))
             return
         }
         do {
@@ -316,6 +275,6 @@ extension SyncConnection {
         }
         guard let caughtUp = sessions[mark.session] else { return }
         try await send(.markAnswer(MarkAnswer(
-            session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: caughtUp.cursor)))
+            session: mark.session, epoch: caughtUp.realm.epoch, requestID: mark.requestID, serverVersion: sessionRecord(mark.session)?.cursor ?? 0)))
     }
 }

@@ -26,15 +26,14 @@ final class SyncConnection {
         case chunkOverdue
     }
 
-    /// What the server keeps about one bound session.
+    /// What the server holds for one bound session besides its protocol record (the
+    /// ``ServerSession`` in ``logic``): the realm, the user and the rules that apply, a timer.
     struct Session {
         var realm: StoredRealm
         var userID: String
         /// The device (login) of the access token: logging out there ends the session.
         var deviceID: String?
-        /// When the session's access token expires; the session ends then unless it was refreshed.
-        var tokenExpires: Date
-        /// Wakes the connection at ``tokenExpires``.
+        /// Wakes the connection when the access token expires (``ServerSession/tokenExpires``).
         var expiryTimer: _Concurrency.Task<Void, Never>?
         /// The user as the app's permission rules see them (id, custom data, e-mail), at bind.
         var ruleUser: RuleUser
@@ -43,21 +42,8 @@ final class SyncConnection {
         /// The generation of the app's settings the rules came from (``AppRegistry/Entry/generation``):
         /// once the app is replaced, the session's uploads are no longer integrated.
         var appGeneration: UInt64 = 0
-        /// Assigned once the ident is accepted (``ServerSessionLogic/state`` says whether it arrived).
-        var file: FileIdent = .unassigned
-        /// The newest server version sent to the client (or that it had at ident).
-        var cursor: Int64 = 0
-        /// The newest of the client's own client versions at or before ``cursor``.
-        var lastOwnClientVersion: Int64 = 0
-        /// The newest of the client's own client versions at or before the server version its
-        /// ident named: uploads at or below it are re-sent duplicates (``UploadBatch/settledClientVersion``).
-        var settledClientVersion: Int64 = 0
         /// Flexible sync: what the client holds and subscribes to; nil for partition sync.
         var flexible: FlexibleView?
-        /// When the client file was last recorded as seen (downloads record it at most once a minute).
-        var lastSeenRecorded = Date.distantPast
-        /// When an upload last recorded what the client had integrated (at most every 10 s).
-        var lastIntegratedRecorded = Date.distantPast
     }
 
     /// What stops a connection: a connection-level error sent, or the socket gone.
@@ -103,13 +89,12 @@ final class SyncConnection {
     /// When the start of a partly received message is read for a claim past its limits.
     var claimCheck = PartialClaimCheck()
 
-    var logic = ServerConnectionLogic()
+    /// The order of messages, each bound session's protocol record, and the sessions the server
+    /// ended (their late messages are dropped until the client binds the id again or unbinds it).
+    var logic: ServerConnectionLogic
     var reassembler: MessageReassembler
     var framer: MessageFramer
     var sessions: [SessionID: Session] = [:]
-    /// Sessions the server ended (an error, a reset): their messages are dropped until the client
-    /// binds the id again or unbinds it; the epoch answers that unbind.
-    var ended: EndedSessions
 
     init(
         id: UInt64, appID: String, coordinator: SyncCoordinator, auth: AuthService,
@@ -120,7 +105,7 @@ final class SyncConnection {
         self.admission = admission
         self.gate = gate
         self.partialMessage = partialMessage
-        ended = EndedSessions(capacity: admission.limits.sessionsPerConnection)
+        logic = ServerConnectionLogic(maxEndedSessions: admission.limits.sessionsPerConnection)
         backlog = OutboundBacklog(limit: admission.limits.outboundBacklog)
         self.id = id
         self.appID = appID
@@ -144,19 +129,23 @@ final class SyncConnection {
         } catch {
             logger.debug("sync connection closed", metadata: ["reason": "\(error)"])
         }
-        for id in Array(sessions.keys) { await removeSession(id) }
+        for id in Array(sessions.keys) { await removeSession(id, file: sessionRecord(id)?.file ?? .unassigned) }
     }
 
-    /// Forgets a session: no more history for it, its client file seen now. Returns what it was.
+    /// Lets go of what the server holds for a session (its client file `file`): no more history
+    /// for it, its client file seen now. Returns what it was.
     @discardableResult
-    func removeSession(_ id: SessionID) async -> Session? {
+    func removeSession(_ id: SessionID, file: FileIdent) async -> Session? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
         admission.releaseSession(id, connection: self.id)
         session.expiryTimer?.cancel()
         metrics.activeSessions.decrement()
-        await coordinator.leave(realmID: session.realm.id, connection: self.id, session: id, fileIdent: session.file)
+        await coordinator.leave(realmID: session.realm.id, connection: self.id, session: id, fileIdent: file)
         return session
     }
+
+    /// Session `id`'s protocol record.
+    func sessionRecord(_ id: SessionID) -> ServerSession? { logic.sessions[id] }
 
     /// Whether session `id` identified (the connection's order logic is the one record of it).
     func isIdentified(_ id: SessionID) -> Bool { logic.sessions[id]?.state == .identified }
@@ -164,7 +153,7 @@ final class SyncConnection {
     /// Ends session `id` with "access token expired" when its token expired (at `expires`) and
     /// was not refreshed: the client refreshes it and binds again (docs/protocol.md §2.6).
     func scheduleTokenExpiry(_ id: SessionID) {
-        guard let expires = sessions[id]?.tokenExpires else { return }
+        guard sessions[id] != nil, let expires = sessionRecord(id)?.tokenExpires else { return }
         sessions[id]?.expiryTimer?.cancel()
         let events = self.events
         let clock = coordinator.clock
@@ -260,7 +249,7 @@ final class SyncConnection {
     /// Ends session `id` with "access token expired" (201, the client refreshes and binds again)
     /// when its token expired and was not refreshed; returns whether it did.
     func endSessionIfTokenExpired(_ id: SessionID) async throws -> Bool {
-        guard let session = sessions[id], session.tokenExpires <= coordinator.now() else { return false }
+        guard let session = sessions[id], sessionRecord(id)?.isTokenExpired(now: coordinator.now()) == true else { return false }
         logger.info("sync session's access token expired", metadata: ["user": "\(session.userID)"])
         try await endSession(ErrorMessage(
             code: .accessTokenExpired, message: "the access token expired and was not refreshed", session: id,
@@ -269,19 +258,19 @@ final class SyncConnection {
     }
 
     func handle(_ message: ClientMessage) async throws {
-        if let id = message.session, let epoch = ended.epoch(of: id) {
-            switch message {
-            case .bind: ended.forget(id)
-            case .unbind:
-                ended.forget(id)
-                try await send(.unbound(Unbound(session: id, epoch: epoch)))
-                return
-            default: return  // the rest of what the client sent before it saw the error
-            }
-        }
-        do {
-            try logic.validate(message)
-        } catch {
+        switch logic.receive(message) {
+        case .handle:
+            break
+        case .drop:
+            return  // the rest of what the client sent before it saw the error
+        case .answerUnbound(let epoch):
+            try await send(.unbound(Unbound(session: message.session!, epoch: epoch)))
+            return
+        case .unbound(let record):
+            let session = await removeSession(record.id, file: record.file)
+            try await send(.unbound(Unbound(session: record.id, epoch: session?.realm.epoch ?? .none)))
+            return
+        case .refuse(let error):
             if error.session == nil { try await closeConnection(error) }
             try await endSession(ErrorMessage(error, epoch: error.session.flatMap { sessions[$0]?.realm.epoch } ?? .none))
             return
@@ -306,9 +295,8 @@ final class SyncConnection {
             try await self.mark(mark)
         case .refreshAccessToken(let refresh):
             try await refreshAccessToken(refresh)
-        case .unbind(let id):
-            let session = await removeSession(id)
-            try await send(.unbound(Unbound(session: id, epoch: session?.realm.epoch ?? .none)))
+        case .unbind:
+            break  // answered above (`.unbound`): an unbind of an unbound id is refused there
         case .heldObjects(let held):
             try await heldObjects(held)
         case .queryChange(let change):
@@ -361,40 +349,10 @@ final class SyncConnection {
     }
 
     func endSession(_ id: SessionID, answer: ServerMessage) async throws {
-        let wasBound = logic.sessions[id] != nil
-        logic.endSession(id)
-        let epoch = await removeSession(id)?.realm.epoch ?? .none
+        let epoch = await removeSession(id, file: sessionRecord(id)?.file ?? .unassigned)?.realm.epoch ?? .none
         // Only ids the client bound: an error about an unknown id leaves nothing behind.
-        if wasBound { ended.record(id, epoch: epoch) }
+        logic.endSession(id, epoch: epoch)
         try await send(answer)
-    }
-}
-
-/// The sessions a connection ended, with the epoch their unbind is answered with: at most
-/// `capacity` (the sessions a connection may bind), the oldest forgotten first, so a flood of
-/// refused binds cannot grow it. A forgotten id's late messages get `unknownSession`.
-struct EndedSessions {
-    let capacity: Int
-    private var epochs: [SessionID: SyncEpoch] = [:]
-    /// The ids of ``epochs``, oldest first (a few dozen: linear work is fine).
-    private var order: [SessionID] = []
-
-    init(capacity: Int) { self.capacity = max(1, capacity) }
-
-    var count: Int { epochs.count }
-
-    func epoch(of id: SessionID) -> SyncEpoch? { epochs[id] }
-
-    mutating func record(_ id: SessionID, epoch: SyncEpoch) {
-        forget(id)
-        epochs[id] = epoch
-        order.append(id)
-        if order.count > capacity { epochs[order.removeFirst()] = nil }
-    }
-
-    mutating func forget(_ id: SessionID) {
-        guard epochs.removeValue(forKey: id) != nil else { return }
-        order.removeAll { $0 == id }
     }
 }
 
