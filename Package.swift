@@ -216,7 +216,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore"]),
+        .testTarget(name: "AtollCoreTests", dependencies: ["AtollCore", "AtollTesting"]),
         // The load generator's parts, and a short run against an in-process server.
         .testTarget(name: "AtollLoadTests", dependencies: ["AtollLoad", "AtollCore", "AtollServer", "AtollTesting"]),
         // Real files written by Realm (realm-core's test files, Apache-2.0, see Fixtures/README.md).

@@ -8,6 +8,31 @@ extension AdminClient {
         public var status: String
     }
 
+    /// An app's configuration as the server serves it, secrets as `"<secret>"`.
+    public struct AppConfigurationView: Sendable, Hashable {
+        public var app: String
+        /// `configurationFile` (read-only) or `runtime` (added through the admin API).
+        public var origin: String
+        /// Grows each time the app is installed or replaced.
+        public var generation: UInt64
+        /// The configuration's JSON (one entry of a configuration file's `apps`).
+        public var configuration: Data
+    }
+
+    /// App `app`'s configuration on the running server, with its secrets redacted: what
+    /// `atoll apps show` prints. Throws `AppNotFound` (404) for an app with no configuration.
+    public func appConfiguration(app: String) async throws -> AppConfigurationView {
+        let data = try await request("GET", "apps/\(app)/configuration")
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let id = object["app"] as? String, let origin = object["origin"] as? String,
+              let generation = (object["generation"] as? NSNumber)?.uint64Value, let configuration = object["configuration"] as? [String: Any],
+              let json = try? JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else {
+            throw AdminClientError(status: 200, message: "the server's answer to GET apps/\(app)/configuration is not what was expected")
+        }
+        return AppConfigurationView(app: id, origin: origin, generation: generation, configuration: json)
+    }
+
     /// Adds app `app` to the running server with `configuration` (the JSON of one entry of a
     /// configuration file's `apps`, as `atoll apps import` makes it). The same configuration
     /// again is `unchanged`; another one for an existing app is refused (`AppExists`, HTTP 409)

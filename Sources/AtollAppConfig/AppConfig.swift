@@ -162,4 +162,13 @@ extension AppConfig.App {
 
     /// What ``redacted`` puts in place of a secret.
     public static let secretPlaceholder = "<secret>"
+
+    /// The fields (as paths in the app's JSON) whose secret is ``secretPlaceholder``: a redacted
+    /// configuration sent back as it was. Such an app is refused: its "secret" would be public.
+    public var secretsLeftAsPlaceholders: [String] {
+        [("customJWT.key", customJWT?.key), ("functions.webhookSecret", functions.webhookSecret),
+         ("emailPassword.webhookSecret", emailPassword.webhookSecret), ("facebook.clientSecret", facebook?.clientSecret),
+         ("google.authCode.clientSecret", google?.authCode?.clientSecret)]
+            .compactMap { $0.1 == Self.secretPlaceholder ? $0.0 : nil }
+    }
 }

@@ -1,3 +1,4 @@
+import Atoll
 import AtollCore
 
 extension QueryFixtures {

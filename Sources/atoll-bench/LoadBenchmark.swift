@@ -7,6 +7,7 @@ import Foundation
 /// memory is its own.
 ///
 ///     atoll-bench load --preset W11 --json w11.json
+///     atoll-bench load --preset W7                                    # 50,000 idle sessions: memory each
 ///     atoll-bench load --url http://127.0.0.1:9090 --app bench --sessions 5000 --connections 100 \
 ///         --per-realm 20 --rate 5000 --warmup 5 --duration 20
 ///     atoll-bench load --sessions 50000 --connections 500 --rate 0      # idle: memory per session
@@ -74,6 +75,8 @@ struct LoadBenchmark {
         }
 
         /// W11 (issue 26): 2,000 sessions each writing once a second to shared realms of 20.
+        /// W7: 50,000 idle sessions (one realm each) over 500 WebSockets: the server's memory per
+        /// session (`W7_server_memory_per_session`), target ≤ 8 KiB.
         static let presets: [String: Options] = {
             var w11 = Options()
             w11.sessions = 2_000
@@ -83,7 +86,13 @@ struct LoadBenchmark {
             w11.warmup = 5
             w11.duration = 20
             w11.workload = "W11"
-            return ["W11": w11]
+            var w7 = Options()
+            w7.sessions = 50_000
+            w7.connections = 500
+            w7.perRealm = 1
+            w7.rates = [0]
+            w7.workload = "W7"
+            return ["W11": w11, "W7": w7]
         }()
     }
 

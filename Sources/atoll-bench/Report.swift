@@ -1,10 +1,38 @@
 import Atoll
+import AtollLoad
 import AtollTesting
 import Foundation
 
-/// Prints one measured figure in the bench's line format.
+/// Prints one measured figure in the bench's line format, and keeps it for `--json`.
 func report(_ system: String, _ workload: String, _ value: Double, _ unit: String) {
     print("\(system) \(workload) \(String(format: value >= 100 ? "%.0f" : "%.3f", value)) \(unit)")
+    Figures.shared.append(BenchResults.Figure(system: system, workload: workload, value: value, unit: unit))
+}
+
+/// The figures this run printed.
+final class Figures: @unchecked Sendable {
+    static let shared = Figures()
+    private let lock = NSLock()
+    private var figures: [BenchResults.Figure] = []
+
+    func append(_ figure: BenchResults.Figure) { lock.withLock { figures.append(figure) } }
+    var all: [BenchResults.Figure] { lock.withLock { figures } }
+}
+
+/// The commit the run measures: `ATOLL_BENCH_COMMIT`, else `git rev-parse --short HEAD` in the
+/// working folder, else nil.
+func benchCommit() -> String? {
+    if let commit = ProcessInfo.processInfo.environment["ATOLL_BENCH_COMMIT"] { return commit }
+    let git = Process()
+    git.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    git.arguments = ["git", "rev-parse", "--short", "HEAD"]
+    let output = Pipe()
+    git.standardOutput = output
+    git.standardError = FileHandle.nullDevice
+    guard (try? git.run()) != nil else { return nil }
+    git.waitUntilExit()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return git.terminationStatus == 0 && !text.isEmpty ? text : nil
 }
 
 /// Seconds taken by `body`.

@@ -1,3 +1,4 @@
+import AtollLoad
 import Foundation
 
 // atoll-bench: workloads run through Atoll and through raw SQLite in the same process, so results
@@ -13,6 +14,12 @@ import Foundation
 //                                               # (atoll-server in a child process: build it first)
 //   swift run -c release atoll-bench load …     # the protocol-level load generator (LoadBenchmark.swift)
 //   swift run -c release atoll-bench nodes      # W4/W5 on PostgreSQL; W8: 1, 2, 4 capped node processes
+//   swift run -c release atoll-bench local --json a.json   # the figures, the machine and the commit, as JSON
+//   swift run -c release atoll-bench compare a.json b.json # each figure of both runs, B/A, better or WORSE
+//
+// Every run first prints the machine's facts (`machine cores 2`, `machine load_1m …`,
+// `machine fdatasync_p50 … ms` of the temporary folder): a figure measured under other load or on
+// another disk is not the code's doing.
 
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "load" {
@@ -25,7 +32,35 @@ if arguments.first == "load" {
     }
     exit(0)
 }
-let suites = arguments.isEmpty ? ["local"] : Array(arguments)
+if arguments.first == "compare" {
+    let files = Array(arguments.dropFirst())
+    guard files.count == 2 else {
+        FileHandle.standardError.write(Data("atoll-bench compare A.json B.json\n".utf8))
+        exit(2)
+    }
+    let comparison = BenchResults.comparison(try BenchResults.read(from: files[0]), try BenchResults.read(from: files[1]))
+    print(comparison.text)
+    exit(comparison.regressions.isEmpty ? 0 : 1)
+}
+var rest = Array(arguments)
+var jsonPath: String?
+if let flag = rest.firstIndex(of: "--json") {
+    guard flag + 1 < rest.count else {
+        FileHandle.standardError.write(Data("atoll-bench: --json needs a path\n".utf8))
+        exit(2)
+    }
+    jsonPath = rest[flag + 1]
+    rest.removeSubrange(flag...(flag + 1))
+}
+let suites = rest.isEmpty ? ["local"] : rest
+let machine = BenchResults.machineFacts()
+if suites != ["sync-w7-clients"] {
+    // Printed, not kept as figures: `--json` has them as the machine's facts.
+    print("machine cores \(machine.cores)")
+    print(String(format: "machine load_1m %.2f", machine.loadAverage))
+    print(String(format: "machine fdatasync_p50 %.3f ms", machine.fdatasyncMilliseconds))
+}
+let startedAt = Date()
 for suite in suites {
     switch suite {
     case "local": try LocalBenchmark().run()
@@ -40,4 +75,7 @@ for suite in suites {
         FileHandle.standardError.write(Data("atoll-bench: unknown suite '\(suite)'; known: local, sync, reset, limits, nodes, realm-file, import; or load [options]\n".utf8))
         exit(2)
     }
+}
+if let jsonPath {
+    try BenchResults(date: startedAt, commit: benchCommit(), suites: suites, machine: machine, figures: Figures.shared.all).write(to: jsonPath)
 }

@@ -34,7 +34,7 @@ struct ServerOptions: ParsableArguments {
 
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, create or import apps.", subcommands: [List.self, Create.self, ImportApp.self])
+        abstract: "List, create, show or import apps.", subcommands: [List.self, Create.self, Show.self, ImportApp.self])
 
     struct List: AsyncParsableCommand {
         @OptionGroup var options: ServerOptions
@@ -49,6 +49,18 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let app = try await options.client().createApp(id)
             print("created \(app.id)")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print an app's configuration as the server serves it, secrets as \"<secret>\".")
+        @OptionGroup var options: ServerOptions
+        @Argument(help: "The app id.") var id: String
+        func run() async throws {
+            let view = try await options.client().appConfiguration(app: id)
+            print("# app \(view.app): from the \(view.origin == "runtime" ? "admin API (runtime)" : "configuration file"), generation \(view.generation)")
+            print(String(decoding: view.configuration, as: UTF8.self))
         }
     }
 }

@@ -372,18 +372,7 @@ import Testing
     }
 
     @Test func randomSequencesKeepEveryCommitUploadedOnceAndNothingUploadedWhileSuspended() {
-        let base = ProcessInfo.processInfo.environment["ATOLL_MODEL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max >> 1)
-        let sequences = ProcessInfo.processInfo.environment["ATOLL_MODEL_SEED"] == nil ? 3000 : 1
-        print("ClientSessionModelTests: \(sequences) sequences from seed \(base) (ATOLL_MODEL_SEED=<seed> replays one)")
-        var failures = 0
-        for offset in 0..<UInt64(sequences) {
-            let seed = base &+ offset
-            let (violations, trace) = Self.run(seed: seed, steps: 150)
-            guard !violations.isEmpty else { continue }
-            failures += 1
-            Issue.record("ATOLL_MODEL_SEED=\(seed): \(violations.prefix(3).joined(separator: "; ")) after \(trace.suffix(25).joined(separator: " "))")
-            if failures == 3 { break }
-        }
+        runModelSequences("ClientSessionModelTests") { Self.run(seed: $0, steps: 150) }
     }
 
     /// The model catches what it is meant to: each broken shell fails some sequences.

@@ -1,4 +1,5 @@
 import AtollCore
+import AtollTesting
 import Testing
 
 /// A query that must fail, with the error it must fail with.

@@ -1,4 +1,5 @@
 import AtollCore
+import AtollTesting
 import Foundation
 import Testing
 

@@ -203,21 +203,7 @@ import Testing
     }
 
     @Test func randomSequencesFollowTheModel() {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["ATOLL_MODEL_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max >> 1)
-        let sequences = environment["ATOLL_MODEL_SEED"] == nil ? 3000 : 1
-        print("ServerConnectionModelTests: \(sequences) sequences from seed \(base) (ATOLL_MODEL_SEED=<seed> replays one)")
-        var failures = 0
-        for offset in 0..<UInt64(sequences) {
-            let seed = base &+ offset
-            let (violations, trace) = Self.run(seed: seed, steps: 120)
-            guard !violations.isEmpty else { continue }
-            failures += 1
-            if failures <= 3 {
-                Issue.record("seed \(seed): \(violations.first!)\n\(trace.suffix(12).joined(separator: "\n"))")
-            }
-        }
-        #expect(failures == 0, "\(failures) of \(sequences) sequences broke the model")
+        runModelSequences("ServerConnectionModelTests") { Self.run(seed: $0, steps: 120) }
     }
 
     /// The model test can fail: a machine that forgets an ended session's epoch is caught.

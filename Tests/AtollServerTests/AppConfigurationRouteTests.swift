@@ -94,6 +94,42 @@ struct AppConfigurationRouteTests {
         }
     }
 
+    /// `GET` answers what the server serves, secrets redacted, for runtime apps and those of the
+    /// configuration file; the redacted copy sent back as it is, is refused (its "secret" would
+    /// be the placeholder everyone can read).
+    @Test func theConfigurationIsShownWithItsSecretsRedactedAndCannotBeSentBackRedacted() async throws {
+        let webhookSecret = "the functions' webhook secret, long enough"
+        try await withServer(Self.production {
+            $0.apps = [ServerConfiguration.App(id: "from-file", customJWT: .init(algorithm: .hs256, key: "the file app's own HS256 key, 32+ bytes"), developmentMode: false)]
+        }) { server in
+            let admin = server.running.adminKey
+            let extra = #", "functions": {"webhookSecret": "\#(webhookSecret)", "authenticationURL": "http://127.0.0.1:9/auth"}"#
+            #expect(try await server.http.send("PUT", Self.path("runtime-app"), bearer: admin, body: Self.body(extra: extra)).status == 201)
+            let shown = try await server.http.send("GET", Self.path("runtime-app"), bearer: admin)
+            #expect(shown.status == 200, "\(shown.text)")
+            #expect(shown.object["origin"] as? String == "runtime")
+            #expect((shown.object["generation"] as? NSNumber) != nil)
+            #expect(!shown.text.contains(Self.jwtKey) && !shown.text.contains(webhookSecret), "a secret was shown: \(shown.text)")
+            let configuration = try #require(shown.object["configuration"] as? [String: Any])
+            #expect((configuration["customJWT"] as? [String: Any])?["key"] as? String == "<secret>")
+            #expect((configuration["permissions"] as? [[String: Any]])?.first?["read"] as? String == "owner == %user.id")
+
+            let file = try await server.http.send("GET", Self.path("from-file"), bearer: admin)
+            #expect(file.object["origin"] as? String == "configurationFile")
+            #expect(!file.text.contains("the file app's own HS256 key"))
+            #expect(try await server.http.send("GET", Self.path("nowhere"), bearer: admin).errorCode == "AppNotFound")
+            #expect(try await server.http.send("GET", Self.path("runtime-app")).status == 401, "the admin key is required")
+
+            // Sent back redacted: refused, naming the field; the app keeps its real key.
+            let back = try JSONSerialization.data(withJSONObject: configuration)
+            let replaced = try await server.http.send("PUT", Self.path("runtime-app", replace: true), bearer: admin,
+                                                      body: String(decoding: back, as: UTF8.self))
+            #expect(replaced.status == 400 && replaced.errorCode == "InvalidAppConfiguration", "\(replaced.text)")
+            #expect(replaced.text.contains("customJWT.key"), "\(replaced.text)")
+            #expect(try await Self.jwtLogin(server).status == 200)
+        }
+    }
+
     @Test func anAppOfTheConfigurationFileIsReadOnly() async throws {
         try await withServer(Self.production { $0.apps = [ServerConfiguration.App(id: "declared", developmentMode: false)] }) { server in
             let answer = try await server.http.send("PUT", Self.path("declared", replace: true), bearer: server.running.adminKey,

@@ -1,6 +1,6 @@
 /// A query checked against a schema: every key path resolved to properties and every constant
 /// converted to the type it is compared with. Evaluate it on objects in memory with
-/// ``evaluate(on:resolver:)``, or turn it into SQL with ``SQLTranslator``; both give the same answers.
+/// ``evaluate(on:resolver:)``, or have the client store turn it into SQL (`SQLTranslator`); both give the same answers.
 ///
 /// ```swift
 /// let query = try BoundQuery(parsing: "owner == %@ AND priority > 2", arguments: [.string("Frodo")],
@@ -12,7 +12,7 @@ public struct BoundQuery: Sendable, Hashable {
     public let objectType: String
     /// The query as parsed or built.
     public let expression: QueryExpression
-    let predicate: BoundPredicate
+    package let predicate: BoundPredicate
     /// The tail clauses, in the order written.
     public let clauses: [BoundClause]
 }
@@ -49,22 +49,22 @@ public struct BoundKey: Sendable, Hashable {
     public let keyPath: QueryKeyPath
     /// Always `true` for `DISTINCT` keys.
     public let ascending: Bool
-    let scalar: BoundScalar
+    package let scalar: BoundScalar
     /// The property type the key path ends at (`.object` for a link).
     public let type: PropertyType
 }
 
 /// How a bound predicate compares two values.
-enum BoundComparison: String, Sendable, Hashable {
+package enum BoundComparison: String, Sendable, Hashable {
     case equal = "IS", notEqual = "IS NOT", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
 /// `@sum`, `@avg`, `@min` or `@max`.
-enum BoundAggregate: Sendable, Hashable {
+package enum BoundAggregate: Sendable, Hashable {
     case sum, average, minimum, maximum
 }
 
-indirect enum BoundPredicate: Sendable, Hashable {
+package indirect enum BoundPredicate: Sendable, Hashable {
     case constant(Bool)
     case and(BoundPredicate, BoundPredicate)
     case or(BoundPredicate, BoundPredicate)
@@ -78,17 +78,17 @@ indirect enum BoundPredicate: Sendable, Hashable {
     /// `coordinates`) lies within the shape.
     case geoWithin(BoundScalar, pointType: String, coordinates: Property, GeoShape)
     /// The inner predicate sees each element as context `collection.context`.
-    case quantified(QueryQuantifier, BoundCollection, BoundPredicate)
+    case quantified(QueryQuantifier, BoundQueryCollection, BoundPredicate)
 }
 
 /// An expression with one value, evaluated where some contexts (the object, collection elements) are set.
 /// One step into a nested collection of a mixed value.
-enum MixedStep: Sendable, Hashable {
+package enum MixedStep: Sendable, Hashable {
     case index(Int)
     case key(String)
 
     /// The element of `value` at this step, or `null`.
-    func element(of value: Value) -> Value {
+    package func element(of value: Value) -> Value {
         switch (self, value) {
         case (.index(let i), .list(let items)): items.indices.contains(i) ? items[i] : .null
         case (.key(let k), .map(let entries)): entries[k] ?? .null
@@ -97,7 +97,7 @@ enum MixedStep: Sendable, Hashable {
     }
 }
 
-indirect enum BoundScalar: Sendable, Hashable {
+package indirect enum BoundScalar: Sendable, Hashable {
     case constant(Value)
     /// Context 0 is the object the query runs on; others are collection elements.
     case context(Int)
@@ -108,50 +108,50 @@ indirect enum BoundScalar: Sendable, Hashable {
     /// `mixed[2]` or `mixed['key']`: an element of the list or dictionary the mixed value `base`
     /// holds (`null` when it holds none there).
     case mixedElement(BoundScalar, MixedStep)
-    case count(BoundCollection)
+    case count(BoundQueryCollection)
     /// `element` is evaluated for each element with the collection's context set; `type` is its type.
-    case aggregate(BoundAggregate, BoundCollection, element: BoundScalar, type: PropertyType)
+    case aggregate(BoundAggregate, BoundQueryCollection, element: BoundScalar, type: PropertyType)
     /// The length of a string (Unicode scalars) or data (bytes).
     case size(BoundScalar)
     /// `@type`: the name of the kind of value a mixed value holds (``QueryFunctions/mixedTypeName(_:)``).
     case typeName(BoundScalar)
     /// How many elements of the collection satisfy the predicate (`SUBQUERY(…).@count`).
-    case subqueryCount(BoundCollection, BoundPredicate)
+    case subqueryCount(BoundQueryCollection, BoundPredicate)
     /// The sum of integer scalars (`@links.@count` over every linking property).
     case total([BoundScalar])
 }
 
 /// A collection property of the object `base` evaluates to; or, for a backlink, the objects of type
 /// `owner` whose link `property` points at that object.
-struct BoundCollection: Sendable, Hashable {
+package struct BoundQueryCollection: Sendable, Hashable {
     /// The object a backlink collection's links point at: its type and primary key property.
-    struct Backlink: Sendable, Hashable {
-        var target: String
-        var primaryKey: String?
+    package struct Backlink: Sendable, Hashable {
+        package var target: String
+        package var primaryKey: String?
     }
 
-    var base: BoundScalar
-    var owner: String
-    var property: Property
+    package var base: BoundScalar
+    package var owner: String
+    package var property: Property
     /// Iterate a map's keys instead of its values.
-    var keys: Bool
+    package var keys: Bool
     /// The context each element is bound to.
-    var context: Int
+    package var context: Int
     /// Set when the collection is the objects linking to `base`, not a property of it.
-    var backlink: Backlink? = nil
+    package var backlink: Backlink? = nil
     /// Set when the collection is the elements of the list or dictionary the mixed value `base`
     /// holds (`mixed[*]`), not a property.
-    var isMixedElements = false
+    package var isMixedElements = false
 
 
     /// The object type of the elements, when they are objects.
-    var elementObjectType: String? {
+    package var elementObjectType: String? {
         if backlink != nil { return owner }
         return keys ? nil : property.objectType
     }
 }
 
-extension BoundCollection {
+extension BoundQueryCollection {
     /// `mixed[*]`: the elements of the list or dictionary the mixed value `base` holds.
     init(mixedElementsOf base: BoundScalar, context: Int) {
         self.init(base: base, owner: "", property: Property(name: "[*]", type: .any, collection: .list, isOptional: true),

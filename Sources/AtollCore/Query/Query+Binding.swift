@@ -111,7 +111,7 @@ struct QueryBinder {
     enum Resolved {
         case single(BoundScalar, Cursor)
         /// A collection, and the rest of the key path, to be resolved for each element.
-        case multi(BoundCollection, element: Side)
+        case multi(BoundQueryCollection, element: Side)
     }
 
     mutating func newContext() -> Int {

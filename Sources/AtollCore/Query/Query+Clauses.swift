@@ -14,8 +14,8 @@ extension BoundQuery {
         return apply(clauses, to: matching, values: values, resolver: resolver)
     }
 
-    /// Applies `clauses` in order to `elements`: the store calls this with ``SQLQuery/postClauses``
-    /// on the rows it fetched in ``SQLQuery/orderBy`` order.
+    /// Applies `clauses` in order to `elements`: the store calls this with `SQLQuery.postClauses`
+    /// on the rows it fetched in `SQLQuery.orderBy` order.
     ///
     /// - `SORT`: a stable sort (nulls first when ascending, last when descending).
     /// - `DISTINCT`: keeps the first element of each group equal on every key.

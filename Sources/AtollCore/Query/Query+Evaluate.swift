@@ -159,7 +159,7 @@ struct QueryEvaluator<Resolver: ObjectResolver> {
         }
     }
 
-    func elements(of collection: BoundCollection) -> [Value] {
+    func elements(of collection: BoundQueryCollection) -> [Value] {
         if let backlink = collection.backlink {
             let target: ObjectLink
             switch value(collection.base) {

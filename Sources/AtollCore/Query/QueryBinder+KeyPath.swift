@@ -18,7 +18,7 @@ extension QueryBinder {
         while let element = rest.first {
             rest = rest.dropFirst()
             // A collection reached by this element: its remaining operators are applied below.
-            var reached: (collection: BoundCollection, element: Cursor)?
+            var reached: (collection: BoundQueryCollection, element: Cursor)?
             switch element.component {
             case .property(let name):
                 guard case .object(let type) = cursor else {
@@ -42,7 +42,7 @@ extension QueryBinder {
                     cursor = valueCursor
                     continue
                 }
-                var collection = BoundCollection(base: current, owner: type, property: property, keys: false, context: 0)
+                var collection = BoundQueryCollection(base: current, owner: type, property: property, keys: false, context: 0)
                 var elementCursor = valueCursor
                 if property.collection == .map, let next = rest.first {
                     switch next.component {
@@ -82,7 +82,7 @@ extension QueryBinder {
                 var counts: [BoundScalar] = []
                 for origin in schema.objectSchemas where !origin.isEmbedded {
                     for property in origin.properties where property.type == .object && property.objectType == type {
-                        counts.append(.count(BoundCollection(base: current, owner: origin.name, property: property, keys: false,
+                        counts.append(.count(BoundQueryCollection(base: current, owner: origin.name, property: property, keys: false,
                                                              context: newContext(), backlink: backlinkTarget(type))))
                     }
                 }
@@ -135,7 +135,7 @@ extension QueryBinder {
                     }
                 }
                 consumed.append(element)
-                reached = (BoundCollection(mixedElementsOf: current, context: 0), .value(.any))
+                reached = (BoundQueryCollection(mixedElementsOf: current, context: 0), .value(.any))
             case .key:
                 throw notApplicable(QueryKeyPath.name(of: element.component), needs: "a map or an AnyRealmValue", at: element.range)
             case .index, .allElements:
@@ -173,7 +173,7 @@ extension QueryBinder {
 
     /// The objects of `origin` whose link `name` points at the object `base` (of type `target`).
     private mutating func backlinkCollection(to target: String, from origin: String, through name: String, base: BoundScalar,
-                                    at range: SourceRange) throws(QueryError) -> (collection: BoundCollection, element: Cursor) {
+                                    at range: SourceRange) throws(QueryError) -> (collection: BoundQueryCollection, element: Cursor) {
         try checkBacklinkTarget(target, at: range)
         guard let originSchema = schema[origin] else {
             throw QueryError(.unknownType, "unknown object type '\(origin)' in '@links.\(origin).\(name)'", at: range)
@@ -185,7 +185,7 @@ extension QueryBinder {
             throw QueryError(.unknownProperty, "'\(origin)' has no property '\(name)' linking to '\(target)'", at: range)
         }
         // Its own context even for `@count`: the SQL of a backlink collection always names its rows.
-        let collection = BoundCollection(base: base, owner: origin, property: property, keys: false, context: newContext(),
+        let collection = BoundQueryCollection(base: base, owner: origin, property: property, keys: false, context: newContext(),
                                          backlink: backlinkTarget(target))
         return (collection, .object(origin))
     }
@@ -196,12 +196,12 @@ extension QueryBinder {
         }
     }
 
-    private func backlinkTarget(_ target: String) -> BoundCollection.Backlink {
-        BoundCollection.Backlink(target: target, primaryKey: schema[target]?.primaryKey)
+    private func backlinkTarget(_ target: String) -> BoundQueryCollection.Backlink {
+        BoundQueryCollection.Backlink(target: target, primaryKey: schema[target]?.primaryKey)
     }
 
     /// `@sum`, `@avg`, `@min` or `@max` of the elements of `collection`.
-    private mutating func aggregate(_ element: QueryKeyPath.Element, of collection: BoundCollection, elements: Side,
+    private mutating func aggregate(_ element: QueryKeyPath.Element, of collection: BoundQueryCollection, elements: Side,
                                     label: String) throws(QueryError) -> (BoundScalar, Cursor) {
         let name = QueryKeyPath.name(of: element.component)
         guard case .single(let scalar, let cursor) = try walk(elements) else {

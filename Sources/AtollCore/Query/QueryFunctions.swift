@@ -1,7 +1,7 @@
 import Foundation
 
 /// The SQL functions and collation that a store registers on every connection before running SQL made
-/// by ``SQLTranslator``. Each is a pure Swift function that the in-memory evaluator also uses.
+/// by the client store's `SQLTranslator`. Each is a pure Swift function that the in-memory evaluator also uses.
 ///
 /// ```swift
 /// for function in QueryFunctions.sqlFunctions {
@@ -19,14 +19,14 @@ import Foundation
 /// | `atoll_decimal_avg` | 1 | decimals joined by spaces (or NULL) → decimal text, or NULL when there are none |
 /// | `atoll_mixed_*` | | mixed values: comparison, text, `@type`, nested elements, sort keys (QueryOrdering+Mixed.swift) |
 ///
-/// Collation `ATOLL_DECIMAL` (``StorageLayout/decimalCollation``): ``compareDecimals(_:_:)``.
+/// Collation `ATOLL_DECIMAL` (the client store's `StorageLayout.decimalCollation`): ``compareDecimals(_:_:)``.
 public enum QueryFunctions {
     public static let stringOperation = "atoll_string_op"
     public static let size = "atoll_size"
     public static let decimalSum = "atoll_decimal_sum"
     public static let decimalAverage = "atoll_decimal_avg"
     public static let geoWithin = "atoll_geo_within"
-    public static let decimalCollation = StorageLayout.decimalCollation
+    public static let decimalCollation = "ATOLL_DECIMAL"
 
     /// Every SQL function the translator's SQL calls. All are deterministic.
     public static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = scalarFunctions + mixedFunctions

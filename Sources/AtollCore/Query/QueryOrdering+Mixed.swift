@@ -8,7 +8,7 @@ import Foundation
 /// come in a fixed rank first — null, bool, numbers, strings, data, dates, ObjectIds, UUIDs, links,
 /// nested collections — then values of one rank by ``QueryOrdering/compare(_:_:)``.
 ///
-/// The stores keep mixed values as blobs (Value+Mixed.swift); ``SQLTranslator`` calls the functions
+/// The stores keep mixed values as blobs (Value+Mixed.swift); the client store's `SQLTranslator` calls the functions
 /// below on them, which decode and defer to the same Swift code.
 extension QueryOrdering {
     /// The total order of `SORT` on a mixed key.

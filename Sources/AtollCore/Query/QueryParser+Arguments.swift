@@ -83,7 +83,7 @@ extension QueryParser {
     static func count(_ n: Int, _ noun: String) -> String { n == 1 ? "1 \(noun)" : "\(n) \(noun)s" }
 
     /// "an int", "a string".
-    static func article(_ noun: String) -> String {
+    package static func article(_ noun: String) -> String {
         (noun.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + noun
     }
 }

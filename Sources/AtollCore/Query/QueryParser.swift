@@ -25,7 +25,7 @@ extension QueryExpression {
 }
 
 /// A recursive-descent parser over ``QueryToken``s. Precedence: `NOT` > `AND` > `OR`.
-struct QueryParser {
+package struct QueryParser {
     var tokens: [QueryToken]
     var index = 0
     let arguments: [QueryArgument]

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value as SQLite stores it. Both the client store and the server's SQLite store encode
-/// ``Value``s this way, so SQL built by ``SQLTranslator`` binds the same bytes the store wrote.
+/// ``Value``s this way, so SQL built by the client store's `SQLTranslator` binds the same bytes the store wrote.
 ///
 /// | Value | SQL |
 /// |---|---|
@@ -86,34 +86,5 @@ extension Value {
 
     static func bits(_ data: Data) -> UInt64 {
         data.reduce(0) { $0 << 8 | UInt64($1) }
-    }
-}
-
-/// Names of the SQLite tables and columns that hold a schema's objects.
-///
-/// - One table per object type, `class_<Type>`, with the row number in `_row` and one column per
-///   single-valued property named after it. A link or embedded object column holds the target's `_row`.
-/// - `List<T>`: `list_<Type>_<property>(owner, pos, value)`, positions 0…n-1.
-/// - `MutableSet<T>`: `set_<Type>_<property>(owner, value)`.
-/// - `Map<String, T>`: `map_<Type>_<property>(owner, key, value)`.
-/// - Internal tables start with `_atoll_`.
-public enum StorageLayout {
-    public static let rowColumn = "_row"
-    public static let decimalCollation = "ATOLL_DECIMAL"
-
-    public static func table(_ objectType: String) -> String { "class_" + objectType }
-
-    public static func collectionTable(_ objectType: String, _ property: Property) -> String {
-        switch property.collection {
-        case .single: preconditionFailure("'\(property.name)' is not a collection")
-        case .list: "list_\(objectType)_\(property.name)"
-        case .set: "set_\(objectType)_\(property.name)"
-        case .map: "map_\(objectType)_\(property.name)"
-        }
-    }
-
-    /// `name` quoted as an SQL identifier.
-    public static func quote(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

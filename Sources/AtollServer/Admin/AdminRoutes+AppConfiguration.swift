@@ -8,6 +8,10 @@ import Hummingbird
 /// the app, or with `?replace=true` replaces a runtime app's configuration (its sessions end
 /// and reconnect under the new rules). The same configuration again answers `unchanged`. The
 /// answer never holds the configuration: it carries the operator's secrets.
+///
+/// `GET` of the same path answers the app's configuration as the server serves it, with every
+/// secret replaced by `"<secret>"` (``AppConfig/App/redacted``), where it comes from and its
+/// generation: `atoll apps show`. A redacted configuration sent back as it is, is refused.
 extension AdminRoutes {
     struct PutAppAnswer: Codable {
         var app: String
@@ -15,7 +19,25 @@ extension AdminRoutes {
         var status: String
     }
 
+    /// What `GET apps/:app/configuration` answers.
+    struct AppConfigurationView: Encodable {
+        var app: String
+        /// `configurationFile` or `runtime`.
+        var origin: String
+        var generation: UInt64
+        /// With every secret as `"<secret>"`.
+        var configuration: ServerConfiguration.App
+    }
+
     func addAppConfiguration(to admin: RouterGroup<AtollRequestContext>) {
+        admin.get("apps/:app/configuration") { _, context in
+            let id = try context.parameters.require("app")
+            guard let entry = auth.apps.entry(id: id) else {
+                throw ServerError(.appNotFound, "app \(id) has no configuration on this server")
+            }
+            return try JSONBody.response(AppConfigurationView(
+                app: id, origin: entry.origin.rawValue, generation: entry.generation, configuration: entry.app.redacted))
+        }
         admin.put("apps/:app/configuration") { request, context in
             guard let runtimeApps else { throw ServerError(.notFound, "this server does not take app configurations") }
             let id = try context.parameters.require("app")

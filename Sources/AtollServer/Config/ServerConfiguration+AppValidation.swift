@@ -19,6 +19,9 @@ extension ServerConfiguration.App {
         guard Self.isValidID(id) else {
             throw ConfigurationError(field: "\(field).id", "must be letters, digits, '-', '_' or '.' (at most 128 bytes)")
         }
+        if let placeholder = secretsLeftAsPlaceholders.first {
+            throw ConfigurationError(field: "\(field).\(placeholder)", "is \(Self.secretPlaceholder), the placeholder of a redacted configuration: supply the secret itself")
+        }
         for (name, provider) in [("apple", apple), ("google", google)] {
             try provider?.validate(field: "\(field).\(name)")
         }

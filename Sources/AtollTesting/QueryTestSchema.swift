@@ -1,10 +1,10 @@
 import AtollCore
 import Foundation
 
-/// A small schema for the query tests of AtollCore: `Task` (ObjectId key, every scalar kind, a link,
+/// A small schema for the query tests (AtollCoreTests, and the SQL translator's in AtollTests): `Task` (ObjectId key, every scalar kind, a link,
 /// collections), `Person` with a list of `Dog`s and an embedded `Address`.
-enum QueryTestSchema {
-    static let schema: Schema = try! Schema([
+public enum QueryTestSchema {
+    public static let schema: Schema = try! Schema([
         ObjectSchema(name: "Task", properties: [
             Property(name: "_id", type: .objectId, isPrimaryKey: true),
             Property(name: "name", type: .string),
@@ -37,7 +37,7 @@ enum QueryTestSchema {
         ], isEmbedded: true),
     ])
 
-    static func bind(_ query: String, _ arguments: [Value] = [], on type: String = "Task") throws -> BoundQuery {
+    public static func bind(_ query: String, _ arguments: [Value] = [], on type: String = "Task") throws -> BoundQuery {
         try BoundQuery(parsing: query, arguments: arguments, objectType: type, schema: schema)
     }
 }

@@ -1,4 +1,6 @@
+@testable import Atoll
 import AtollCore
+import AtollTesting
 import Foundation
 import Testing
 
@@ -113,5 +115,18 @@ import Testing
         #expect(QueryFunctions.compareDecimals("-1", "-0.5") == .orderedAscending)
         #expect(QueryFunctions.compareDecimals("1E+3", "999.9") == .orderedDescending)
         #expect(QueryFunctions.compareDecimals("not a number", "1") == .orderedDescending)
+    }
+
+    /// The largest queries the parser accepts translate too: the deepest nesting, a flat chain of
+    /// 20,000 comparisons, an IN list of 100,000 values (QueryLimitTests checks their parsing).
+    @Test func theLargestAcceptedQueriesTranslate() throws {
+        let deep = String(repeating: "(", count: 100) + "priority == 1" + String(repeating: ")", count: 100)
+        _ = try SQLTranslator.translate(QueryTestSchema.bind(deep))
+        _ = try SQLTranslator.translate(QueryTestSchema.bind(String(repeating: "NOT ", count: 100) + "done == true"))
+        let chain = (0..<20_000).map { "priority == \($0)" }.joined(separator: " OR ")
+        _ = try SQLTranslator.translate(QueryTestSchema.bind(chain))
+        let values = (0..<100_000).map { Value.int(Int64($0)) }
+        let list = try SQLTranslator.translate(QueryTestSchema.bind("priority IN %@", [.list(values)]))
+        #expect(list.arguments.count >= 1)
     }
 }

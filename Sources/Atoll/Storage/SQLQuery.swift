@@ -1,3 +1,5 @@
+import AtollCore
+
 /// A query as SQL over the tables of ``StorageLayout``, plus what the store must still do in memory.
 ///
 /// ```swift
@@ -9,30 +11,30 @@
 /// ```
 ///
 /// The SQL calls the functions and collation listed in ``QueryFunctions``, which the store registers.
-public struct SQLQuery: Sendable, Hashable {
+package struct SQLQuery: Sendable, Hashable {
     /// The object type's table, unquoted (`class_Task`), aliased ``alias`` in the SQL.
-    public var table: String
+    package var table: String
     /// Always `t0`.
-    public var alias: String
+    package var alias: String
     /// The condition, for `WHERE`.
-    public var whereClause: String
+    package var whereClause: String
     /// Values for the `?` placeholders of ``whereClause``, in order.
-    public var whereArguments: [SQLValue]
+    package var whereArguments: [SQLValue]
     /// The `ORDER BY` terms: the leading `SORT` clauses, then `t0._row` as the last tie-break.
-    public var orderBy: String
+    package var orderBy: String
     /// Values for the `?` placeholders of ``orderBy`` (map subscripts in sort keys), in order.
-    public var orderByArguments: [SQLValue]
+    package var orderByArguments: [SQLValue]
     /// A `LIMIT` that is safe to apply in SQL, or `nil`.
-    public var limit: Int?
+    package var limit: Int?
     /// Clauses the store applies in memory, in order, to the rows fetched in ``orderBy`` order,
     /// with ``BoundQuery/apply(_:to:values:resolver:)``.
-    public var postClauses: [BoundClause]
+    package var postClauses: [BoundClause]
 
     /// ``whereArguments`` followed by ``orderByArguments``: the arguments of ``statement(selecting:)``.
-    public var arguments: [SQLValue] { whereArguments + orderByArguments }
+    package var arguments: [SQLValue] { whereArguments + orderByArguments }
 
     /// The key paths whose values ``postClauses`` read (`DISTINCT` and later `SORT` keys).
-    public var postClauseKeyPaths: [QueryKeyPath] {
+    package var postClauseKeyPaths: [QueryKeyPath] {
         postClauses.flatMap { clause -> [QueryKeyPath] in
             switch clause {
             case .sort(let keys), .distinct(let keys): keys.map(\.keyPath)
@@ -42,7 +44,7 @@ public struct SQLQuery: Sendable, Hashable {
     }
 
     /// `SELECT columns FROM "class_T" t0 WHERE … ORDER BY … [LIMIT n]`.
-    public func statement(selecting columns: String = "t0.*") -> String {
+    package func statement(selecting columns: String = "t0.*") -> String {
         var sql = "SELECT \(columns) FROM \(StorageLayout.quote(table)) \(alias) WHERE \(whereClause) ORDER BY \(orderBy)"
         if let limit { sql += " LIMIT \(limit)" }
         return sql

@@ -1,3 +1,5 @@
+import AtollCore
+
 /// Translates a ``BoundQuery`` into SQL over the tables of ``StorageLayout``.
 ///
 /// The SQL gives exactly the answers of ``BoundQuery/evaluate(on:resolver:)``:
@@ -7,9 +9,9 @@
 /// - Decimal128 comparisons and sorts use the `ATOLL_DECIMAL` collation.
 /// - To-one links are correlated subqueries on the target's `_row`; lists, sets and maps are
 ///   `EXISTS` / `NOT EXISTS` over their tables, `@count` is `COUNT(*)`, aggregates are subqueries.
-public enum SQLTranslator {
+package enum SQLTranslator {
     /// The SQL functions the store must register; see ``QueryFunctions``.
-    public static var sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] {
+    package static var sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] {
         QueryFunctions.sqlFunctions
     }
 
@@ -18,7 +20,7 @@ public enum SQLTranslator {
     ///
     /// Throws ``QueryError/Code/unsupported`` for constants with no SQL form (a link to an object type
     /// without a primary key, an embedded object).
-    public static func translate(_ query: BoundQuery) throws(QueryError) -> SQLQuery {
+    package static func translate(_ query: BoundQuery) throws(QueryError) -> SQLQuery {
         var builder = SQLBuilder(schema: query.schema)
         let condition = try builder.predicate(query.predicate)
 
@@ -141,7 +143,7 @@ struct SQLBuilder {
 
     /// The FROM clause over a collection's table, the condition tying it to its owner, and how its
     /// elements are referred to (also recorded as the collection's context).
-    private mutating func source(_ collection: BoundCollection) throws(QueryError) -> (from: String, owner: Fragment) {
+    private mutating func source(_ collection: BoundQueryCollection) throws(QueryError) -> (from: String, owner: Fragment) {
         let base = try scalar(collection.base)
         if collection.backlink != nil {
             // The rows of the origin table whose link points at the base row, each once.
@@ -185,7 +187,7 @@ struct SQLBuilder {
 
     /// A list or set of objects keeps unresolved links (to erased objects) as NULL slots, so sync
     /// positions agree; queries skip them as the collection's readers do.
-    private static func hideUnresolved(_ collection: BoundCollection, _ alias: String) -> String {
+    private static func hideUnresolved(_ collection: BoundQueryCollection, _ alias: String) -> String {
         collection.property.type == .object && (collection.property.collection == .list || collection.property.collection == .set)
             ? " AND \(alias).\(q("value")) IS NOT NULL" : ""
     }
