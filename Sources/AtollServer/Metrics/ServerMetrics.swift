@@ -29,6 +29,11 @@ public final class ServerMetrics: Sendable {
     /// Evaluations of a flexible-sync query set over a realm's state (one per distinct set and
     /// server version, shared by the sessions that have it).
     public let queryEvaluations: Prometheus.Counter
+    /// History announcements heard, by outcome (``countHistoryAnnouncement(_:)``): made once, as
+    /// they are counted for every line of every node.
+    let announcementsSkipped: Prometheus.Counter
+    let announcementsOwn: Prometheus.Counter
+    let announcementsRead: Prometheus.Counter
 
     static let latencyBuckets: [Duration] = [
         .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
@@ -52,6 +57,15 @@ public final class ServerMetrics: Sendable {
         queryEvaluations = registry.makeCounter(
             descriptor: Self.name("sync_query_evaluations", unit: "total",
                                   help: "Evaluations of a flexible-sync query set, one per distinct set and server version."))
+        let announcements = { (outcome: String) in
+            registry.makeCounter(
+                descriptor: Self.name("store_history_announcements", unit: "total",
+                                      help: "History announcements heard from the other nodes, by outcome: skipped (a realm not served here) and own are dropped unread."),
+                labels: [("outcome", outcome)])
+        }
+        announcementsSkipped = announcements("skipped")
+        announcementsOwn = announcements("own")
+        announcementsRead = announcements("read")
         integrationLatency = registry.makeDurationHistogram(
             descriptor: Self.name(
                 "sync_integration_duration", unit: "seconds", help: "Time to integrate one uploaded changeset."),
@@ -82,6 +96,13 @@ public final class ServerMetrics: Sendable {
                                   help: "Change notifications ignored as not from a node of this deployment, by reason."),
             labels: [("reason", reason)]
         ).increment()
+    }
+
+    /// Counts one history announcement heard from the nodes' change channel: `outcome` is
+    /// `skipped` (a realm not served here, dropped unread), `own` (this node's, dropped unread) or
+    /// `read` (checked and acted on) (``RealmInterest``).
+    public func countHistoryAnnouncement(_ outcome: String) {
+        (outcome == "skipped" ? announcementsSkipped : outcome == "own" ? announcementsOwn : announcementsRead).increment()
     }
 
     /// Counts one read of a realm's history for downloads: `for` is `session` (one session

@@ -51,7 +51,7 @@ extension PostgresServerStore {
         try await client.query("SELECT pg_notify(\(Self.changeChannel), \(notification(change)))", logger: logger)
     }
 
-    public func changesFromOtherNodes() -> AsyncStream<StoreChange>? {
+    public func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? {
         let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .bufferingNewest(100_000))
         let listener = Task { [self] in
             var delay = Duration.milliseconds(100)
@@ -65,6 +65,7 @@ extension PostgresServerStore {
                         continuation.yield(.missed)
                         delay = .milliseconds(100)
                         for try await notification in notifications {
+                            guard concerns(notification.payload, interest) else { continue }
                             let heard = authentic(notification.payload, replays: &replays)
                             guard let (node, sentAt, change) = heard, node != nodeID else { continue }
                             let lag = Date().timeIntervalSince1970 * 1000 - Double(sentAt)
@@ -83,6 +84,27 @@ extension PostgresServerStore {
         }
         continuation.onTermination = { _ in listener.cancel() }
         return stream
+    }
+
+    /// Whether a line may concern this node, from its header alone: not when it is this node's
+    /// own, nor a history line of a realm `interest` does not admit. Such lines are dropped
+    /// before their seal is checked or their entries decoded (the cost of reading them grew with
+    /// the whole cluster's write rate); a forged line that claims so is dropped the same way,
+    /// unacted on (and uncounted as forged). With no `interest` every other node's line
+    /// concerns this one.
+    private func concerns(_ line: String, _ interest: RealmInterest?) -> Bool {
+        guard let header = AnnouncementHeader(line, sealed: announcementSeal.withLock({ $0 }) != nil) else { return true }
+        if header.node == nodeID {
+            interest?.count(.own)
+            return false
+        }
+        guard let realmID = header.historyRealmID, let interest else { return true }
+        guard interest.admits(realmID) else {
+            interest.count(.skipped)
+            return false
+        }
+        interest.count(.read)
+        return true
     }
 
     /// The sending node, time and change of a notification that is authentic, fresh and new; nil

@@ -194,8 +194,9 @@ public protocol ServerStore: EmailAccountStore, Sendable {
 
     /// Tells the other nodes on this store of `change`.
     func publish(_ change: StoreChange) async throws
-    /// The changes other nodes make; nil for a store no other node uses.
-    func changesFromOtherNodes() -> AsyncStream<StoreChange>?
+    /// The changes other nodes make; nil for a store no other node uses. With `interest`, history
+    /// of realms it does not admit is left out, as cheaply as the store can (``RealmInterest``).
+    func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>?
 }
 
 extension ServerStore {

@@ -108,5 +108,7 @@ extension ServerStore {
     public func publish(_ change: StoreChange) async throws {}
     /// The changes other nodes make, for as long as the stream is iterated; nil for a store no
     /// other node uses.
-    public func changesFromOtherNodes() -> AsyncStream<StoreChange>? { nil }
+    public func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? { nil }
+    /// Every change other nodes make (history of every realm included).
+    public func changesFromOtherNodes() -> AsyncStream<StoreChange>? { changesFromOtherNodes(servedBy: nil) }
 }

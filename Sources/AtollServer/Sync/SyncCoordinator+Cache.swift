@@ -64,6 +64,7 @@ extension SyncCoordinator {
             recency[victim] = nil
             materialized[victim] = nil
             schemas[victim] = nil
+            noteServed(victim)
         }
         let dropped = Set(victims)
         realms = realms.filter { !dropped.contains($0.value.id) }
@@ -114,7 +115,10 @@ extension SyncCoordinator {
                 try await load.value
                 continue
             }
-            if materialized[realm.id] == nil { materialized[realm.id] = MaterializedRealm() }
+            if materialized[realm.id] == nil {
+                materialized[realm.id] = MaterializedRealm()
+                noteServed(realm.id)  // before the load reads the history
+            }
             let load = _Concurrency.Task { try await self.load(realm.id) }
             loads[realm.id] = load
             defer { loads[realm.id] = nil }
@@ -123,6 +127,7 @@ extension SyncCoordinator {
                 readSinceCalled = true
             } catch {
                 materialized[realm.id] = nil
+                noteServed(realm.id)
                 throw error
             }
         }

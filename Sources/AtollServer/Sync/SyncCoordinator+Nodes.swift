@@ -12,7 +12,8 @@ extension SyncCoordinator {
         case .history(let realmID, let latest, let entries, let epoch):
             // Announced after its commit, so possibly after the history was replaced (a restore,
             // a restart): then it names versions of a history that is gone.
-            // (Looked up only for a realm served here: every other node's write comes by.)
+            // (The listener drops most of the others: ``interest``. One may still come by that
+            // was admitted just before the realm stopped being served here.)
             guard subscribers[realmID] != nil || materialized[realmID] != nil else { return }
             if let epoch, let known = realms.values.first(where: { $0.id == realmID })?.epoch, known != epoch { return }
             otherNodeAppended(realmID: realmID, latest: latest, entries: entries)
@@ -102,6 +103,7 @@ extension SyncCoordinator {
         materialized[realmID] = nil
         schemas[realmID] = nil
         fannedOut[realmID] = nil
+        noteServed(realmID)
         guard let key = realms.first(where: { $0.value.id == realmID })?.key else { return }
         realms[key] = nil
         do {
@@ -165,7 +167,7 @@ struct StoreChangeFollower: Service {
     let logger: Logger
 
     func run() async throws {
-        guard let changes = coordinator.store.changesFromOtherNodes() else {
+        guard let changes = coordinator.store.changesFromOtherNodes(servedBy: coordinator.interest) else {
             try? await gracefulShutdown()
             return
         }

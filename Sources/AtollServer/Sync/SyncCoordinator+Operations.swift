@@ -78,6 +78,7 @@ extension SyncCoordinator {
         realms[key] = realm
         materialized[realm.id] = nil
         fannedOut[realm.id] = nil
+        noteServed(realm.id)
         let recovery = try await clientRecoveryAllowed(appID: realm.appID)
         for (subscriber, session) in bound where session.info.appID == realm.appID && session.info.path == realm.path {
             session.reset(ResetRequired(session: session.info.session, epoch: realm.epoch, reason: reason,

@@ -97,6 +97,10 @@ public actor SyncCoordinator {
     var rebasedAgain = 0
 
     var materialized: [Int64: MaterializedRealm] = [:]
+    /// The realms with sessions or a materialized state here: the store's change listener drops
+    /// other realms' announcements unread (``noteServed(_:)`` keeps it after each change of
+    /// ``subscribers`` or ``materialized``).
+    public nonisolated let interest: RealmInterest
     /// Per realm with sessions here: the newest server version fanned out to them, by an
     /// integration here or a read of what another node appended (``otherNodeAppended(realmID:latest:)``).
     var fannedOut: [Int64: Int64] = [:]
@@ -126,6 +130,7 @@ public actor SyncCoordinator {
          appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?) {
         self.liveLogins = liveLogins
         self.store = store
+        interest = RealmInterest(record: { metrics.countHistoryAnnouncement($0) })
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
@@ -168,6 +173,14 @@ public actor SyncCoordinator {
         let key = SubscriberKey(connection: connection, session: session)
         subscribers[realmID, default: [:]][key] = deliver
         if let info { bound[key] = info }
+        noteServed(realmID)
+    }
+
+    /// Tells the change listener whether `realmID` is served here now. Called as soon as a realm
+    /// gains its first session or materialized state, before its history is read for them: an
+    /// announcement dropped before that was of a commit that read sees.
+    func noteServed(_ realmID: Int64) {
+        interest.set(realmID, served: subscribers[realmID] != nil || materialized[realmID] != nil)
     }
 
     /// A bound session's token was refreshed, possibly for another device of the same user.
@@ -186,6 +199,7 @@ public actor SyncCoordinator {
         if subscribers[realmID]?.isEmpty == true {
             subscribers[realmID] = nil
             fannedOut[realmID] = nil
+            noteServed(realmID)
         }
     }
 
@@ -243,6 +257,7 @@ public actor SyncCoordinator {
             subscribers[realm.id] = nil
             fannedOut[realm.id] = nil
             recency[realm.id] = nil
+            noteServed(realm.id)
         }
     }
 
