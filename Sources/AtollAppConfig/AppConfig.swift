@@ -147,16 +147,23 @@ extension AppConfig.App: Codable {
 }
 
 extension AppConfig.App {
-    /// The app with every secret (the custom JWT key, the webhook secrets, the Facebook and Google
-    /// client secrets) replaced by
-    /// `"<secret>"`: what a tool may print.
+    /// Every secret of an app, by its path in the app's JSON: the custom JWT key, the webhook
+    /// secrets, the Facebook and Google client secrets. ``redacted`` and
+    /// ``secretsLeftAsPlaceholders`` both read this one list, so a secret added here is covered by both.
+    static var secrets: [(path: String, value: WritableKeyPath<Self, String?>)] {
+        [("customJWT.key", \.customJWTKey),
+         ("functions.webhookSecret", \.functions.webhookSecret),
+         ("emailPassword.webhookSecret", \.emailPassword.webhookSecret),
+         ("facebook.clientSecret", \.facebookClientSecret),
+         ("google.authCode.clientSecret", \.googleAuthCodeClientSecret)]
+    }
+
+    /// The app with every secret replaced by `"<secret>"`: what a tool may print.
     public var redacted: Self {
         var app = self
-        app.customJWT?.key = Self.secretPlaceholder
-        if app.functions.webhookSecret != nil { app.functions.webhookSecret = Self.secretPlaceholder }
-        if app.emailPassword.webhookSecret != nil { app.emailPassword.webhookSecret = Self.secretPlaceholder }
-        if app.facebook?.clientSecret != nil { app.facebook?.clientSecret = Self.secretPlaceholder }
-        if app.google?.authCode?.clientSecret != nil { app.google?.authCode?.clientSecret = Self.secretPlaceholder }
+        for secret in Self.secrets where app[keyPath: secret.value] != nil {
+            app[keyPath: secret.value] = Self.secretPlaceholder
+        }
         return app
     }
 
@@ -166,9 +173,23 @@ extension AppConfig.App {
     /// The fields (as paths in the app's JSON) whose secret is ``secretPlaceholder``: a redacted
     /// configuration sent back as it was. Such an app is refused: its "secret" would be public.
     public var secretsLeftAsPlaceholders: [String] {
-        [("customJWT.key", customJWT?.key), ("functions.webhookSecret", functions.webhookSecret),
-         ("emailPassword.webhookSecret", emailPassword.webhookSecret), ("facebook.clientSecret", facebook?.clientSecret),
-         ("google.authCode.clientSecret", google?.authCode?.clientSecret)]
-            .compactMap { $0.1 == Self.secretPlaceholder ? $0.0 : nil }
+        Self.secrets.compactMap { self[keyPath: $0.value] == Self.secretPlaceholder ? $0.path : nil }
+    }
+
+    // Optional views of the secrets inside optional parts (setting one where the part is absent
+    // does nothing).
+    private var customJWTKey: String? {
+        get { customJWT?.key }
+        set { if let newValue { customJWT?.key = newValue } }
+    }
+
+    private var facebookClientSecret: String? {
+        get { facebook?.clientSecret }
+        set { facebook?.clientSecret = newValue }
+    }
+
+    private var googleAuthCodeClientSecret: String? {
+        get { google?.authCode?.clientSecret }
+        set { google?.authCode?.clientSecret = newValue }
     }
 }

@@ -1,4 +1,5 @@
 import Atoll
+import AtollCore
 import AtollLoad
 import AtollTesting
 import Foundation
@@ -6,17 +7,12 @@ import Foundation
 /// Prints one measured figure in the bench's line format, and keeps it for `--json`.
 func report(_ system: String, _ workload: String, _ value: Double, _ unit: String) {
     print("\(system) \(workload) \(String(format: value >= 100 ? "%.0f" : "%.3f", value)) \(unit)")
-    Figures.shared.append(BenchResults.Figure(system: system, workload: workload, value: value, unit: unit))
+    Figures.shared.withLock { $0.append(BenchResults.Figure(system: system, workload: workload, value: value, unit: unit)) }
 }
 
 /// The figures this run printed.
-final class Figures: @unchecked Sendable {
-    static let shared = Figures()
-    private let lock = NSLock()
-    private var figures: [BenchResults.Figure] = []
-
-    func append(_ figure: BenchResults.Figure) { lock.withLock { figures.append(figure) } }
-    var all: [BenchResults.Figure] { lock.withLock { figures } }
+enum Figures {
+    static let shared = Locked<[BenchResults.Figure]>([])
 }
 
 /// The commit the run measures: `ATOLL_BENCH_COMMIT`, else `git rev-parse --short HEAD` in the

@@ -77,5 +77,5 @@ for suite in suites {
     }
 }
 if let jsonPath {
-    try BenchResults(date: startedAt, commit: benchCommit(), suites: suites, machine: machine, figures: Figures.shared.all).write(to: jsonPath)
+    try BenchResults(date: startedAt, commit: benchCommit(), suites: suites, machine: machine, figures: Figures.shared.withLock { $0 }).write(to: jsonPath)
 }

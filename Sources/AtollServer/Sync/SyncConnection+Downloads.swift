@@ -54,8 +54,9 @@ extension SyncConnection {
         let access = session.flexible == nil ? session.rules.first(where: { $0.type == nil })?.fields : nil
         var schema: [String: ObjectSchema] = [:]
         if access != nil {
-            // The types of hidden fields, to put them back to their defaults (Permissions.hiding).
-            do { schema = try await coordinator.snapshot(of: session.realm).state.schema } catch { try await storeFailed(error) }
+            // The types of hidden fields, to put them back to their defaults (Permissions.hiding):
+            // the realm's tracked schema, not its whole state.
+            do { schema = try await coordinator.currentSchema(of: session.realm).types } catch { try await storeFailed(error) }
         }
         var changesets: [DownloadChangeset] = []
         var bytes = 0
