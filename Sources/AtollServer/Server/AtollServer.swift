@@ -274,14 +274,14 @@ public final class RunningAtollServer: Sendable {
     /// Whether the server serves HTTPS and `wss://` (the configuration has `tls`).
     public let usesTLS: Bool
     /// The server's auth service, for operations the HTTP API does not offer yet (disabling users).
-    public let auth: AuthService
-    public let metrics: ServerMetrics
+    package let auth: AuthService
+    package let metrics: ServerMetrics
     /// The sync coordinator: sessions, terminate and enable sync.
-    public let coordinator: SyncCoordinator
+    package let coordinator: SyncCoordinator
     /// The bearer key of the admin API.
     public let adminKey: String
     /// Tests only: the heads of the requests received while recording is on.
-    @_spi(Testing) public let requestHeads: RequestHeadRecorder
+    package let requestHeads: RequestHeadRecorder
     let group: ServiceGroup
     let task: Task<Void, any Error>
 

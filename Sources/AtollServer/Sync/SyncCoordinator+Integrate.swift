@@ -17,7 +17,7 @@ extension SyncCoordinator {
     ///
     /// With `stillCurrent`, the upload is integrated only if it says yes inside the store's
     /// transaction (else `StaleEpoch`): the rules `check` came from are still the app's.
-    public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil,
+    package func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil,
                           stillCurrent: (@Sendable () -> Bool)? = nil) async throws -> IntegrationResult {
         uploadsInFlight[realm.appID, default: 0] += 1
         defer { uploadsInFlight[realm.appID, default: 1] -= 1 }
