@@ -33,14 +33,13 @@ public struct AtollServer: Sendable {
     /// Where a test holds the sync coordinator; none in production.
     let interleaving: any SyncInterleaving
 
-    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
-                clock: WallClock = .system) {
-        self.init(configuration: configuration, logger: logger, clock: clock, interleaving: NoInterleaving())
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server")) {
+        self.init(configuration: configuration, logger: logger, clock: .system)
     }
 
-    /// A server whose coordinator `interleaving` can hold at its test points (AtollTesting's
-    /// `InterleavingGate`).
-    package init(configuration: ServerConfiguration, logger: Logger, clock: WallClock, interleaving: any SyncInterleaving) {
+    /// A server reading `clock` (tests pass one they move) whose coordinator `interleaving` can
+    /// hold at its test points (AtollTesting's `InterleavingGate`).
+    package init(configuration: ServerConfiguration, logger: Logger, clock: WallClock, interleaving: any SyncInterleaving = NoInterleaving()) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
