@@ -1,5 +1,20 @@
 import Foundation
 
+/// The configuration of an app added while the server runs (`atoll apps import`, the admin
+/// API's `PUT apps/:app/configuration`), as JSON: it holds the operator's secrets.
+public struct StoredRuntimeApp: Sendable, Hashable {
+    public var id: String
+    /// ``ServerConfiguration/App`` as JSON.
+    public var configuration: String
+    public var updatedAt: Date
+
+    public init(id: String, configuration: String, updatedAt: Date) {
+        self.id = id
+        self.configuration = configuration
+        self.updatedAt = updatedAt
+    }
+}
+
 /// An app known to the server.
 public struct StoredApp: Sendable, Hashable {
     public var id: String
