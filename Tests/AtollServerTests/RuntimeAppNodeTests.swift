@@ -116,6 +116,34 @@ import Testing
         }
     }
 
+    /// A configuration kept while a node's change feed was down (written behind its back here, so
+    /// no notification reaches it) is served once the feed listens again.
+    @Test(.timeLimit(.minutes(3))) func aChangeMissedWhileTheFeedWasDownIsReadWhenItListensAgain() async throws {
+        try await Self.withNodes { first, second, url in
+            #expect(try await first.http.send("PUT", Self.path, bearer: first.running.adminKey, body: Self.body()).status == 201)
+            #expect(await Self.waitUntilServed(second))
+            let generation = second.auth.apps.generation(of: "tasks")
+            let cluster = try await PostgresCluster.shared()
+            let quiet = Self.body(write: "false").replacingOccurrences(of: "'", with: "''")
+            try await cluster.execute("UPDATE runtime_apps SET configuration = '\(quiet)' WHERE id = 'tasks'", onDatabaseOf: url)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(second.auth.apps.generation(of: "tasks") == generation, "served without being told")
+
+            // The listening connections drop; each node listens again and reads the table.
+            try await cluster.execute("""
+                SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity
+                WHERE datname = current_database() AND query ILIKE 'LISTEN%'
+                """, onDatabaseOf: url)
+            var caughtUp = false
+            for _ in 0..<400 where !caughtUp {
+                caughtUp = second.auth.apps.app(id: "tasks")?.permissions.first?.write == "false"
+                if !caughtUp { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(caughtUp, "node 2 did not read the runtime app again when its feed came back")
+            #expect(second.auth.apps.generation(of: "tasks") != generation)
+        }
+    }
+
     static func waitUntilServed(_ node: TestServer) async -> Bool {
         for _ in 0..<400 {
             if node.auth.apps.app(id: "tasks") != nil { return true }
