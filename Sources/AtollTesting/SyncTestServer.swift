@@ -51,10 +51,13 @@ public final class SyncTestServer: Sendable {
 
     /// What the server and the devices read: ``clock``, or the system's for `realTime`.
     private let wall: WallClock
+    /// Where the test holds the server's coordinator (``InterleavingGate``), across restarts.
+    private let interleaving: any SyncInterleaving
 
     private init(appId: String, configuration: ServerConfiguration, folder: TemporaryFolder, clock: ManualClock, wall: WallClock? = nil,
-                 running: RunningAtollServer) {
+                 interleaving: any SyncInterleaving = NoInterleaving(), running: RunningAtollServer) {
         self.appId = appId
+        self.interleaving = interleaving
         self.clock = clock
         self.wall = wall ?? clock.wall
         self.configuration = configuration
@@ -83,11 +86,13 @@ public final class SyncTestServer: Sendable {
 
     /// Starts a server with a whole configuration (its data directory included, removed by
     /// ``tearDown()``), reading `clock`.
+    /// With `interleaving` (an ``InterleavingGate``) the test can hold the coordinator at its test points.
     public static func start(configuration: ServerConfiguration, appId: String = "test-app",
-                             clock: ManualClock = ManualClock()) async throws -> SyncTestServer {
+                             clock: ManualClock = ManualClock(), interleaving: InterleavingGate? = nil) async throws -> SyncTestServer {
         let folder = try TemporaryFolder(existing: URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true))
-        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.wall).start()
-        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, running: running)
+        let gate: any SyncInterleaving = interleaving ?? NoInterleaving()
+        let running = try await AtollServer(configuration: configuration, logger: logger, clock: clock.wall, interleaving: gate).start()
+        return SyncTestServer(appId: appId, configuration: configuration, folder: folder, clock: clock, interleaving: gate, running: running)
     }
 
     /// An app as seen from one device: its own folder for users and realms.
@@ -158,7 +163,7 @@ public final class SyncTestServer: Sendable {
             let files = try TestCertificate.write(to: folder.url.appendingPathComponent("tls", isDirectory: true))
             configuration.tls = .init(certificateChainPath: files.certificatePath, privateKeyPath: files.privateKeyPath)
         }
-        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall).start()
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall, interleaving: interleaving).start()
         running.withLock { $0 = restarted }
     }
 
@@ -169,7 +174,7 @@ public final class SyncTestServer: Sendable {
         try await stop()
         var configuration = configuration
         configuration.port = 0
-        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall).start()
+        let restarted = try await AtollServer(configuration: configuration, logger: Self.logger, clock: wall, interleaving: interleaving).start()
         running.withLock { $0 = restarted }
         return restarted.baseURL.absoluteString
     }

@@ -85,14 +85,8 @@ public actor SyncCoordinator {
     private var nextConnectionID: UInt64 = 1
     /// Apps whose sync is being terminated (a count: terminations may overlap).
     private var terminating: [String: Int] = [:]
-    /// Tests only: runs inside ``terminateSync(appID:)`` once sessions ended, before histories restart.
-    var whileTerminating: (@Sendable () async -> Void)?
-
-    func setWhileTerminating(_ hook: (@Sendable () async -> Void)?) { whileTerminating = hook }
-    /// Tests only: runs between an upload's early rebase and its transaction.
-    var afterEarlyRebase: (@Sendable () async -> Void)?
-
-    func setAfterEarlyRebase(_ hook: (@Sendable () async -> Void)?) { afterEarlyRebase = hook }
+    /// Where a test holds the coordinator (``NoInterleaving`` in production).
+    let interleaving: any SyncInterleaving
     /// Uploads whose early rebase no longer fitted the history found under the lock (rebased again).
     var rebasedAgain = 0
 
@@ -127,8 +121,10 @@ public actor SyncCoordinator {
     }
 
     init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int,
-         appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?) {
+         appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?,
+         interleaving: any SyncInterleaving = NoInterleaving()) {
         self.liveLogins = liveLogins
+        self.interleaving = interleaving
         self.store = store
         interest = RealmInterest(record: { metrics.countHistoryAnnouncement($0) })
         self.clock = clock
@@ -231,7 +227,7 @@ public actor SyncCoordinator {
         defer { terminating[appID]! -= 1 }
         endAndForgetSessions(ofApp: appID)
         try await store.publish(.syncTerminated(appID: appID))
-        await whileTerminating?()
+        await interleaving.whileTerminating(appID: appID)
         for realm in try await store.realms(appID: appID) {
             let state = try await currentState(of: realm.id)
             try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
