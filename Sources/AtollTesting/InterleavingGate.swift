@@ -13,8 +13,8 @@ import AtollServer
 /// other.send(otherUpload)   // … lands first
 /// held.release()
 /// ```
-public final class InterleavingGate: SyncInterleaving {
-    public enum Point: Sendable, Hashable {
+package final class InterleavingGate: SyncInterleaving {
+    package enum Point: Sendable, Hashable {
         /// Sync of an app is being terminated: its sessions ended, its histories not yet restarted.
         case whileTerminating
         /// An upload was rebased early and waits before its transaction.
@@ -22,17 +22,17 @@ public final class InterleavingGate: SyncInterleaving {
     }
 
     /// The coordinator held at a point (or the promise of it).
-    public struct Held: Sendable {
+    package struct Held: Sendable {
         fileprivate let reachedSignal: AsyncStream<Void>
         fileprivate let releaseSignal: AsyncStream<Void>.Continuation
 
         /// Returns once the coordinator waits at the point.
-        public func reached() async {
+        package func reached() async {
             for await _ in reachedSignal { return }
         }
 
         /// Lets the coordinator go on.
-        public func release() {
+        package func release() {
             releaseSignal.yield()
             releaseSignal.finish()
         }
@@ -45,10 +45,10 @@ public final class InterleavingGate: SyncInterleaving {
 
     private let armed = Locked<[Point: Armed]>([:])
 
-    public init() {}
+    package init() {}
 
     /// Holds the coordinator the next time it reaches `point`, once; later passes go on.
-    public func holdNext(_ point: Point) -> Held {
+    package func holdNext(_ point: Point) -> Held {
         let (reached, reachedContinuation) = AsyncStream<Void>.makeStream()
         let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
         armed.withLock { $0[point] = Armed(reached: reachedContinuation, release: release) }
