@@ -1,4 +1,5 @@
 import AtollServer
+import AtollTesting
 import CryptoExtras
 import Foundation
 import JWTKit
@@ -79,6 +80,18 @@ struct CustomJWTTests {
                 #expect(answer.status == 401, "\(reason)")
                 #expect(answer.errorCode == "InvalidCredentials", "\(reason)")
             }
+        }
+    }
+
+    /// Expiry is read on the server's clock (as every token of its own is), not the machine's.
+    @Test func aTokenExpiresOnTheServersClock() async throws {
+        let clock = ManualClock()
+        try await withServer(TestServer.configuration(Self.configure), clock: clock) { server in
+            let token = try await Self.sign(Self.claims(expiresIn: 600))
+            #expect(try await server.http.logIn(app: "jwt-app", provider: "custom-token", json: ["token": token]).status == 200)
+            clock.advance(by: 3_600)
+            let late = try await server.http.logIn(app: "jwt-app", provider: "custom-token", json: ["token": token])
+            #expect(late.status == 401 && late.errorCode == "InvalidCredentials")
         }
     }
 

@@ -48,7 +48,7 @@ extension AuthService {
             absorbing = owner.id
         case .customToken:
             guard let token = request.token else { throw ServerError(.badRequest, "a custom-token link needs \"token\"") }
-            let claims = try await customTokens.verify(token, appID: appID)
+            let claims = try await customTokens.verify(token, appID: appID, now: now())
             // A token without a required metadata field links nothing, as it logs in no one.
             _ = try customTokens.metadata(of: token, appID: appID)
             identity = StoredIdentity(id: claims.sub.value, providerType: provider.rawValue)

@@ -140,7 +140,7 @@ extension AuthService {
             guard let token = request.token else {
                 throw ServerError(.badRequest, "a custom-token login needs \"token\"")
             }
-            let claims = try await customTokens.verify(token, appID: appID)
+            let claims = try await customTokens.verify(token, appID: appID, now: now())
             let metadata = try customTokens.metadata(of: token, appID: appID)
             var user = try await user(appID: appID, externalID: claims.sub.value, name: claims.name, email: claims.email, metadata: metadata)
             // Each login brings the token's metadata, as App Services refreshes it.

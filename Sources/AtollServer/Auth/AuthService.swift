@@ -46,7 +46,7 @@ package struct AuthService: Sendable {
 
     init(
         store: any ServerStore, configuration: ServerConfiguration, secret: String, metrics: ServerMetrics,
-        logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger, now: @escaping @Sendable () -> Date,
         endSyncSessions: @escaping @Sendable (_ userID: String, _ deviceID: String?, _ reason: String) async -> Void = { _, _, _ in },
         readCustomUserData: @escaping CustomUserDataReader = { _, _, _ in nil },
         liveLogins: LiveLoginCache = LiveLoginCache(),

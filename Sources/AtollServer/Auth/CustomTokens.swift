@@ -14,9 +14,8 @@ struct CustomTokenClaims: JWTPayload {
     var name: String?
     var email: String?
 
-    func verify(using algorithm: some JWTAlgorithm) async throws {
-        try exp.verifyNotExpired()
-    }
+    /// The time claims are checked against the server's clock in ``CustomTokens/verify(_:appID:now:)``.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
 /// Verifies the custom JWTs of the apps that configured a key.
@@ -77,7 +76,7 @@ struct CustomTokens: Sendable {
     /// - Throws: `ServerError(.authProviderDisabled)` when the app has no key, `.invalidCredentials` when the
     ///   signature, expiry, audience or issuer is wrong, the token is not valid yet (`nbf`, `iat`
     ///   later than `now` plus the clock skew), or `sub` is empty or longer than ``maxSubjectBytes``.
-    func verify(_ token: String, appID: String, now: Date = Date()) async throws -> CustomTokenClaims {
+    func verify(_ token: String, appID: String, now: Date) async throws -> CustomTokenClaims {
         guard let verifier = verifiers.withLock({ $0[appID] }) else {
             throw ServerError(.authProviderDisabled, "custom JWT authentication is not configured for this app")
         }
@@ -85,6 +84,9 @@ struct CustomTokens: Sendable {
         do {
             claims = try await verifier.keys.verify(token, as: CustomTokenClaims.self)
         } catch {
+            throw ServerError(.invalidCredentials, "the custom JWT is invalid, expired or wrongly signed")
+        }
+        guard claims.exp.value > now else {
             throw ServerError(.invalidCredentials, "the custom JWT is invalid, expired or wrongly signed")
         }
         if let audience = verifier.audience, !(claims.aud?.value.contains(audience) ?? false) {

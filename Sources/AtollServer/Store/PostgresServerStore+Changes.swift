@@ -18,10 +18,15 @@ extension PostgresServerStore {
     /// 1970, for the receivers' lag) and the change.
     func notification(_ change: StoreChange) -> String { notification(payload: change.payload) }
 
+    /// The machine's time in milliseconds since 1970, for a notification's send time, its
+    /// freshness and its lag. The machine's, not the server's injected clock: nodes compare their
+    /// stamps with each other's, and a replayed line must be stale whatever a test's clock says.
+    static func realTimeMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
     /// The NOTIFY payload of a change already written as its ``StoreChange/payload`` line, sealed
     /// (unsealed before ``authenticateAnnouncements(tokenSecret:)``: the other nodes ignore it).
     func notification(payload: String) -> String {
-        let body = "\(nodeID)\t\(Int64(Date().timeIntervalSince1970 * 1000))\t\(payload)"
+        let body = "\(nodeID)\t\(Self.realTimeMilliseconds())\t\(payload)"
         return announcementSeal.withLock { $0 }?.seal(body) ?? body
     }
 
@@ -68,7 +73,7 @@ extension PostgresServerStore {
                             guard concerns(notification.payload, interest) else { continue }
                             let heard = authentic(notification.payload, replays: &replays)
                             guard let (node, sentAt, change) = heard, node != nodeID else { continue }
-                            let lag = Date().timeIntervalSince1970 * 1000 - Double(sentAt)
+                            let lag = Double(Self.realTimeMilliseconds() - sentAt)
                             if let record = lagObserver.withLock({ $0 }) { record(.milliseconds(max(0, lag))) }
                             continuation.yield(change)
                         }
@@ -113,7 +118,7 @@ extension PostgresServerStore {
     private func authentic(_ line: String, replays: inout AnnouncementReplayGuard)
         -> (node: String, sentAt: Int64, change: StoreChange)?
     {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Self.realTimeMilliseconds()
         let rejection: AnnouncementSeal.Rejection
         switch announcementSeal.withLock({ $0 }).map({ $0.open(line) }) ?? .failure(.forged) {
         case .success(let (mac, body)):

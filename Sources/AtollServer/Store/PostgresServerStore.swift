@@ -226,7 +226,7 @@ package final class PostgresServerStore: ServerStore {
     }
 
     package func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
-        let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
+        let text = StoredUser.metadataText(metadata)
         return try await count(client.query("UPDATE users SET metadata = \(text) WHERE id = \(id) RETURNING 1", logger: logger)) > 0
     }
 

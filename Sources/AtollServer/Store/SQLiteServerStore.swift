@@ -182,7 +182,7 @@ package final class SQLiteServerStore: ServerStore {
     }
 
     package func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
-        let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
+        let text = StoredUser.metadataText(metadata)
         return try await writer.write { db in
             try db.execute(sql: "UPDATE users SET metadata = ? WHERE id = ?", arguments: [text, id])
             return db.changesCount > 0

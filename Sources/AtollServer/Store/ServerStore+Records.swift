@@ -89,8 +89,11 @@ package struct StoredUser: Sendable, Hashable {
     }
 
     /// ``metadata`` as the stores keep it (a JSON object), nil when empty.
-    var metadataText: String? {
-        guard !metadata.isEmpty, let data = try? Self.metadataEncoder.encode(metadata) else { return nil }
+    var metadataText: String? { Self.metadataText(metadata) }
+
+    /// `metadata` as the stores keep it (none: nil).
+    static func metadataText(_ metadata: [String: JSONValue]) -> String? {
+        guard !metadata.isEmpty, let data = try? metadataEncoder.encode(metadata) else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 
