@@ -65,7 +65,8 @@ import Testing
         // Both files are at the same version: another realm of each sees the last commit.
         let reopened = try [local.open(), recording.open()]
         #expect(reopened.map { $0.objects(Task.self).count } == [180, 180])
-        #expect(reopened.map { $0.object(ofType: Person.self, forPrimaryKey: "Ann")?.dogs.count } == [2, 2])
+        // `add(_:update: .modified)` of an unmanaged Ann with no dogs emptied the list; Fido came after.
+        #expect(reopened.map { $0.object(ofType: Person.self, forPrimaryKey: "Ann")?.dogs.map(\.name) } == [["Fido"], ["Fido"]])
         withExtendedLifetime(tokens) {}
     }
 
