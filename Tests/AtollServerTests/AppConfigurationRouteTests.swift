@@ -56,10 +56,13 @@ struct AppConfigurationRouteTests {
             #expect(try await Self.jwtLogin(server).status == 200)
             #expect(try await server.http.logIn(app: "runtime-app", provider: "anon-user").errorCode == "AuthProviderDisabled")
 
-            // Kept for the server's user alone: it holds the key.
-            let file = server.dataFolder.appendingPathComponent("apps/runtime-app.json")
-            let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            // Kept in the store, whose file is the server's user's alone: it holds the key.
+            #expect(try await server.running.coordinator.store.runtimeApp(id: "runtime-app")?.configuration.contains(Self.jwtKey) == true)
+            for name in ["atoll.sqlite", "atoll.sqlite-wal"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: server.dataFolder.appendingPathComponent(name).path)
+                #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600, "\(name)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: server.dataFolder.appendingPathComponent("apps").path))
 
             let restarted = try await server.restarted()
             #expect(try await Self.jwtLogin(restarted).status == 200)
@@ -175,8 +178,7 @@ struct AppConfigurationRouteTests {
             #expect(try await server.http.send("PUT", Self.path("runtime-app"), body: Self.body()).status == 401)
             // Nothing was created; nothing was written; the other app still serves.
             #expect(try await Self.jwtLogin(server).errorCode == "AppNotFound")
-            let folder = server.dataFolder.appendingPathComponent("apps")
-            #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).isEmpty)
+            #expect(try await server.running.coordinator.store.runtimeApps().isEmpty)
             #expect(try await server.http.anonymousLogin(app: "other").user_id.isEmpty == false)
         }
     }
@@ -212,7 +214,7 @@ struct AppConfigurationRouteTests {
         }
     }
 
-    /// An app declared in the configuration file and kept in the data folder: the file wins at
+    /// An app declared in the configuration file and kept in the store: the file wins at
     /// start, and the admin API may not change it.
     @Test func theConfigurationFileWinsOverAKeptCopy() async throws {
         var configuration = Self.production()
@@ -242,6 +244,31 @@ struct AppConfigurationRouteTests {
         try Data(#"{"id": "another-app"}"#.utf8).write(to: folder.appendingPathComponent("runtime-app.json"))
         await #expect(throws: ConfigurationError.self) { _ = try await AtollServer(configuration: configuration).start() }
         try? FileManager.default.removeItem(atPath: configuration.dataDirectory)
+    }
+
+    /// The apps an older server kept in `<data>/apps` move into the store once, at start: served
+    /// as before, the file kept under another name and not read again (a later replacement
+    /// through the admin API survives the next restart).
+    @Test func appsKeptInTheDataFolderAreImportedIntoTheStoreOnce() async throws {
+        let configuration = Self.production()
+        let folder = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("apps")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("runtime-app.json")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data(Self.body().utf8), attributes: [.posixPermissions: 0o600]))
+        try await withServer(configuration) { server in
+            #expect(try await Self.jwtLogin(server).status == 200)
+            #expect(try await server.running.coordinator.store.runtimeApp(id: "runtime-app") != nil)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            let imported = folder.appendingPathComponent("runtime-app.json.imported")
+            #expect((try FileManager.default.attributesOfItem(atPath: imported.path)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+
+            let replaced = try await server.http.send("PUT", Self.path("runtime-app", replace: true), bearer: server.running.adminKey,
+                                                      body: Self.body(anonymous: true))
+            #expect(replaced.object["status"] as? String == "replaced")
+            let restarted = try await server.restarted()
+            #expect(try await restarted.http.logIn(app: "runtime-app", provider: "anon-user").status == 200, "the replacement survived")
+            #expect(try await Self.jwtLogin(restarted).status == 200)
+        }
     }
 
     /// The log says which app was configured, never its secrets.

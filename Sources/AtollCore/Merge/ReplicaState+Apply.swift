@@ -3,16 +3,16 @@
 /// kind changes nothing.
 extension ReplicaState {
     /// Applies every instruction of `changeset`, in order.
-    public mutating func apply(_ changeset: Changeset) {
+    package mutating func apply(_ changeset: Changeset) {
         for instruction in changeset.instructions { apply(instruction) }
     }
 
-    public mutating func apply(_ changesets: [Changeset]) {
+    package mutating func apply(_ changesets: [Changeset]) {
         for changeset in changesets { apply(changeset) }
     }
 
     /// Applies one instruction; see docs/merge.md for what each one does to a missing target.
-    public mutating func apply(_ instruction: Instruction) {
+    package mutating func apply(_ instruction: Instruction) {
         switch instruction {
         case .addTable, .addColumn: schema.mergeSchema(instruction)
         case .createObject(let id):

@@ -12,14 +12,14 @@ import Foundation
 /// case .refuse(let refusal): …         // badSyncTarget for a partition bind
 /// }
 /// ```
-public enum BindPolicy {
+package enum BindPolicy {
     /// How an app syncs.
-    public enum AppKind: Sendable, Hashable {
+    package enum AppKind: Sendable, Hashable {
         case partition, flexible
     }
 
     /// What a bind names on an app.
-    public enum Target: Sendable, Hashable {
+    package enum Target: Sendable, Hashable {
         /// The realm at this path.
         case realm(path: String)
         /// Nothing the app serves: the session ends with this.
@@ -27,14 +27,14 @@ public enum BindPolicy {
     }
 
     /// A limit of the server's admission (``ServerConfiguration/Limits``) that refused a session.
-    public enum Limit: String, Sendable, Hashable, CaseIterable {
+    package enum Limit: String, Sendable, Hashable, CaseIterable {
         case sessionsPerConnection, sessionsPerUser, connectionsPerUser, realmsPerUser
     }
 
     /// The path of the realm `bind` names (a partition's path, or ``FlexibleSync/realmPath``), or
     /// `badSyncTarget` when the app syncs the other way. An app whose kind is not configured
     /// (`nil`: development mode decides on first use) takes either.
-    public static func realmPath(_ bind: Bind, appKind: AppKind?, appID: String) -> Target {
+    package static func realmPath(_ bind: Bind, appKind: AppKind?, appID: String) -> Target {
         switch (bind.target, appKind) {
         case (.partition, .flexible?):
             .refuse(ErrorMessage(code: .badSyncTarget, message: "app \"\(appID)\" uses flexible sync, not partitions", session: bind.session))
@@ -49,13 +49,13 @@ public enum BindPolicy {
 
     /// An operator terminated the app's sync: the client retries later (after 5 s) and finds
     /// whether it was enabled again.
-    public static func syncDisabled(_ bind: Bind, appID: String) -> ErrorMessage {
+    package static func syncDisabled(_ bind: Bind, appID: String) -> ErrorMessage {
         ErrorMessage(code: .syncDisabled, message: "sync is not enabled for app \"\(appID)\" (an operator terminated it)",
                      action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: bind.session)
     }
 
     /// The app's read rule gives `userID` nothing of `partition`.
-    public static func partitionNotReadable(_ bind: Bind, partition: PartitionValue, userID: String, appID: String) -> ErrorMessage {
+    package static func partitionNotReadable(_ bind: Bind, partition: PartitionValue, userID: String, appID: String) -> ErrorMessage {
         ErrorMessage(code: .permissionDenied,
                      message: "user \(userID) may not read partition \(partition.path) of app \"\(appID)\" (the app's read rule says no)",
                      session: bind.session)
@@ -64,7 +64,7 @@ public enum BindPolicy {
     /// A session refused by `limit` (of value `value`); `detail` is what the store said, when it
     /// decided. Sessions and connections free up as clients leave (retry after 30 s); realms only
     /// when an operator removes some (retry after an hour).
-    public static func refusal(_ limit: Limit, value: Int, userID: String, session: SessionID, detail: String? = nil) -> ErrorMessage {
+    package static func refusal(_ limit: Limit, value: Int, userID: String, session: SessionID, detail: String? = nil) -> ErrorMessage {
         let message: String
         let retry: Int64
         switch limit {
@@ -82,7 +82,7 @@ public enum BindPolicy {
 
     /// A refreshed access token for a bound session: nil takes it; another user's token ends the
     /// session (a client never switches users inside one session).
-    public static func refresh(tokenUser: String, sessionUser: String, session: SessionID, epoch: SyncEpoch) -> ErrorMessage? {
+    package static func refresh(tokenUser: String, sessionUser: String, session: SessionID, epoch: SyncEpoch) -> ErrorMessage? {
         guard tokenUser != sessionUser else { return nil }
         return ErrorMessage(code: .invalidAccessToken, message: "the new access token is another user's", action: .protocolViolation,
                             session: session, epoch: epoch)

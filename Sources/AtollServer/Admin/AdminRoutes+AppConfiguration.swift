@@ -29,9 +29,6 @@ extension AdminRoutes {
             guard AppConfig.App.isValidID(id) else {
                 throw ServerError(.invalidAppConfiguration, "the app id must be letters, digits, '-', '_' or '.' (at most 128 bytes)")
             }
-            guard !(store is PostgresServerStore) else {
-                throw ServerError(.badRequest, "a PostgreSQL store is shared by several nodes, and an app added here would reach only this one: declare the app in every node's configuration file")
-            }
             let replace: Bool
             switch request.uri.queryParameters["replace"].map(String.init) {
             case nil, "false", "0": replace = false

@@ -33,14 +33,13 @@ public struct AtollServer: Sendable {
     /// Where a test holds the sync coordinator; none in production.
     let interleaving: any SyncInterleaving
 
-    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
-                clock: WallClock = .system) {
-        self.init(configuration: configuration, logger: logger, clock: clock, interleaving: NoInterleaving())
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server")) {
+        self.init(configuration: configuration, logger: logger, clock: .system)
     }
 
-    /// A server whose coordinator `interleaving` can hold at its test points (AtollTesting's
-    /// `InterleavingGate`).
-    package init(configuration: ServerConfiguration, logger: Logger, clock: WallClock, interleaving: any SyncInterleaving) {
+    /// A server reading `clock` (tests pass one they move) whose coordinator `interleaving` can
+    /// hold at its test points (AtollTesting's `InterleavingGate`).
+    package init(configuration: ServerConfiguration, logger: Logger, clock: WallClock, interleaving: any SyncInterleaving = NoInterleaving()) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -85,7 +84,7 @@ public struct AtollServer: Sendable {
         }
         return RunningAtollServer(
             host: configuration.host, port: port, usesTLS: configuration.tls != nil, auth: parts.auth, metrics: parts.metrics, coordinator: parts.coordinator,
-            adminKey: parts.adminKey, requestHeads: parts.requestHeads, group: group, task: task)
+            adminKey: parts.adminKey, requestHeads: parts.requestHeads, runtimeApps: parts.follower.runtimeApps, group: group, task: task)
     }
 
     struct Parts {
@@ -153,7 +152,7 @@ public struct AtollServer: Sendable {
             let liveLogins = LiveLoginCache()
             // The configuration file's apps, then those added through the admin API (the file wins).
             let apps = AppRegistry(configuration.apps)
-            for app in try RuntimeApps.load(configuration: configuration, logger: logger) { apps.install(app) }
+            for app in try await RuntimeApps.load(configuration: configuration, store: store, now: clock.now(), logger: logger) { apps.install(app) }
             if !configuration.developmentMode {
                 // Served without settings they would have no rules: refused instead (AuthService.app).
                 let undeclared = try await store.apps().map(\.id).filter { apps.app(id: $0) == nil }
@@ -180,11 +179,12 @@ public struct AtollServer: Sendable {
                                          metricsToken: configuration.metricsToken,
                                          authorizationHeader: configuration.authorizationHeaderName.flatMap { HTTPField.Name($0) },
                                          logger: logger)
+            let runtimeApps = RuntimeApps(configuration: configuration, auth: auth, coordinator: coordinator, logger: logger)
             let adminKey = try await AdminKey.load(configuration: configuration, dataDirectory: dataDirectory, store: store)
             AdminRoutes(key: adminKey, coordinator: coordinator, auth: auth,
                         backups: (store as? PostgresServerStore).map { PostgresBackups(store: $0) as any BackupShelf }
                             ?? BackupDirectory(dataDirectory: configuration.dataDirectory),
-                        runtimeApps: RuntimeApps(configuration: configuration, auth: auth, coordinator: coordinator, logger: logger)).add(to: router)
+                        runtimeApps: runtimeApps).add(to: router)
             RemoteRoutes(coordinator: coordinator, auth: auth,
                          customAuthorization: configuration.authorizationHeaderName.flatMap { HTTPField.Name($0) }).add(to: router)
             let sync = SyncRoutes(coordinator: coordinator, auth: auth, metrics: metrics, logger: logger,
@@ -205,7 +205,8 @@ public struct AtollServer: Sendable {
                 onServerRunning: onServerRunning,
                 logger: logger)
             return Parts(application: application, compaction: CompactionService(coordinator: coordinator, clock: clock, logger: logger),
-                         follower: StoreChangeFollower(coordinator: coordinator, interval: .seconds(5), metrics: metrics, logger: logger),
+                         follower: StoreChangeFollower(coordinator: coordinator, runtimeApps: runtimeApps, interval: .seconds(5),
+                                                       metrics: metrics, logger: logger),
                          store: store, auth: auth, metrics: metrics, coordinator: coordinator, adminKey: adminKey,
                          requestHeads: requestHeads)
         } catch {
@@ -282,12 +283,15 @@ public final class RunningAtollServer: Sendable {
     public let adminKey: String
     /// Tests only: the heads of the requests received while recording is on.
     package let requestHeads: RequestHeadRecorder
+    /// The apps added while the server runs.
+    let runtimeApps: RuntimeApps?
     let group: ServiceGroup
     let task: Task<Void, any Error>
 
     init(host: String, port: Int, usesTLS: Bool, auth: AuthService, metrics: ServerMetrics, coordinator: SyncCoordinator, adminKey: String,
-         requestHeads: RequestHeadRecorder, group: ServiceGroup, task: Task<Void, any Error>) {
+         requestHeads: RequestHeadRecorder, runtimeApps: RuntimeApps?, group: ServiceGroup, task: Task<Void, any Error>) {
         self.requestHeads = requestHeads
+        self.runtimeApps = runtimeApps
         self.host = host
         self.port = port
         self.usesTLS = usesTLS

@@ -3,9 +3,10 @@ import Logging
 import NIOSSL
 import PostgresNIO
 
-/// The PostgreSQL store's schema, one numbered migration per change, applied when a store opens.
+/// The PostgreSQL store's migrations, one numbered step per change of ``ServerSchema``, applied
+/// when a store opens.
 ///
-/// Never edit a shipped migration: add one. Migrations run in one transaction under an advisory
+/// Never edit a shipped step: add one. Migrations run in one transaction under an advisory
 /// lock, so nodes starting together apply each once; a node whose binary is older than the
 /// database (its newest migration is below the database's) refuses to start rather than write
 /// rows it does not understand.
@@ -22,175 +23,27 @@ enum PostgresMigrations {
     /// The key of the advisory lock migrations take.
     static let lockKey: Int64 = 0x4174_6F6C_6C00_0001
 
-    static let all: [Migration] = [
-        Migration(version: 1, name: "apps, users, identities, tokens, keys, realms, client files, history, e-mail accounts", statements: [
-            """
-            CREATE TABLE apps (
-                id TEXT PRIMARY KEY,
-                created_at DOUBLE PRECISION NOT NULL,
-                sync_enabled BOOLEAN NOT NULL DEFAULT TRUE,
-                client_recovery BOOLEAN,
-                max_offline_time DOUBLE PRECISION
-            )
-            """,
-            """
-            CREATE TABLE users (
-                id TEXT PRIMARY KEY,
-                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                email TEXT,
-                name TEXT,
-                password_hash TEXT,
-                disabled BOOLEAN NOT NULL DEFAULT FALSE,
-                created_at DOUBLE PRECISION NOT NULL
-            )
-            """,
-            "CREATE INDEX users_app ON users(app_id, created_at, id)",
-            """
-            CREATE TABLE identities (
-                app_id TEXT NOT NULL,
-                provider_type TEXT NOT NULL,
-                identity_id TEXT NOT NULL,
-                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                position INTEGER NOT NULL,
-                PRIMARY KEY (app_id, provider_type, identity_id)
-            )
-            """,
-            "CREATE INDEX identities_user ON identities(user_id)",
-            """
-            CREATE TABLE refresh_tokens (
-                digest TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                app_id TEXT NOT NULL,
-                device_id TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                expires_at DOUBLE PRECISION NOT NULL,
-                revoked BOOLEAN NOT NULL DEFAULT FALSE
-            )
-            """,
-            "CREATE INDEX refresh_tokens_user ON refresh_tokens(user_id)",
-            """
-            CREATE TABLE api_keys (
-                id TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                app_id TEXT NOT NULL,
-                name TEXT NOT NULL,
-                digest TEXT NOT NULL,
-                disabled BOOLEAN NOT NULL DEFAULT FALSE,
-                created_at DOUBLE PRECISION NOT NULL,
-                UNIQUE (app_id, digest)
-            )
-            """,
-            "CREATE INDEX api_keys_user ON api_keys(user_id)",
-            """
-            CREATE TABLE realms (
-                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                path TEXT NOT NULL,
-                epoch BIGINT NOT NULL,
-                epoch_reason SMALLINT NOT NULL DEFAULT 1,
-                latest_version BIGINT NOT NULL DEFAULT 0,
-                next_file_ident BIGINT NOT NULL DEFAULT 1,
-                compacted_through BIGINT NOT NULL DEFAULT 0,
-                created_at DOUBLE PRECISION NOT NULL,
-                UNIQUE (app_id, path)
-            )
-            """,
-            """
-            CREATE TABLE client_files (
-                realm_id BIGINT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
-                ident BIGINT NOT NULL,
-                salt BIGINT NOT NULL,
-                last_client_version BIGINT NOT NULL DEFAULT 0,
-                compacted_client_version BIGINT NOT NULL DEFAULT 0,
-                last_server_version BIGINT NOT NULL DEFAULT 0,
-                created_at DOUBLE PRECISION NOT NULL,
-                last_seen DOUBLE PRECISION,
-                user_id TEXT,
-                PRIMARY KEY (realm_id, ident)
-            )
-            """,
-            "CREATE INDEX client_files_by_user ON client_files(user_id)",
-            """
-            CREATE TABLE history (
-                realm_id BIGINT NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
-                server_version BIGINT NOT NULL,
-                origin_file_ident BIGINT NOT NULL,
-                origin_client_version BIGINT NOT NULL,
-                origin_timestamp BIGINT NOT NULL,
-                changeset BYTEA NOT NULL,
-                PRIMARY KEY (realm_id, server_version)
-            )
-            """,
-            "CREATE INDEX history_origin ON history(realm_id, origin_file_ident, server_version)",
-            """
-            CREATE TABLE pending_users (
-                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                email TEXT NOT NULL,
-                password_hash TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                PRIMARY KEY (app_id, email)
-            )
-            """,
-            """
-            CREATE TABLE account_tokens (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY,
-                id TEXT PRIMARY KEY,
-                app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                email TEXT NOT NULL,
-                purpose TEXT NOT NULL,
-                digest TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                expires_at DOUBLE PRECISION NOT NULL
-            )
-            """,
-            "CREATE INDEX account_tokens_owner ON account_tokens(app_id, email, purpose, created_at)",
-            "CREATE INDEX account_tokens_expiry ON account_tokens(expires_at)",
-        ]),
-        Migration(version: 2, name: "secrets the nodes share", statements: [
-            "CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, value TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())",
-        ]),
-        Migration(version: 3, name: "backups every node reads", statements: [
-            """
-            CREATE TABLE backups (
-                id TEXT PRIMARY KEY,
-                app_id TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL,
-                body BYTEA NOT NULL
-            )
-            """,
-            "CREATE INDEX backups_app ON backups(app_id, created_at, id)",
-        ]),
-        Migration(version: 4, name: "passwords per e-mail identity, the API key of a login, logins by device", statements: [
-            // A user's password belonged to the user; it now belongs to its e-mail identity.
-            "ALTER TABLE identities ADD COLUMN password_hash TEXT",
-            """
-            UPDATE identities SET password_hash = users.password_hash FROM users
-            WHERE users.id = identities.user_id AND identities.provider_type = 'local-userpass'
-            """,
-            "UPDATE users SET password_hash = NULL",
-            "ALTER TABLE refresh_tokens ADD COLUMN api_key_id TEXT",
-            "CREATE INDEX refresh_tokens_api_key ON refresh_tokens(api_key_id) WHERE api_key_id IS NOT NULL",
-            "CREATE INDEX refresh_tokens_device ON refresh_tokens(device_id)",
-            "CREATE INDEX pending_users_created ON pending_users(app_id, created_at)",
-        ]),
-        // Realms made before are no one's: they count against no user's limit.
-        Migration(version: 5, name: "the user who created each realm", statements: [
-            "ALTER TABLE realms ADD COLUMN created_by TEXT",
-            "CREATE INDEX realms_by_creator ON realms(app_id, created_by)",
-        ]),
-        Migration(version: 6, name: "dates in history as seconds since 2001", statements: [],
-                  rewrite: { try await reencodeHistoryDates($0, logger: $1) }),
-        Migration(version: 7, name: "the custom JWT metadata fields of each user", statements: [
-            "ALTER TABLE users ADD COLUMN metadata TEXT",
-        ]),
+    /// The steps of ``ServerSchema/postgresSteps`` with their SQL (``ServerSchema``), and the
+    /// rewrites SQL alone cannot make.
+    static let all: [Migration] = ServerSchema.postgresSteps.map { step in
+        Migration(version: step.number, name: step.name, statements: ServerSchema.statements(for: .postgres, step: step.number),
+                  rewrite: rewrites[step.number])
+    }
+
+    /// The steps that change data in Swift, by version.
+    static let rewrites: [Int: @Sendable (PostgresConnection, Logger) async throws -> Void] = [
+        6: { try await reencodeHistoryDates($0, logger: $1) },
     ]
 
     /// The newest migration this binary knows.
     static var latestVersion: Int { all.last?.version ?? 0 }
 
-    /// Applies the migrations the database lacks, in one transaction.
+    /// Applies the migrations the database lacks, in one transaction (`migrations` are ``all``
+    /// but in tests of the migrations themselves).
     /// - Throws: ``PostgresStoreError`` when the database has migrations this binary does not know.
-    static func migrate(_ client: PostgresClient, upTo target: Int = latestVersion, logger: Logger) async throws {
+    static func migrate(_ client: PostgresClient, _ migrations: [Migration] = all, upTo target: Int = latestVersion,
+                        logger: Logger) async throws {
+        let latestVersion = migrations.last?.version ?? 0
         try await PostgresServerStore.unwrappingTransactionErrors { try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
             try await connection.query(
@@ -208,7 +61,7 @@ enum PostgresMigrations {
                     "the database's schema is at migration \(applied), newer than this atoll-server knows (\(latestVersion)): "
                         + "run a newer atoll-server against it")
             }
-            for migration in all where migration.version > applied && migration.version <= target {
+            for migration in migrations where migration.version > applied && migration.version <= target {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }

@@ -2,32 +2,6 @@ import Foundation
 import GRDB
 
 extension SQLiteServerStore {
-    /// The tables of pending registrations and account tokens.
-    static func registerEmailAccountMigration(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("v6: pending e-mail registrations, confirmation and reset tokens") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE pending_users (
-                        app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                        email TEXT NOT NULL,
-                        password_hash TEXT NOT NULL,
-                        created_at DOUBLE NOT NULL,
-                        PRIMARY KEY (app_id, email)
-                    );
-                    CREATE TABLE account_tokens (
-                        id TEXT PRIMARY KEY NOT NULL,
-                        app_id TEXT NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-                        email TEXT NOT NULL,
-                        purpose TEXT NOT NULL,
-                        digest TEXT NOT NULL,
-                        created_at DOUBLE NOT NULL,
-                        expires_at DOUBLE NOT NULL
-                    );
-                    CREATE INDEX account_tokens_owner ON account_tokens(app_id, email, purpose, created_at);
-                    """)
-        }
-    }
-
     // MARK: Pending registrations
 
     package func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {

@@ -13,7 +13,8 @@ package final class SQLiteServerStore: ServerStore {
     /// Every write transaction goes through it, so writes that queue share one commit.
     let writer: SQLiteGroupCommit
 
-    /// Opens (creating if needed) the store at `path` and brings its tables up to date.
+    /// Opens (creating if needed) the store at `path`, readable by the server's user alone (it
+    /// holds the runtime apps' secrets), and brings its tables up to date.
     ///
     /// - Parameter durability: `.full` (the default) syncs every commit, so an acknowledged upload
     ///   survives a power loss; `.normal` survives a crash of the process only.
@@ -22,6 +23,7 @@ package final class SQLiteServerStore: ServerStore {
         configuration.label = "atoll-server"
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in try Self.setDurability(durability, db) }
+        try Self.protectFile(at: path)
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB sets its WAL writer to NORMAL after `prepareDatabase`: set it on the writer itself.
         try pool.writeWithoutTransaction { try Self.setDurability(durability, $0) }

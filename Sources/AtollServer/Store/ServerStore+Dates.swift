@@ -29,24 +29,23 @@ extension RealmArchive.Entry {
 }
 
 extension SQLiteServerStore {
-    static func registerDateMigration(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("v9: dates in history as seconds since 2001") { db in
-            var after: (realm: Int64, version: Int64) = (.min, .min)
-            while true {
-                let rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT realm_id, server_version, changeset FROM history
-                        WHERE (realm_id, server_version) > (?, ?) ORDER BY realm_id, server_version LIMIT ?
-                        """,
-                    arguments: [after.realm, after.version, HistoryDateUpgrade.batch])
-                guard let last = rows.last else { break }
-                after = (last["realm_id"], last["server_version"])
-                for row in rows {
-                    guard let new = HistoryDateUpgrade.reencoded(row["changeset"]) else { continue }
-                    try db.execute(sql: "UPDATE history SET changeset = ? WHERE realm_id = ? AND server_version = ?",
-                                   arguments: [new, row["realm_id"] as Int64, row["server_version"] as Int64])
-                }
+    /// Step 9's rewrite: every history row re-encoded (``HistoryDateUpgrade``).
+    static func reencodeHistoryDates(_ db: Database) throws {
+        var after: (realm: Int64, version: Int64) = (.min, .min)
+        while true {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT realm_id, server_version, changeset FROM history
+                    WHERE (realm_id, server_version) > (?, ?) ORDER BY realm_id, server_version LIMIT ?
+                    """,
+                arguments: [after.realm, after.version, HistoryDateUpgrade.batch])
+            guard let last = rows.last else { break }
+            after = (last["realm_id"], last["server_version"])
+            for row in rows {
+                guard let new = HistoryDateUpgrade.reencoded(row["changeset"]) else { continue }
+                try db.execute(sql: "UPDATE history SET changeset = ? WHERE realm_id = ? AND server_version = ?",
+                               arguments: [new, row["realm_id"] as Int64, row["server_version"] as Int64])
             }
         }
     }

@@ -1,5 +1,20 @@
 import Foundation
 
+/// The configuration of an app added while the server runs (`atoll apps import`, the admin
+/// API's `PUT apps/:app/configuration`), as JSON: it holds the operator's secrets.
+package struct StoredRuntimeApp: Sendable, Hashable {
+    package var id: String
+    /// ``ServerConfiguration/App`` as JSON.
+    package var configuration: String
+    package var updatedAt: Date
+
+    package init(id: String, configuration: String, updatedAt: Date) {
+        self.id = id
+        self.configuration = configuration
+        self.updatedAt = updatedAt
+    }
+}
+
 /// An app known to the server.
 package struct StoredApp: Sendable, Hashable {
     package var id: String

@@ -68,6 +68,17 @@ package protocol ServerStore: EmailAccountStore, Sendable {
     func compact(realmID: Int64, liveSince: Date,
                  _ snapshot: @Sendable ([HistoryEntry]) throws -> Changeset) async throws -> CompactionResult
 
+    // MARK: Runtime apps (see ServerStore+RuntimeApps.swift)
+
+    /// The configurations of the apps added while the server runs, by id.
+    func runtimeApps() async throws -> [StoredRuntimeApp]
+    /// The configuration kept for app `id`, or nil.
+    func runtimeApp(id: String) async throws -> StoredRuntimeApp?
+    /// Keeps an app's configuration, replacing the one kept, or only when none is when `ifAbsent`
+    /// (the one-time import of `<data>/apps`). Returns whether it was written. On a store several
+    /// nodes share, the others are told (``StoreChange/runtimeAppChanged(appID:)``) when it commits.
+    func putRuntimeApp(_ app: StoredRuntimeApp, ifAbsent: Bool) async throws -> Bool
+
     // MARK: Users
 
     /// The user with this id, or nil.

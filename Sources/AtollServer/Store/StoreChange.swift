@@ -23,6 +23,9 @@ package enum StoreChange: Sendable, Hashable {
     case syncTerminated(appID: String)
     /// An app's runtime settings changed (sync enabled, client recovery, maximum offline time).
     case appChanged(appID: String)
+    /// The configuration of an app added while the server runs was kept (created or replaced):
+    /// the other nodes read it from the store and serve it, ending the app's sessions.
+    case runtimeAppChanged(appID: String)
     /// A user's sessions end (disabled, deleted, logged out on `deviceID`, or on every device when nil).
     case sessionsEnded(userID: String, deviceID: String?, reason: String)
     /// The feed was interrupted: changes may have been lost.
@@ -42,6 +45,7 @@ package enum StoreChange: Sendable, Hashable {
         case .historyReplaced(let realm): "r\t\(realm)"
         case .syncTerminated(let app): "t\t\(app)"
         case .appChanged(let app): "a\t\(app)"
+        case .runtimeAppChanged(let app): "c\t\(app)"
         case .sessionsEnded(let user, let device, let reason):
             "u\t\(user)\t\(device ?? "")\t\(reason.prefix(1_000).replacingOccurrences(of: "\t", with: " "))"
         case .missed: "m"
@@ -82,6 +86,7 @@ package enum StoreChange: Sendable, Hashable {
             self = .historyReplaced(realmID: realm)
         case ("t", 2): self = .syncTerminated(appID: fields[1])
         case ("a", 2): self = .appChanged(appID: fields[1])
+        case ("c", 2): self = .runtimeAppChanged(appID: fields[1])
         case ("u", 4): self = .sessionsEnded(userID: fields[1], deviceID: fields[2].isEmpty ? nil : fields[2], reason: fields[3])
         case ("m", 1): self = .missed
         default: return nil

@@ -26,6 +26,9 @@ extension SyncCoordinator {
         case .appChanged(let appID):
             syncEnabled[appID] = nil
             storedApps[appID] = nil
+        case .runtimeAppChanged(let appID):
+            // The configuration itself is installed by ``RuntimeApps`` (``StoreChangeFollower``).
+            storedApps[appID] = nil
         case .sessionsEnded(let userID, let deviceID, let reason):
             endSessionsHere(userID: userID, deviceID: deviceID, reason: reason)
         case .missed:
@@ -162,6 +165,8 @@ extension SyncCoordinator {
 /// other node uses.
 struct StoreChangeFollower: Service {
     let coordinator: SyncCoordinator
+    /// Told of the runtime apps other nodes keep, and of a feed that was interrupted.
+    var runtimeApps: RuntimeApps? = nil
     let interval: Duration
     let metrics: ServerMetrics
     let logger: Logger
@@ -174,7 +179,14 @@ struct StoreChangeFollower: Service {
         try? await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await change in changes { await coordinator.apply(change) }
+                    for await change in changes {
+                        switch change {
+                        case .runtimeAppChanged(let appID): await runtimeApps?.otherNodeChanged(appID: appID)
+                        case .missed: await runtimeApps?.catchUp()
+                        default: break
+                        }
+                        await coordinator.apply(change)
+                    }
                 }
                 group.addTask {
                     while !Task.isCancelled {

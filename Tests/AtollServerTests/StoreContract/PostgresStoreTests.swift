@@ -196,6 +196,7 @@ let quietLogger = Logger(label: "atoll.test.store") { _ in SwiftLogNoOpLogHandle
         #expect(await iterator.next() == .history(realmID: realm.id, latestServerVersion: 2,
                                                   entries: [HistoryEntry(serverVersion: 2, changeset: appended)], epoch: 1))
         for change: StoreChange in [.historyReplaced(realmID: realm.id), .syncTerminated(appID: "app"), .appChanged(appID: "app"),
+                                     .runtimeAppChanged(appID: "app"),
                                      .sessionsEnded(userID: "u", deviceID: "d", reason: "disabled\tby an operator"),
                                      .sessionsEnded(userID: "u", deviceID: nil, reason: "")] {
             try await one.publish(change)

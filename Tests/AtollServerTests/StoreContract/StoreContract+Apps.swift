@@ -89,4 +89,25 @@ extension StoreContract {
         #expect(try await store.setMaxOfflineTime(appID: "nope", nil) == false)
         #expect(try await store.app(id: "nope") == nil)
     }
+
+    static func runtimeAppsAreKeptAndReplaced(_ store: any ServerStore) async throws {
+        #expect(try await store.runtimeApps() == [])
+        #expect(try await store.runtimeApp(id: "tasks") == nil)
+        let first = StoredRuntimeApp(id: "tasks", configuration: #"{"id": "tasks"}"#, updatedAt: at(1))
+        #expect(try await store.putRuntimeApp(first, ifAbsent: false))
+        #expect(try await store.putRuntimeApp(StoredRuntimeApp(id: "b", configuration: #"{"id": "b"}"#, updatedAt: at(2)), ifAbsent: true))
+        #expect(try await store.runtimeApp(id: "tasks") == first)
+        #expect(try await store.runtimeApps().map(\.id) == ["b", "tasks"])
+
+        // The one-time import keeps what is there; a put replaces it.
+        let imported = StoredRuntimeApp(id: "tasks", configuration: #"{"id": "tasks", "old": true}"#, updatedAt: at(3))
+        #expect(try await store.putRuntimeApp(imported, ifAbsent: true) == false)
+        #expect(try await store.runtimeApp(id: "tasks") == first)
+        let replaced = StoredRuntimeApp(id: "tasks", configuration: String(repeating: "x", count: 300_000), updatedAt: at(4))
+        #expect(try await store.putRuntimeApp(replaced, ifAbsent: false))
+        #expect(try await store.runtimeApp(id: "tasks") == replaced)
+        #expect(try await store.runtimeApps().count == 2)
+        // Apart from the apps' rows: no app row is needed, none is made.
+        #expect(try await store.apps() == [])
+    }
 }

@@ -21,6 +21,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
     case createAppRecordsTheAppsSettings
     case syncIsTurnedOffAndOn
     case runtimeSettingsAreSetAndCleared
+    case runtimeAppsAreKeptAndReplaced
 
     // Users (StoreContract+Users.swift)
     case usersAreRecordedWithTheirIdentities
@@ -92,6 +93,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .createAppRecordsTheAppsSettings: try await Self.createAppRecordsTheAppsSettings(store)
         case .syncIsTurnedOffAndOn: try await Self.syncIsTurnedOffAndOn(store)
         case .runtimeSettingsAreSetAndCleared: try await Self.runtimeSettingsAreSetAndCleared(store)
+        case .runtimeAppsAreKeptAndReplaced: try await Self.runtimeAppsAreKeptAndReplaced(store)
 
         case .usersAreRecordedWithTheirIdentities: try await Self.usersAreRecordedWithTheirIdentities(store)
         case .createUserRefusesAMissingApp: try await Self.createUserRefusesAMissingApp(store)
@@ -156,6 +158,7 @@ enum StoreContract: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .createAppRecordsTheAppsSettings: "createApp records the app's sync and runtime settings"
         case .syncIsTurnedOffAndOn: "setSyncEnabled turns sync off and on; false for an unknown app"
         case .runtimeSettingsAreSetAndCleared: "client recovery and max offline time are set and cleared; false for an unknown app"
+        case .runtimeAppsAreKeptAndReplaced: "runtime app configurations are kept, replaced, listed by id; ifAbsent keeps the first"
 
         case .usersAreRecordedWithTheirIdentities: "users are found by id and identity, listed oldest first, identities in order"
         case .createUserRefusesAMissingApp: "createUser of an unknown app throws missingOwner"
