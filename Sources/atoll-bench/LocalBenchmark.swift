@@ -1,4 +1,4 @@
-@_spi(Testing) import Atoll
+import Atoll
 import Foundation
 import GRDBSQLite
 

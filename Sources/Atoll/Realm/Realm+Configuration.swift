@@ -85,7 +85,7 @@ extension Realm {
         public var syncConfiguration: SyncConfiguration?
         /// Tests only: a local realm records its commits in the file's history as a synced realm
         /// does (a local realm keeps none; docs/storage.md "History").
-        @_spi(Testing) public var recordsHistoryForTesting = false
+        package var recordsHistoryForTesting = false
 
         public init(
             fileURL: URL? = URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)
