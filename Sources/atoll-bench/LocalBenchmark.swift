@@ -66,7 +66,11 @@ struct LocalBenchmark {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let sqlite = try RawSQLite(path: folder.appendingPathComponent("raw.sqlite").path)
-        let config = Realm.Configuration(fileURL: folder.appendingPathComponent("atoll.realm"), objectTypes: [BenchTask.self])
+        var config = Realm.Configuration(fileURL: folder.appendingPathComponent("atoll.realm"), objectTypes: [BenchTask.self])
+        // `ATOLL_BENCH_RECORD_HISTORY=1`: the realm records history as a synced one does (what
+        // every local realm did before 2026-11-29), to measure what keeping none saves.
+        config.recordsHistoryForTesting = ProcessInfo.processInfo.environment["ATOLL_BENCH_RECORD_HISTORY"] == "1"
+
         let realm = try Realm(configuration: config)
         var times: [String: (raw: Double, atoll: Double)] = [:]
 
@@ -83,6 +87,10 @@ struct LocalBenchmark {
         let rawW2 = try measure { for row in extra { try sqlite.insertOne(row) } }
         let atollW2 = only != nil && only != "W2" ? rawW2 : try measure {
             for row in extra { try realm.write { realm.add(BenchTask(row)) } }
+        }
+        if only != nil && only != "W2" {
+            // Untimed: W3 counts the same rows on both sides.
+            try realm.write { for row in extra { realm.add(BenchTask(row)) } }
         }
         times["W2"] = (rawW2, atollW2)
 

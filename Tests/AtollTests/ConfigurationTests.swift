@@ -246,7 +246,7 @@ final class FirstUsedLate: Object {
         let ann = try #require(copy.object(ofType: Person.self, forPrimaryKey: "Ann"))
         #expect(ann.dogs.first?.name == "Rex" && ann.tags.contains("admin") && ann.scores["math"] == 9)
         #expect(ann.address?.city == "Paris")
-        #expect(try copy.historyChangesets().count == 1)
+        #expect(try copy.historyChangesets().isEmpty, "a local realm's copy has no history, as the realm had none")
         try copy.write { copy.add(Dog(value: ["name": "Fido"])) }
         #expect(copy.objects(Dog.self).count == 2)
     }

@@ -20,7 +20,7 @@ import Glibc
     }
 
     @Test func abandonedWriteTransactionLeavesThePreviousState() throws {
-        let t = try TestRealm(objectTypes: [Task.self])
+        let t = try TestRealm(objectTypes: [Task.self], recordingHistory: true)
         try seed(t)
         do {
             let realm = try t.open()
@@ -53,7 +53,7 @@ import Glibc
     }
 
     @Test func writerKilledMidTransactionLeavesTheLastCommittedState() async throws {
-        let t = try TestRealm(objectTypes: [Task.self])
+        let t = try TestRealm(objectTypes: [Task.self], recordingHistory: true)
         try seed(t)
         let path = t.path
         await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String] in

@@ -14,7 +14,7 @@ import Testing
     private let ann = ObjectID(type: "Person", primaryKey: .string("Ann"))
 
     @Test func creatingAnObjectRecordsItsFieldsAndCollections() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann", "age": 30])
         person.tags.insert("admin")
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func listOperationsRecordPositions() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann"])
         try realm.write { realm.add(person) }
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func linksAreRecordedByPrimaryKey() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann"])
         let rex = Dog(value: ["name": "Rex"])
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func embeddedObjectsAreAddressedFromTheirOwner() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann"])
         try realm.write { realm.add(person) }
@@ -89,7 +89,7 @@ import Testing
     }
 
     @Test func deletingRecordsOneEraseAndTakesEmbeddedChildren() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann"])
         person.address = Address(value: ["city": "Oslo"])
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func aRolledBackWriteRecordsNothing() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
         let before = try realm.historyChangesets().count

@@ -183,7 +183,9 @@ import Testing
     @Test func integratedChangesAreNotLocalHistoryButAdvanceTheVersion() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let realm = try Realm(configuration: folder.configuration(objectTypes: Self.types))
+        var configuration = folder.configuration(objectTypes: Self.types)
+        configuration.recordsHistoryForTesting = true
+        let realm = try Realm(configuration: configuration)
         try realm.write { realm.add(FzNode()) }
         let before = try realm.historyChangesets()
         try realm.integrateRemote([Changeset(version: 1, timestamp: 0, instructions: [.createObject(Self.node(5))])])

@@ -26,7 +26,9 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         var rng = SeededGenerator(seed: seed)
-        let a = try Realm(configuration: folder.configuration("a.realm", objectTypes: Self.types))
+        var configuration = folder.configuration("a.realm", objectTypes: Self.types)
+        configuration.recordsHistoryForTesting = true
+        let a = try Realm(configuration: configuration)
         for _ in 0..<Int.random(in: 2...6, using: &rng) {
             try a.write {
                 for _ in 0..<Int.random(in: 1...8, using: &rng) { randomWrite(a, &rng) }

@@ -166,7 +166,7 @@ final class LinkedHiddenNote: Object {
     }
 
     @Test func theHistoryRecordsThePersistedNames() throws {
-        let t = try TestRealm(objectTypes: [MappedContact.self, MappedPet.self])
+        let t = try TestRealm(objectTypes: [MappedContact.self, MappedPet.self], recordingHistory: true)
         let realm = try t.open()
         try contacts(in: realm)
         let paths = try realm.historyChangesets().flatMap(\.instructions).compactMap { instruction -> String? in

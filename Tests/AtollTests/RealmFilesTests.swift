@@ -202,8 +202,8 @@ import Testing
         let realm = try t.open()
         let sizes = try #require(asked.all.first)
         #expect(asked.all.count == 1)
-        #expect(sizes[0] >= 8_000_000 && sizes[0] <= before, "the total counts the free space")
-        // The deleted objects' rows are free; the history of the writes that made them is not.
+        #expect(sizes[0] >= 4_000_000 && sizes[0] <= before, "the total counts the free space")
+        // The deleted objects' rows are free (a local realm keeps no history of the writes).
         #expect(sizes[1] < sizes[0] * 3 / 5)
         #expect(fileSize(t.path) <= sizes[1] + 64 * 1024, "the file shrank to what its data uses")
         // Objects, links and the order of a set's elements are kept.

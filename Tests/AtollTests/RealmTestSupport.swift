@@ -1,4 +1,4 @@
-import Atoll
+@_spi(Testing) import Atoll
 import AtollTesting
 import Foundation
 
@@ -7,9 +7,13 @@ final class TestRealm {
     let folder: TemporaryFolder
     var configuration: Realm.Configuration
 
-    init(objectTypes: [ObjectBase.Type] = [Dog.self, Person.self, Address.self, AllTypes.self, Task.self]) throws {
+    /// With `recordingHistory` the realm records its commits' instructions in the file's history,
+    /// as a synced realm does (a local realm keeps none).
+    init(objectTypes: [ObjectBase.Type] = [Dog.self, Person.self, Address.self, AllTypes.self, Task.self],
+         recordingHistory: Bool = false) throws {
         folder = try TemporaryFolder()
         configuration = folder.configuration(objectTypes: objectTypes)
+        configuration.recordsHistoryForTesting = recordingHistory
     }
 
     func open() throws -> Realm { try Realm(configuration: configuration) }

@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func historyRecordsEveryCommittedTransaction() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let dog = Dog(value: ["name": "Rex"])
         let id = dog._id
@@ -144,7 +144,7 @@ import Testing
     /// it was read is gone, and changing it fails the write. Recording the change instead (on a
     /// null key, as once happened) made the server refuse every upload of that client, forever.
     @Test func changingAnObjectDeletedElsewhereFailsTheWriteAndRecordsNothing() throws {
-        let t = try TestRealm()
+        let t = try TestRealm(recordingHistory: true)
         let realm = try t.open()
         let person = Person(value: ["name": "Ann"])
         try realm.write { realm.add(person) }

@@ -12,7 +12,9 @@ import Testing
 
     /// Three local commits: the node, then its name twice.
     private func threeCommits(_ folder: TemporaryFolder) throws -> Realm {
-        let realm = try Realm(configuration: folder.configuration(objectTypes: Self.types))
+        var configuration = folder.configuration(objectTypes: Self.types)
+        configuration.recordsHistoryForTesting = true  // as a synced realm's
+        let realm = try Realm(configuration: configuration)
         try realm.write { realm.add(FzNode()) }
         try realm.write { Self.n(realm, 0)?.name = "a" }
         try realm.write { Self.n(realm, 0)?.name = "b" }

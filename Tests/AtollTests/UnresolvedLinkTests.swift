@@ -14,7 +14,9 @@ import Testing
         for seed in UInt64(1)...40 {
             let folder = try TemporaryFolder()
             defer { folder.remove() }
-            let realm = try Realm(configuration: folder.configuration(objectTypes: Self.types))
+            var configuration = folder.configuration(objectTypes: Self.types)
+            configuration.recordsHistoryForTesting = true  // the history is checked against the merge model
+            let realm = try Realm(configuration: configuration)
             var rng = SeededGenerator(seed: seed)
             var slots: [(id: Int, live: Bool)] = []
             var visible: [Int] { slots.filter(\.live).map(\.id) }

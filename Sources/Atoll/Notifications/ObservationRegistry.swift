@@ -60,6 +60,7 @@ final class ContentsObservation {
 /// and work, and only take no part in Observation. Stored untyped because a stored property cannot
 /// be of a type newer than the deployment target; every use sits in an `if #available`.
 struct Registrar {
+    #if canImport(Darwin)
     private let storage: Any
 
     init() {
@@ -72,6 +73,11 @@ struct Registrar {
 
     @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
     var base: ObservationRegistrar { storage as! ObservationRegistrar }
+    #else
+    /// Typed where Observation always exists: every managed read goes through it, and the cast
+    /// from `Any` cost a dynamic cast each time.
+    let base = ObservationRegistrar()
+    #endif
 }
 
 @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)

@@ -183,9 +183,14 @@ struct PersistedOptions: OptionSet {
 protocol PersistedField {
     static var shape: _PropertyShape { get }
     static func options(at pointer: UnsafeRawPointer) -> (primaryKey: Bool, indexed: Bool)
+    /// Binds the field to property `index` (after `keepSample`, when `keepsSample`).
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int)
     /// Binds the field and records the object holding it (for `Encodable` classes).
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase)
+    /// Whether the field's type is a custom persistable one, whose declared default a bind keeps.
+    static var keepsSample: Bool { get }
+    /// Keeps the field's declared default for key-path probes, before it is bound.
+    static func keepSample(_ pointer: UnsafeMutableRawPointer)
     static func content(at pointer: UnsafeRawPointer) -> _FieldContent?
     static func assign(_ any: Any, at pointer: UnsafeMutableRawPointer, index: Int, object: ObjectBase) throws
     static func get(at pointer: UnsafeRawPointer, index: Int, object: ObjectBase) -> Any
@@ -200,20 +205,19 @@ extension Persisted: PersistedField {
     }
 
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int) {
-        keepSample(pointer)
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managed(index)
     }
 
     static func bind(at pointer: UnsafeMutableRawPointer, index: Int, owner: ObjectBase) {
-        keepSample(pointer)
         pointer.assumingMemoryBound(to: Self.self).pointee.storage = .managedIn(ManagedFieldOwner(index: index, owner: owner))
     }
 
+    static var keepsSample: Bool { Value.self is any _CustomPersistable.Type }
+
     /// A declared default of a custom persistable type, kept for key-path probes (see
     /// `_CustomPersistable._atollProbeValue()`).
-    private static func keepSample(_ pointer: UnsafeMutableRawPointer) {
-        guard Value.self is any _CustomPersistable.Type,
-              case .unmanaged(let value) = pointer.assumingMemoryBound(to: Self.self).pointee.storage else { return }
+    static func keepSample(_ pointer: UnsafeMutableRawPointer) {
+        guard keepsSample, case .unmanaged(let value) = pointer.assumingMemoryBound(to: Self.self).pointee.storage else { return }
         CustomPersistableSamples.keep(value)
     }
 

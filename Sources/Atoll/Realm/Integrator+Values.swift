@@ -47,6 +47,7 @@ extension Integrator {
             guard let target = realm.coordinator.table(named: link.objectType) else { return (.null, .null) }
             if let targetRow = try self.row(of: target, link.primaryKey) { return (.integer(targetRow), .null) }
             let stored = ObjectStore.linkTarget(link)
+            transaction.unresolvedMayExist = true
             try store.noteUnresolved(stored)
             return (.null, stored)
         case .object(let fields):

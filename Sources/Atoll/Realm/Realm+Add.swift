@@ -134,11 +134,13 @@ extension Realm {
         let state = bind(object, info, table, row)
         if !table.schema.isEmbedded {
             let id = ObjectID(type: table.name, primaryKey: primaryKey ?? .int(row))
-            transaction.record(.createObject(id))
             try resolveLinks(to: table, row, id: id, transaction)
-            for index in table.columns where index != table.primaryKeyIndex && table.property(index).type != .object {
-                if case .scalar(let value) = contents[index] {
-                    transaction.record(.set(id, path: [.property(table.property(index).name)], value: value))
+            if transaction.isRecording {
+                transaction.record(.createObject(id))
+                for index in table.columns where index != table.primaryKeyIndex && table.property(index).type != .object {
+                    if case .scalar(let value) = contents[index] {
+                        transaction.record(.set(id, path: [.property(table.property(index).name)], value: value))
+                    }
                 }
             }
         }

@@ -83,6 +83,9 @@ extension Realm {
         /// How the realm syncs; `nil` for a local realm. Made by `user.configuration(partitionValue:)`
         /// and `user.flexibleSyncConfiguration()`.
         public var syncConfiguration: SyncConfiguration?
+        /// Tests only: a local realm records its commits in the file's history as a synced realm
+        /// does (a local realm keeps none; docs/storage.md "History").
+        package var recordsHistoryForTesting = false
 
         public init(
             fileURL: URL? = URL(fileURLWithPath: Realm.defaultDirectory, isDirectory: true)

@@ -157,6 +157,7 @@ extension Realm {
         let base = try history.currentVersion()
         try writeCopy(to: destination, key: key, keepingSyncState: false, creatingFolder: true) { copy in
             try copy.execute("DELETE FROM _atoll_history")
+            try copy.execute("DELETE FROM _atoll_meta WHERE key = 'unrecorded_commits'")
             var uploads = RealmFormatConversion.UploadHistory(connection: copy, after: base)
             try uploads.add(state.schema.keys.sorted().map { .addTable(state.schema[$0]!) })
             for type in state.objects.keys.sorted() where state.schema[type]?.isEmbedded != true {

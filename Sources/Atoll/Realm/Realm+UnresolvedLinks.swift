@@ -49,11 +49,16 @@ extension Realm {
             }
             unresolved = true
         }
-        if unresolved { try store.noteUnresolved(target) }
+        if unresolved {
+            transaction.unresolvedMayExist = true
+            try store.noteUnresolved(target)
+        }
     }
 
     /// Points every unresolved link naming `id` at `row`, just created.
     func resolveLinks(to table: TableInfo, _ row: Int64, id: ObjectID, _ transaction: WriteTransaction) throws {
+        if transaction.unresolvedMayExist == nil { transaction.unresolvedMayExist = (try? store.hasUnresolvedLinks()) ?? true }
+        guard transaction.unresolvedMayExist == true else { return }
         let target = Self.linkTarget(id)
         guard (try? store.mayBeLinked(target)) == true else { return }
         for (owner, index) in coordinator.incomingLinks(to: table.name) {
@@ -81,6 +86,7 @@ extension Realm {
     func setUnresolvedLink(_ table: TableInfo, _ row: Int64, _ property: String, _ link: ObjectLink) throws {
         let target = ObjectStore.linkTarget(link)
         try store.setUnresolvedLink(table, row, property, target)
+        transaction?.unresolvedMayExist = true
         try store.noteUnresolved(target)
     }
 

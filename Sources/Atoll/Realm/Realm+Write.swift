@@ -20,8 +20,25 @@ final class WriteTransaction {
     /// nested objects that exist updates them). `.error` otherwise.
     var linkedAddPolicy: UpdatePolicy = .error
 
+    /// Whether the transaction keeps a history record of what it does: a synced realm's changes
+    /// are uploaded from it; a local realm has nothing to upload and keeps none (see
+    /// docs/storage.md "History").
+    let recordsHistory: Bool
+
+    init(recordsHistory: Bool = true) {
+        self.recordsHistory = recordsHistory
+    }
+
+    /// Whether `_atoll_unresolved` may hold a target (nil: not asked yet in this transaction).
+    /// Every link noted unresolved in the transaction sets it, so an object created in a file
+    /// that never had an unresolved link costs no lookup (see `Realm.resolveLinks`).
+    var unresolvedMayExist: Bool?
+
+    /// Whether an instruction recorded now is kept: callers skip building instructions otherwise.
+    var isRecording: Bool { recordsHistory && !muted }
+
     func record(_ instruction: Instruction) {
-        if !muted { instructions.append(instruction) }
+        if isRecording { instructions.append(instruction) }
     }
 
     func fail(_ error: Realm.Error) {
@@ -86,7 +103,22 @@ extension Realm {
         let old = snapshotVersion
         try advanceForWrite()
         deliverNotifications(from: old)
-        transaction = WriteTransaction()
+        transaction = WriteTransaction(recordsHistory: try recordsHistory())
+    }
+
+    /// Whether this realm's next commit is recorded in the file's history: a synced realm's are
+    /// (they are uploaded from it), and so are those on a file whose history holds records
+    /// already (a synced realm's file opened without sync, a local file from before local
+    /// realms stopped recording), so that its history stays whole. Asked inside the write lock.
+    private func recordsHistory() throws -> Bool {
+        if configuration.syncConfiguration != nil || configuration.recordsHistoryForTesting { return true }
+        do {
+            return try history.hasRecords()
+        } catch {
+            try? connection.rollback()
+            coordinator.writerFinished()
+            throw Error(.fileAccess, "cannot start a write transaction on \(coordinator.path): \(error)", underlying: error as? any Swift.Error & Sendable)
+        }
     }
 
     /// Commits the open write transaction: data and its history record land together or not at all.
@@ -118,13 +150,15 @@ extension Realm {
         coordinator.willCommit(version: version, summary: transaction.summary)
         do {
             try connection.run { _ in
-                // Every local commit, even an empty one, appends its record: the newest record is the version.
-                let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
-                                          instructions: transaction.instructions)
-                if recordingHistory {
+                // Every recorded commit, even an empty one, appends its record: the newest record
+                // is the version. Other commits keep the version in `_atoll_meta`.
+                if recordingHistory && transaction.recordsHistory {
+                    let changeset = Changeset(version: version, timestamp: Int64(Date().timeIntervalSince1970 * 1000),
+                                              instructions: transaction.instructions)
                     try history.append(changeset)
                 } else {
                     try history.setVersion(version)
+                    if recordingHistory { try history.noteUnrecordedCommit() }
                 }
                 try connection.commit()
             }

@@ -119,6 +119,12 @@ public final class Realm {
         notified.store(snapshotVersion, ordering: .relaxed)
         if !isFrozen { coordinator.register(self) }
         if !isFrozen, !configuration.readOnly, let sync = configuration.syncConfiguration {
+            // A local realm's commits have no history records: its file cannot start syncing as
+            // it is (its data would never be uploaded). realm-core refuses such a file too.
+            if try history.hasUnrecordedCommits() {
+                throw Error(.incompatibleHistories, "'\(coordinator.path)' was written as a local realm, without the history a synced realm uploads: "
+                    + "copy it with writeCopy(configuration:) to the synced configuration instead", path: coordinator.path)
+            }
             try announceSchemaIfNeeded()
             if sync.enableFlexibleSync, sync.initialSubscriptions != nil, coordinator.claimInitialSubscriptions() {
                 try sync.applyInitialSubscriptions(self)

@@ -173,6 +173,18 @@ final class Connection {
         }
     }
 
+    /// Runs an `INSERT` and returns the row number it gave the new row.
+    func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
+        try run { db in
+            let statement = try db.cachedStatement(sql: sql)
+            let raw = try bind(statement, arguments, db)
+            let code = sqlite3_step(raw)
+            guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, sql, db) }
+            sqlite3_reset(raw)
+            return sqlite3_last_insert_rowid(db.sqliteConnection)
+        }
+    }
+
     /// Every row of a query, columns decoded straight from SQLite (the hot path of reads).
     func fetchAll(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
         try run { db in

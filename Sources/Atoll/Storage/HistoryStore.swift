@@ -27,9 +27,26 @@ struct HistoryStore {
                                [.integer(changeset.version), .integer(changeset.timestamp), .blob(changeset.encoded())])
     }
 
-    /// Records the version of a commit that has no history record (changes from the server).
+    /// Records the version of a commit that has no history record (changes from the server, and
+    /// every commit of a local realm).
     func setVersion(_ version: Int64) throws {
         try connection.execute("INSERT OR REPLACE INTO _atoll_meta (key, value) VALUES ('version', ?)", [.integer(version)])
+    }
+
+    /// Whether any commit has a history record.
+    func hasRecords() throws -> Bool {
+        try connection.fetchOne("SELECT 1 FROM _atoll_history LIMIT 1") != nil
+    }
+
+    /// Remembers that a local commit changed data without a history record: the file's history
+    /// no longer describes its data, so it must not be synced as it is (see `Realm.init`).
+    func noteUnrecordedCommit() throws {
+        try connection.execute("INSERT OR IGNORE INTO _atoll_meta (key, value) VALUES ('unrecorded_commits', 1)")
+    }
+
+    /// Whether a local commit changed data without a history record.
+    func hasUnrecordedCommits() throws -> Bool {
+        try connection.fetchOne("SELECT 1 FROM _atoll_meta WHERE key = 'unrecorded_commits'") != nil
     }
 
     /// The encoded records after `version`, oldest first (`nil` for a record that is not a blob).

@@ -24,6 +24,11 @@ extension ObjectStore {
     // MARK: Targets
 
     /// Whether unresolved links may name `target`.
+    /// Whether any unresolved link target is noted.
+    func hasUnresolvedLinks() throws -> Bool {
+        try connection.fetchOne("SELECT 1 FROM _atoll_unresolved LIMIT 1") != nil
+    }
+
     func mayBeLinked(_ target: SQLValue) throws -> Bool {
         try connection.fetchOne("SELECT 1 FROM _atoll_unresolved WHERE target = ?", [target]) != nil
     }

@@ -22,8 +22,7 @@ struct ObjectStore {
     /// Inserts a row: the values of `table.columns`, then (embedded objects) the parent's type,
     /// row and property. Returns the new row number.
     func insertRow(_ table: TableInfo, _ values: [SQLValue]) throws -> Int64 {
-        try connection.execute(table.insertRow, values)
-        return try connection.lastInsertedRow
+        try connection.insert(table.insertRow, values)
     }
 
     /// Inserts a row with a given row number (how objects without a primary key are addressed).
