@@ -18,9 +18,7 @@ let package = Package(
         .library(name: "AtollServer", targets: ["AtollServer"]),
         .library(name: "AtollAdminClient", targets: ["AtollAdminClient"]),
         .library(name: "AtollAppConfig", targets: ["AtollAppConfig"]),
-        .library(name: "AtollTesting", targets: ["AtollTesting"]),
         .library(name: "AtollRealmFile", targets: ["AtollRealmFile"]),
-        .library(name: "AtollLoad", targets: ["AtollLoad"]),
         .executable(name: "atoll-bench", targets: ["atoll-bench"]),
         .executable(name: "atoll-server", targets: ["atoll-server"]),
         .executable(name: "atoll", targets: ["atoll"]),
@@ -118,6 +116,7 @@ let package = Package(
             dependencies: [
                 "AtollCore",
                 "AtollAppConfig",
+                "AtollAdminAPI",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -140,17 +139,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        // The admin API's HTTP client, for the `atoll` tool and tests: Foundation only, so the tool
-        // does not link the server.
-        // The admin API's client (`atoll`): AsyncHTTPClient, not URLSession, whose Linux
-        // implementation (libcurl under dispatch sources) spent half of a data import's CPU.
+        // The admin API's client, for the `atoll` tool and tests (it does not link the server):
+        // AsyncHTTPClient, not URLSession, whose Linux implementation (libcurl under dispatch
+        // sources) spent half of a data import's CPU.
         .target(name: "AtollAdminClient", dependencies: [
+            "AtollAdminAPI",
             "AtollCore",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOFoundationCompat", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ]),
+        // The admin API's request and response bodies, for the server's routes and AdminClient alike.
+        .target(name: "AtollAdminAPI"),
         // `atoll apps import`: an App Services app export translated into an Atoll app (pure; the
         // schema and rule types of AtollCore, the app configuration of AtollAppConfig).
         .target(name: "AtollAppImport", dependencies: ["AtollCore", "AtollAppConfig"]),
@@ -234,6 +235,8 @@ let package = Package(
             name: "AtollServerTests",
             dependencies: [
                 "AtollServer",
+                // The admin API's bodies, checked on their own (AdminAPIBodyTests).
+                "AtollAdminAPI",
                 "AtollCore",
                 // ManualClock: tests move the server's time instead of waiting for it.
                 "AtollTesting",

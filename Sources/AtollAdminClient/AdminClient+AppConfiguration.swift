@@ -2,11 +2,7 @@ import Foundation
 
 extension AdminClient {
     /// What the server did with an app configuration.
-    public struct AppConfigurationAnswer: Codable, Sendable, Hashable {
-        public var app: String
-        /// `created`, `unchanged` or `replaced`.
-        public var status: String
-    }
+    public typealias AppConfigurationAnswer = AdminAPI.AppConfigurationAnswer
 
     /// An app's configuration as the server serves it, secrets as `"<secret>"`.
     public struct AppConfigurationView: Sendable, Hashable {
@@ -22,15 +18,11 @@ extension AdminClient {
     /// App `app`'s configuration on the running server, with its secrets redacted: what
     /// `atoll apps show` prints. Throws `AppNotFound` (404) for an app with no configuration.
     public func appConfiguration(app: String) async throws -> AppConfigurationView {
-        let data = try await request("GET", "apps/\(app)/configuration")
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let id = object["app"] as? String, let origin = object["origin"] as? String,
-              let generation = (object["generation"] as? NSNumber)?.uint64Value, let configuration = object["configuration"] as? [String: Any],
-              let json = try? JSONSerialization.data(withJSONObject: configuration, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        else {
-            throw AdminClientError(status: 200, message: "the server's answer to GET apps/\(app)/configuration is not what was expected")
-        }
-        return AppConfigurationView(app: id, origin: origin, generation: generation, configuration: json)
+        let answer = try await request("GET", "apps/\(app)/configuration", as: AdminAPI.AppConfiguration<AdminAPI.JSON>.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return AppConfigurationView(app: answer.app, origin: answer.origin, generation: answer.generation,
+                                    configuration: try encoder.encode(answer.configuration))
     }
 
     /// Adds app `app` to the running server with `configuration` (the JSON of one entry of a
@@ -42,11 +34,7 @@ extension AdminClient {
     /// let answer = try await admin.putAppConfiguration(app: plan.app.id, try plan.appJSON())
     /// ```
     public func putAppConfiguration(app: String, _ configuration: Data, replace: Bool = false) async throws -> AppConfigurationAnswer {
-        let data = try await request("PUT", "apps/\(app)/configuration\(replace ? "?replace=true" : "")", bodyData: configuration)
-        do {
-            return try JSONDecoder().decode(AppConfigurationAnswer.self, from: data)
-        } catch {
-            throw AdminClientError(status: 200, message: "the server's answer to PUT apps/\(app)/configuration is not what was expected: \(error)")
-        }
+        let path = "apps/\(app)/configuration\(replace ? "?replace=true" : "")"
+        return try decodeAnswer(AppConfigurationAnswer.self, from: try await request("PUT", path, bodyData: configuration), to: "PUT", path)
     }
 }

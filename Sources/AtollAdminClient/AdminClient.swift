@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+@_exported import AtollAdminAPI
 import Foundation
 import NIOCore
 import NIOFoundationCompat
@@ -33,25 +34,9 @@ public struct AdminClient: Sendable {
         }
     }
 
-    public struct App: Codable, Sendable, Hashable {
-        public var id: String
-        public var syncEnabled: Bool
-    }
-
-    public struct User: Codable, Sendable, Hashable {
-        public var id: String
-        public var email: String?
-        public var disabled: Bool
-        public var providers: [String]
-    }
-
-    public struct Session: Codable, Sendable, Hashable {
-        public var user: String
-        public var realm: String
-        public var fileIdent: Int64
-        public var connection: UInt64
-        public var session: UInt64
-    }
+    public typealias App = AdminAPI.App
+    public typealias User = AdminAPI.User
+    public typealias Session = AdminAPI.Session
 
     public func apps() async throws -> [App] { try await request("GET", "apps", as: [App].self) }
     public func createApp(_ id: String) async throws -> App { try await request("POST", "apps/\(id)", as: App.self) }
@@ -67,74 +52,34 @@ public struct AdminClient: Sendable {
     // MARK: Operations that make clients reset
 
     /// A backup of one realm or of a whole app, kept by the server in `<data>/backups/<id>.json`.
-    public struct Backup: Codable, Sendable, Hashable {
-        public var id: String
-        public var app: String
-        /// The realm backed up, or nil for every realm of the app.
-        public var realm: String?
-        public var createdAt: Date
-        /// The paths of the realms the backup holds.
-        public var realms: [String]
-    }
-
+    public typealias Backup = AdminAPI.Backup
     /// An app's client recovery and maximum offline time: in effect, and what operators set.
-    public struct Settings: Codable, Sendable, Hashable {
-        public struct Overrides: Codable, Sendable, Hashable {
-            public var clientRecovery: Bool?
-            public var maxOfflineTime: Double?
-        }
-        public var clientRecovery: Bool
-        /// Seconds; nil when all history is kept.
-        public var maxOfflineTime: Double?
-        public var overrides: Overrides
-    }
-
+    public typealias Settings = AdminAPI.Settings
     /// What compaction did to one realm.
-    public struct Compaction: Codable, Sendable, Hashable {
-        public var realm: String
-        public var compactedThrough: Int64
-        public var removedEntries: Int
-    }
-
-    private struct Realms: Codable { var realms: [String] }
-
-    /// A JSON value of a request body.
-    enum JSONValue: Encodable {
-        case string(String), number(Double), bool(Bool), null
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .string(let value): try container.encode(value)
-            case .number(let value): try container.encode(value)
-            case .bool(let value): try container.encode(value)
-            case .null: try container.encodeNil()
-            }
-        }
-    }
+    public typealias Compaction = AdminAPI.Compaction
 
     /// Backs up one realm (`realm`, a partition's path such as `s:tasks`, or `flx`) or, when nil,
     /// every realm of the app.
     public func backup(app: String, realm: String? = nil) async throws -> Backup {
-        try await request("POST", "apps/\(app)/backups", body: ["realm": realm.map(JSONValue.string) ?? .null], as: Backup.self)
+        try await request("POST", "apps/\(app)/backups", body: AdminAPI.BackupRequest(realm: realm), as: Backup.self)
     }
     /// The app's backups, oldest first.
     public func backups(app: String) async throws -> [Backup] { try await request("GET", "apps/\(app)/backups", as: [Backup].self) }
     /// Puts a backup back; every client of the restored realms resets (`historyRestored`). Returns the realms restored.
     @discardableResult
     public func restore(app: String, backup id: String) async throws -> [String] {
-        try await request("POST", "apps/\(app)/backups/\(id)/restore", as: Realms.self).realms
+        try await request("POST", "apps/\(app)/backups/\(id)/restore", as: AdminAPI.Realms.self).realms
     }
     public func settings(app: String) async throws -> Settings { try await request("GET", "apps/\(app)/settings", as: Settings.self) }
     /// Turns client recovery on or off for the app (persisted; overrides the configuration).
     @discardableResult
     public func setClientRecovery(app: String, _ allowed: Bool) async throws -> Settings {
-        try await request("PATCH", "apps/\(app)/settings", body: ["clientRecovery": .bool(allowed)], as: Settings.self)
+        try await request("PATCH", "apps/\(app)/settings", body: AdminAPI.SettingsChange(clientRecovery: allowed), as: Settings.self)
     }
     /// Sets the app's maximum offline time in seconds (0 keeps all history; persisted).
     @discardableResult
     public func setMaxOfflineTime(app: String, seconds: Double) async throws -> Settings {
-        try await request("PATCH", "apps/\(app)/settings", body: ["maxOfflineTime": .number(seconds)], as: Settings.self)
+        try await request("PATCH", "apps/\(app)/settings", body: AdminAPI.SettingsChange(maxOfflineTime: seconds), as: Settings.self)
     }
     /// Compacts the app's history now (only with a maximum offline time).
     @discardableResult
@@ -142,29 +87,39 @@ public struct AdminClient: Sendable {
     /// Removes a property from an object type: every client of the realms holding it resets (manual handler).
     @discardableResult
     public func removeProperty(app: String, type: String, property: String) async throws -> [String] {
-        try await request("POST", "apps/\(app)/schema/remove-property", body: ["type": .string(type), "property": .string(property)], as: Realms.self).realms
+        try await request("POST", "apps/\(app)/schema/remove-property", body: AdminAPI.PropertyChange(type: type, property: property), as: AdminAPI.Realms.self).realms
     }
     /// Changes a property's type (`int`, `string` …); values that do not convert become the default.
     @discardableResult
     public func changePropertyType(app: String, type: String, property: String, to newType: String) async throws -> [String] {
         try await request("POST", "apps/\(app)/schema/change-property-type",
-                          body: ["type": .string(type), "property": .string(property), "newType": .string(newType)], as: Realms.self).realms
+                          body: AdminAPI.PropertyChange(type: type, property: property, newType: newType), as: AdminAPI.Realms.self).realms
     }
 
-    func request<T: Decodable>(_ method: String, _ path: String, body: [String: JSONValue]? = nil,
-                                       as type: T.Type) async throws -> T {
-        let data = try await request(method, path, body: body)
+    func request<T: Decodable>(_ method: String, _ path: String, as type: T.Type) async throws -> T {
+        try await request(method, path, body: Optional<AdminAPI.Realms>.none, as: type)
+    }
+
+    func request<T: Decodable>(_ method: String, _ path: String, body: (some Encodable)?, as type: T.Type) async throws -> T {
+        try decodeAnswer(T.self, from: try await request(method, path, body: body), to: method, path)
+    }
+
+    /// The server's answer as `type` (the shared ``AdminAPI`` bodies).
+    func decodeAnswer<T: Decodable>(_ type: T.Type, from data: Data, to method: String, _ path: String) throws -> T {
         do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .deferredToDate
-            return try decoder.decode(T.self, from: data)
+            return try JSONDecoder().decode(T.self, from: data)
         } catch {
             throw AdminClientError(status: 200, message: "the server's answer to \(method) \(path) is not what was expected: \(error)")
         }
     }
 
     @discardableResult
-    func request(_ method: String, _ path: String, body: [String: JSONValue]? = nil) async throws -> Data {
+    func request(_ method: String, _ path: String) async throws -> Data {
+        try await request(method, path, body: Optional<AdminAPI.Realms>.none)
+    }
+
+    @discardableResult
+    func request(_ method: String, _ path: String, body: (some Encodable)?) async throws -> Data {
         try await request(method, path, bodyData: try body.map { try JSONEncoder().encode($0) })
     }
 
@@ -201,7 +156,7 @@ public struct AdminClient: Sendable {
             throw AdminClientError(status: 0, message: "\(method) \(url.absoluteString) failed: \(error)")
         }
         guard (200..<300).contains(status) else {
-            let message = (try? JSONDecoder().decode([String: String].self, from: data))?["error"] ?? String(decoding: data, as: UTF8.self)
+            let message = (try? JSONDecoder().decode(AdminAPI.ErrorAnswer.self, from: data))?.error ?? String(decoding: data, as: UTF8.self)
             throw AdminClientError(status: status, message: message)
         }
         return data

@@ -7,16 +7,16 @@ import Foundation
 /// let export = try AppExport(folder: URL(fileURLWithPath: "./my-app"))
 /// let plan = AppImporter.plan(export)
 /// ```
-public struct AppExport: Sendable, Hashable {
-    public var files: [String: Data]
+package struct AppExport: Sendable, Hashable {
+    package var files: [String: Data]
 
-    public init(files: [String: Data]) {
+    package init(files: [String: Data]) {
         self.files = files
     }
 
     /// Reads every regular file under `folder` (at most `maxFiles` files of `maxBytes` each:
     /// an export is configuration, not data).
-    public init(folder: URL, maxFiles: Int = 10_000, maxBytes: Int = 16 << 20) throws {
+    package init(folder: URL, maxFiles: Int = 10_000, maxBytes: Int = 16 << 20) throws {
         let root = folder.standardizedFileURL.resolvingSymlinksInPath()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -47,18 +47,18 @@ public struct AppExport: Sendable, Hashable {
 }
 
 /// Why an export could not be imported at all (a refused rule is a report line, not an error).
-public struct AppImportError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: Int, Sendable, Hashable {
+package struct AppImportError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: Int, Sendable, Hashable {
         case notAFolder = 1, unreadable, tooLarge, noAppID, invalidJSON
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

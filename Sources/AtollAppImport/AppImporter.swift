@@ -6,10 +6,10 @@ import Foundation
 ///
 /// Deny by default: a role, rule or setting that Atoll cannot express exactly is left out (so it
 /// grants nothing) and named in the report; nothing grants more than the source did.
-public enum AppImporter {
+package enum AppImporter {
     /// The import plan of `export`. Throws only when the export has no app id or a file the
     /// translation needs is not JSON.
-    public static func plan(_ export: AppExport) throws(AppImportError) -> ImportPlan {
+    package static func plan(_ export: AppExport) throws(AppImportError) -> ImportPlan {
         var context = ImportContext(export: export)
         try context.run()
         return ImportPlan(app: context.app, schema: context.schemaList, report: context.report)

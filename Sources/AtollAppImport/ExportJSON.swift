@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JSON value of an App Services export, with its objects' keys in a stable (sorted) order.
-public indirect enum ExportJSON: Sendable, Hashable {
+package indirect enum ExportJSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case number(Double, isInteger: Bool)
@@ -9,7 +9,7 @@ public indirect enum ExportJSON: Sendable, Hashable {
     case array([ExportJSON])
     case object([(key: String, value: ExportJSON)])
 
-    public static func == (a: ExportJSON, b: ExportJSON) -> Bool {
+    package static func == (a: ExportJSON, b: ExportJSON) -> Bool {
         switch (a, b) {
         case (.null, .null): true
         case (.bool(let x), .bool(let y)): x == y
@@ -21,7 +21,7 @@ public indirect enum ExportJSON: Sendable, Hashable {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let b): hasher.combine(b)
@@ -33,25 +33,25 @@ public indirect enum ExportJSON: Sendable, Hashable {
     }
 
     /// Parses JSON text; nil when it is not JSON.
-    public init?(parsing data: Data) {
+    package init?(parsing data: Data) {
         guard let value = try? JSONDecoder().decode(ExportJSON.self, from: data) else { return nil }
         self = value
     }
 
-    public subscript(key: String) -> ExportJSON? {
+    package subscript(key: String) -> ExportJSON? {
         guard case .object(let entries) = self else { return nil }
         return entries.first { $0.key == key }?.value
     }
 
-    public var string: String? { if case .string(let s) = self { s } else { nil } }
-    public var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
-    public var number: Double? { if case .number(let d, _) = self { d } else { nil } }
-    public var array: [ExportJSON]? { if case .array(let a) = self { a } else { nil } }
-    public var entries: [(key: String, value: ExportJSON)]? { if case .object(let e) = self { e } else { nil } }
+    package var string: String? { if case .string(let s) = self { s } else { nil } }
+    package var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
+    package var number: Double? { if case .number(let d, _) = self { d } else { nil } }
+    package var array: [ExportJSON]? { if case .array(let a) = self { a } else { nil } }
+    package var entries: [(key: String, value: ExportJSON)]? { if case .object(let e) = self { e } else { nil } }
 }
 
 extension ExportJSON: Decodable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null

@@ -11,7 +11,7 @@ extension ImportPlan {
     /// ```
     /// - Throws: `AppImportError(.invalidJSON)` when `settings` is not a JSON object, changes the
     ///   app id, or gives a setting the wrong shape.
-    public mutating func merge(settings: Data) throws(AppImportError) {
+    package mutating func merge(settings: Data) throws(AppImportError) {
         guard let overlay = (try? JSONSerialization.jsonObject(with: settings)) as? [String: Any] else {
             throw AppImportError(.invalidJSON, "the settings are not a JSON object")
         }

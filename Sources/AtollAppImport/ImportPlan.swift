@@ -5,21 +5,21 @@ import Foundation
 /// What `atoll apps import` makes of an App Services export: the Atoll app configuration (the
 /// JSON of one entry of the server configuration's `apps`), the schema the export declares, and a
 /// report of everything mapped, refused or not understood.
-public struct ImportPlan: Sendable, Hashable {
+package struct ImportPlan: Sendable, Hashable {
     /// The Atoll app, with the App Services app id (apps keep their `App(id:)`).
-    public var app: ImportedApp
+    package var app: ImportedApp
     /// The object types the export's schemas declare, as Atoll reads them.
-    public var schema: [ObjectSchema]
-    public var report: ImportReport
+    package var schema: [ObjectSchema]
+    package var report: ImportReport
 
     /// The app configuration as the server's configuration file holds it.
-    public func appJSON() throws -> Data {
+    package func appJSON() throws -> Data {
         try app.json()
     }
 
     /// Puts the app into the server configuration file at `url` (made when missing), replacing
     /// an app with the same id and keeping everything else: writing twice gives the same file.
-    public func write(into url: URL) throws {
+    package func write(into url: URL) throws {
         var configuration: [String: Any] = [:]
         if FileManager.default.fileExists(atPath: url.path) {
             guard let existing = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
@@ -41,8 +41,8 @@ public struct ImportPlan: Sendable, Hashable {
 }
 
 /// One line of the import report.
-public struct ImportItem: Sendable, Hashable, CustomStringConvertible {
-    public enum Outcome: String, Sendable, Hashable, CaseIterable {
+package struct ImportItem: Sendable, Hashable, CustomStringConvertible {
+    package enum Outcome: String, Sendable, Hashable, CaseIterable {
         /// Carried over exactly.
         case mapped
         /// Carried over, but the operator must supply something (a key, a webhook URL).
@@ -55,36 +55,36 @@ public struct ImportItem: Sendable, Hashable, CustomStringConvertible {
         case unknown
     }
 
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// What the line is about: a file, a role (`Task role "owner"`), a provider.
-    public var subject: String
-    public var detail: String
+    package var subject: String
+    package var detail: String
 
-    public init(_ outcome: Outcome, _ subject: String, _ detail: String) {
+    package init(_ outcome: Outcome, _ subject: String, _ detail: String) {
         self.outcome = outcome
         self.subject = subject
         self.detail = detail
     }
 
-    public var description: String { "\(outcome.rawValue): \(subject): \(detail)" }
+    package var description: String { "\(outcome.rawValue): \(subject): \(detail)" }
 }
 
 /// The report of an import, in the order things were read.
-public struct ImportReport: Sendable, Hashable, CustomStringConvertible {
-    public var items: [ImportItem] = []
+package struct ImportReport: Sendable, Hashable, CustomStringConvertible {
+    package var items: [ImportItem] = []
 
-    public init(items: [ImportItem] = []) { self.items = items }
+    package init(items: [ImportItem] = []) { self.items = items }
 
     mutating func add(_ outcome: ImportItem.Outcome, _ subject: String, _ detail: String) {
         items.append(ImportItem(outcome, subject, detail))
     }
 
-    public func items(_ outcome: ImportItem.Outcome) -> [ImportItem] { items.filter { $0.outcome == outcome } }
+    package func items(_ outcome: ImportItem.Outcome) -> [ImportItem] { items.filter { $0.outcome == outcome } }
 
     /// Whether anything was refused (some access the source granted is not granted in Atoll).
-    public var hasRefusals: Bool { items.contains { $0.outcome == .refused } }
+    package var hasRefusals: Bool { items.contains { $0.outcome == .refused } }
 
-    public var description: String {
+    package var description: String {
         var out: [String] = []
         for outcome in ImportItem.Outcome.allCases {
             let lines = items(outcome)
@@ -98,7 +98,7 @@ public struct ImportReport: Sendable, Hashable, CustomStringConvertible {
 
 /// The app an import makes: the server's own app configuration (`ServerConfiguration.App`), so
 /// `--dry-run`, `--config-out` and the admin API carry the same JSON.
-public typealias ImportedApp = AppConfig.App
+package typealias ImportedApp = AppConfig.App
 
 extension AppConfig.App {
     /// The import's name for a permission rule (one role of one type).

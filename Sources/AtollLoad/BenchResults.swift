@@ -15,15 +15,15 @@ import Darwin
 /// let after = try BenchResults.read(from: "branch.json")
 /// print(BenchResults.comparison(before, after).text)
 /// ```
-public struct BenchResults: Codable, Sendable, Hashable {
-    public struct Figure: Codable, Sendable, Hashable {
+package struct BenchResults: Codable, Sendable, Hashable {
+    package struct Figure: Codable, Sendable, Hashable {
         /// `atoll`, or the baseline's name (`sqlite`).
-        public var system: String
-        public var workload: String
-        public var value: Double
-        public var unit: String
+        package var system: String
+        package var workload: String
+        package var value: Double
+        package var unit: String
 
-        public init(system: String, workload: String, value: Double, unit: String) {
+        package init(system: String, workload: String, value: Double, unit: String) {
             self.system = system
             self.workload = workload
             self.value = value
@@ -31,35 +31,35 @@ public struct BenchResults: Codable, Sendable, Hashable {
         }
 
         /// Whether a larger value is better: rates are; times, sizes and ratios of times are not.
-        public var higherIsBetter: Bool {
+        package var higherIsBetter: Bool {
             let unit = unit.lowercased()
             return unit.hasSuffix("/s") || unit == "x" && workload.lowercased().contains("speedup")
         }
     }
 
     /// What the figures depend on besides the code.
-    public struct Machine: Codable, Sendable, Hashable {
-        public var cores: Int
+    package struct Machine: Codable, Sendable, Hashable {
+        package var cores: Int
         /// The 1-minute load average when the run started.
-        public var loadAverage: Double
+        package var loadAverage: Double
         /// The median time of `fdatasync` after a 4 KiB write in the run's data folder, in ms.
-        public var fdatasyncMilliseconds: Double
+        package var fdatasyncMilliseconds: Double
 
-        public init(cores: Int, loadAverage: Double, fdatasyncMilliseconds: Double) {
+        package init(cores: Int, loadAverage: Double, fdatasyncMilliseconds: Double) {
             self.cores = cores
             self.loadAverage = loadAverage
             self.fdatasyncMilliseconds = fdatasyncMilliseconds
         }
     }
 
-    public var date: Date
+    package var date: Date
     /// The commit the binary was built from, when known (`ATOLL_BENCH_COMMIT` or `git rev-parse`).
-    public var commit: String?
-    public var suites: [String]
-    public var machine: Machine
-    public var figures: [Figure]
+    package var commit: String?
+    package var suites: [String]
+    package var machine: Machine
+    package var figures: [Figure]
 
-    public init(date: Date, commit: String?, suites: [String], machine: Machine, figures: [Figure] = []) {
+    package init(date: Date, commit: String?, suites: [String], machine: Machine, figures: [Figure] = []) {
         self.date = date
         self.commit = commit
         self.suites = suites
@@ -67,14 +67,14 @@ public struct BenchResults: Codable, Sendable, Hashable {
         self.figures = figures
     }
 
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))
     }
 
-    public static func read(from path: String) throws -> BenchResults {
+    package static func read(from path: String) throws -> BenchResults {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(BenchResults.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -83,15 +83,15 @@ public struct BenchResults: Codable, Sendable, Hashable {
     // MARK: Comparing
 
     /// One figure in both runs.
-    public struct Change: Sendable, Hashable {
-        public var figure: Figure
-        public var before: Double
-        public var after: Double
+    package struct Change: Sendable, Hashable {
+        package var figure: Figure
+        package var before: Double
+        package var after: Double
         /// after ÷ before.
-        public var ratio: Double { before == 0 ? .infinity : after / before }
+        package var ratio: Double { before == 0 ? .infinity : after / before }
         /// How much better (> 0) or worse (< 0) the second run is, as a fraction of the first:
         /// for a rate the gain, for a time or a size the saving.
-        public var improvement: Double {
+        package var improvement: Double {
             guard before != 0 else { return 0 }
             return figure.higherIsBetter ? ratio - 1 : 1 - ratio
         }
@@ -100,7 +100,7 @@ public struct BenchResults: Codable, Sendable, Hashable {
     /// The figures of `a` and `b` matched by system, workload and unit, in `b`'s order; the
     /// figures only one run has are listed apart. A figure printed several times (a sweep)
     /// compares by its median.
-    public static func comparison(_ a: BenchResults, _ b: BenchResults, threshold: Double = 0.10) -> Comparison {
+    package static func comparison(_ a: BenchResults, _ b: BenchResults, threshold: Double = 0.10) -> Comparison {
         typealias Key = String
         func key(_ f: Figure) -> Key { "\(f.system) \(f.workload) \(f.unit)" }
         func medians(_ figures: [Figure]) -> ([Key], [Key: (Figure, Double)]) {
@@ -131,21 +131,21 @@ public struct BenchResults: Codable, Sendable, Hashable {
         return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
-    public struct Comparison: Sendable {
-        public var a: BenchResults
-        public var b: BenchResults
-        public var changes: [Change]
-        public var onlyBefore: [Figure]
-        public var onlyAfter: [Figure]
+    package struct Comparison: Sendable {
+        package var a: BenchResults
+        package var b: BenchResults
+        package var changes: [Change]
+        package var onlyBefore: [Figure]
+        package var onlyAfter: [Figure]
         /// A change beyond it (a fraction) is marked better or WORSE.
-        public var threshold: Double
+        package var threshold: Double
 
         /// The changes worse than the threshold.
-        public var regressions: [Change] { changes.filter { $0.improvement < -threshold } }
+        package var regressions: [Change] { changes.filter { $0.improvement < -threshold } }
 
         /// A table: each figure, both values, the ratio and a mark; the machines' facts first, since
         /// a figure measured under other load or another disk is not the code's doing.
-        public var text: String {
+        package var text: String {
             func facts(_ r: BenchResults) -> String {
                 let m = r.machine
                 return "\(r.commit ?? "?") \(ISO8601DateFormatter().string(from: r.date)): \(m.cores) cores, load \(String(format: "%.2f", m.loadAverage)), fdatasync p50 \(String(format: "%.2f", m.fdatasyncMilliseconds)) ms"
@@ -169,7 +169,7 @@ public struct BenchResults: Codable, Sendable, Hashable {
 
     /// The machine's facts now: cores, load average, and the median of `samples` fdatasyncs of a
     /// 4 KiB write in `folder`.
-    public static func machineFacts(folder: String = NSTemporaryDirectory(), samples: Int = 15) -> Machine {
+    package static func machineFacts(folder: String = NSTemporaryDirectory(), samples: Int = 15) -> Machine {
         var load = [Double](repeating: 0, count: 3)
         let loadAverage = getloadavg(&load, 3) > 0 ? load[0] : .nan
         return Machine(cores: ProcessInfo.processInfo.activeProcessorCount, loadAverage: loadAverage,

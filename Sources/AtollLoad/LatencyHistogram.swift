@@ -8,7 +8,7 @@
 /// histogram.record(microseconds: 1_250)
 /// histogram.percentile(99)   // 1_250: within 0.8 % above the truth, never below
 /// ```
-public struct LatencyHistogram: Hashable, Sendable {
+package struct LatencyHistogram: Hashable, Sendable {
     static let subBucketBits = 8
     static let subBuckets = 1 << subBucketBits
     static let halfBuckets = subBuckets / 2
@@ -16,12 +16,12 @@ public struct LatencyHistogram: Hashable, Sendable {
     static let maxBits = 36
 
     private var counts: [UInt64]
-    public private(set) var count: UInt64 = 0
-    public private(set) var maxValue: UInt64 = 0
-    public private(set) var minValue: UInt64 = .max
+    package private(set) var count: UInt64 = 0
+    package private(set) var maxValue: UInt64 = 0
+    package private(set) var minValue: UInt64 = .max
     private var sum: Double = 0
 
-    public init() {
+    package init() {
         counts = Array(repeating: 0, count: Self.subBuckets + (Self.maxBits - Self.subBucketBits) * Self.halfBuckets)
     }
 
@@ -47,7 +47,7 @@ public struct LatencyHistogram: Hashable, Sendable {
     /// Counts one latency.
     ///
     /// - Complexity: O(1).
-    public mutating func record(microseconds value: UInt64) {
+    package mutating func record(microseconds value: UInt64) {
         counts[Self.index(of: value)] += 1
         count += 1
         maxValue = max(maxValue, value)
@@ -56,7 +56,7 @@ public struct LatencyHistogram: Hashable, Sendable {
     }
 
     /// Adds another histogram's counts.
-    public mutating func merge(_ other: LatencyHistogram) {
+    package mutating func merge(_ other: LatencyHistogram) {
         for i in counts.indices where other.counts[i] != 0 { counts[i] += other.counts[i] }
         count += other.count
         maxValue = max(maxValue, other.maxValue)
@@ -66,7 +66,7 @@ public struct LatencyHistogram: Hashable, Sendable {
 
     /// The value at or below which `percent` % of the counted latencies fall (0 when empty), at
     /// the top of its bucket and never above the largest value counted.
-    public func percentile(_ percent: Double) -> UInt64 {
+    package func percentile(_ percent: Double) -> UInt64 {
         guard count > 0 else { return 0 }
         let rank = max(1, UInt64((Double(count) * percent / 100).rounded(.up)))
         var seen: UInt64 = 0
@@ -78,5 +78,5 @@ public struct LatencyHistogram: Hashable, Sendable {
     }
 
     /// The mean of the counted latencies (0 when empty).
-    public var mean: Double { count == 0 ? 0 : sum / Double(count) }
+    package var mean: Double { count == 0 ? 0 : sum / Double(count) }
 }

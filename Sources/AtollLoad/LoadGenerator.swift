@@ -15,27 +15,27 @@ import FoundationNetworking
 /// let phase = await generator.run(rate: 2_000, warmup: 5, duration: 20)
 /// await generator.close()
 /// ```
-public final class LoadGenerator: Sendable {
-    public struct Configuration: Sendable, Hashable {
+package final class LoadGenerator: Sendable {
+    package struct Configuration: Sendable, Hashable {
         /// Servers (nodes) to spread the connections over: connection `c` goes to `baseURLs[c % count]`.
-        public var baseURLs: [String]
-        public var appID: String
-        public var sessions: Int
-        public var connections: Int
+        package var baseURLs: [String]
+        package var appID: String
+        package var sessions: Int
+        package var connections: Int
         /// Users logged in (anonymous); connection `c` binds its sessions as user `c % users`.
-        public var users: Int
+        package var users: Int
         /// Sessions writing to one realm (1: each its own).
-        public var sessionsPerRealm: Int
+        package var sessionsPerRealm: Int
         /// Payload bytes each write adds.
-        public var padding: Int
+        package var padding: Int
         /// Realm paths are `s:<prefix>-<group>`.
-        public var realmPrefix: String
+        package var realmPrefix: String
         /// How long to wait for every session to be identified.
-        public var bindTimeout: Double
+        package var bindTimeout: Double
         /// Connections opened at once.
-        public var connectWidth: Int
+        package var connectWidth: Int
 
-        public init(baseURLs: [String], appID: String, sessions: Int, connections: Int, users: Int? = nil, sessionsPerRealm: Int = 1,
+        package init(baseURLs: [String], appID: String, sessions: Int, connections: Int, users: Int? = nil, sessionsPerRealm: Int = 1,
                     padding: Int = 0, realmPrefix: String = "load", bindTimeout: Double = 60, connectWidth: Int = 32) {
             self.baseURLs = baseURLs
             self.appID = appID
@@ -51,28 +51,28 @@ public final class LoadGenerator: Sendable {
 
         /// Which connection session `index` rides on and its id there (sessions are dealt out in
         /// turn, so one realm's sessions are spread over connections as devices would be).
-        public func placement(ofSession index: Int) -> (connection: Int, id: SessionID) {
+        package func placement(ofSession index: Int) -> (connection: Int, id: SessionID) {
             (index % connections, SessionID(UInt64(index / connections + 1)))
         }
 
-        public var groups: Int { (sessions + sessionsPerRealm - 1) / sessionsPerRealm }
+        package var groups: Int { (sessions + sessionsPerRealm - 1) / sessionsPerRealm }
     }
 
     /// The error when the generator cannot start (no login).
-    public struct StartError: Error, CustomStringConvertible, Sendable {
-        public let description: String
+    package struct StartError: Error, CustomStringConvertible, Sendable {
+        package let description: String
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     let connections: [LoadConnection]
     private let recorder: LoadRecorder
     private let runners: Locked<[Task<Void, Never>]>
-    public let descriptorLimit: UInt64
-    public let bytesBefore: Int
-    public let bytesBound: Int
-    public let started: Date
+    package let descriptorLimit: UInt64
+    package let bytesBefore: Int
+    package let bytesBound: Int
+    package let started: Date
     /// Sessions identified when binding ended.
-    public let boundSessions: Int
+    package let boundSessions: Int
 
     private init(configuration: Configuration, connections: [LoadConnection], recorder: LoadRecorder, runners: [Task<Void, Never>],
                  descriptorLimit: UInt64, bytesBefore: Int, bytesBound: Int, started: Date, boundSessions: Int) {
@@ -89,7 +89,7 @@ public final class LoadGenerator: Sendable {
 
     /// Raises the descriptor limit, logs the users in, opens the connections, binds every session
     /// and waits until each is identified or failed (or the bind timeout passes).
-    public static func connect(_ configuration: Configuration) async throws -> LoadGenerator {
+    package static func connect(_ configuration: Configuration) async throws -> LoadGenerator {
         let started = Date()
         let limit = ProcessFacts.raiseDescriptorLimit().soft
         var tokens: [String] = []
@@ -130,15 +130,15 @@ public final class LoadGenerator: Sendable {
                              boundSessions: connections.reduce(0) { $0 + $1.activeSessions })
     }
 
-    public var activeSessions: Int { connections.reduce(0) { $0 + $1.activeSessions } }
-    public var failedSessions: Int { connections.reduce(0) { $0 + $1.failedSessions } }
-    public var failedConnections: Int { connections.count { $0.failure != nil } }
+    package var activeSessions: Int { connections.reduce(0) { $0 + $1.activeSessions } }
+    package var failedSessions: Int { connections.reduce(0) { $0 + $1.failedSessions } }
+    package var failedConnections: Int { connections.count { $0.failure != nil } }
     /// The first reasons sessions or connections failed.
-    public var failures: [String] { recorder.snapshot().failures + connections.compactMap(\.failure).prefix(4) }
+    package var failures: [String] { recorder.snapshot().failures + connections.compactMap(\.failure).prefix(4) }
 
     /// Holds `rate` writes per second (all sessions together) for `warmup` then `duration`
     /// seconds, then waits up to `drain` seconds for the last writes' acknowledgements and downloads.
-    public func run(rate: Double, warmup: Double, duration: Double, drain: Double = 5) async -> LoadReport.Phase {
+    package func run(rate: Double, warmup: Double, duration: Double, drain: Double = 5) async -> LoadReport.Phase {
         let sessions = configuration.sessions
         let perSession = rate / Double(sessions)
         let lead: UInt64 = 100_000_000
@@ -180,7 +180,7 @@ public final class LoadGenerator: Sendable {
     }
 
     /// The report of the run so far with `phases`.
-    public func report(workload: String, phases: [LoadReport.Phase]) -> LoadReport {
+    package func report(workload: String, phases: [LoadReport.Phase]) -> LoadReport {
         let formatter = ISO8601DateFormatter()
         return LoadReport(
             workload: workload, date: formatter.string(from: started), machine: ProcessFacts.machine(),
@@ -192,7 +192,7 @@ public final class LoadGenerator: Sendable {
 
 
     /// Closes every connection and waits for them.
-    public func close() async {
+    package func close() async {
         for connection in connections { connection.stop() }
         for runner in runners.withLock({ $0 }) { await runner.value }
     }

@@ -1,23 +1,23 @@
 import Foundation
 
 /// What a load run measured, as JSON (`--json`) and as the bench's `atoll WORKLOAD VALUE UNIT` lines.
-public struct LoadReport: Codable, Hashable, Sendable {
-    public struct Machine: Codable, Hashable, Sendable {
-        public var cores: Int
+package struct LoadReport: Codable, Hashable, Sendable {
+    package struct Machine: Codable, Hashable, Sendable {
+        package var cores: Int
         /// The 1-minute load average when the run started (other processes share the cores).
-        public var loadAverage: Double
+        package var loadAverage: Double
     }
 
     /// Latencies of one kind in milliseconds.
-    public struct Latency: Codable, Hashable, Sendable {
-        public var count: UInt64
-        public var p50: Double
-        public var p99: Double
-        public var p999: Double
-        public var max: Double
-        public var mean: Double
+    package struct Latency: Codable, Hashable, Sendable {
+        package var count: UInt64
+        package var p50: Double
+        package var p99: Double
+        package var p999: Double
+        package var max: Double
+        package var mean: Double
 
-        public init(_ histogram: LatencyHistogram) {
+        package init(_ histogram: LatencyHistogram) {
             count = histogram.count
             p50 = Double(histogram.percentile(50)) / 1000
             p99 = Double(histogram.percentile(99)) / 1000
@@ -28,69 +28,69 @@ public struct LoadReport: Codable, Hashable, Sendable {
     }
 
     /// One rate held for a warm-up and a measured duration.
-    public struct Phase: Codable, Hashable, Sendable {
+    package struct Phase: Codable, Hashable, Sendable {
         /// Writes per second the schedule asked for, all sessions together.
-        public var rate: Double
-        public var warmupSeconds: Double
-        public var durationSeconds: Double
+        package var rate: Double
+        package var warmupSeconds: Double
+        package var durationSeconds: Double
         /// Writes due in the measured window that were sent (sessions that had failed send none).
-        public var writes: Int
+        package var writes: Int
         /// Writes due in the window that no session could send (it had failed).
-        public var skipped: Int
+        package var skipped: Int
         /// Of `writes`, those the server acknowledged before the drain ended.
-        public var acknowledged: Int
+        package var acknowledged: Int
         /// Downloads of the window's writes by the other sessions of their realms: expected, received.
-        public var expectedDownloads: Int
-        public var downloads: Int
+        package var expectedDownloads: Int
+        package var downloads: Int
         /// Uploads acknowledged and downloads received per second of the window.
-        public var uploadsPerSecond: Double
-        public var downloadsPerSecond: Double
+        package var uploadsPerSecond: Double
+        package var downloadsPerSecond: Double
         /// Schedule → `uploadAck`, and schedule → another session's download of the write.
-        public var acknowledgement: Latency
-        public var download: Latency
+        package var acknowledgement: Latency
+        package var download: Latency
         /// Sessions that failed by the end of the phase, and the first reasons.
-        public var failedSessions: Int
-        public var failures: [String]
+        package var failedSessions: Int
+        package var failures: [String]
         /// CPU seconds the generator used during the phase (user + system).
-        public var generatorCPUSeconds: Double?
+        package var generatorCPUSeconds: Double?
 
         /// Every write acknowledged and downloaded by every other session, no session failed.
-        public var isComplete: Bool {
+        package var isComplete: Bool {
             skipped == 0 && acknowledged == writes && downloads == expectedDownloads && failedSessions == 0
         }
     }
 
-    public var workload: String
-    public var date: String
-    public var machine: Machine
-    public var sessionsRequested: Int
+    package var workload: String
+    package var date: String
+    package var machine: Machine
+    package var sessionsRequested: Int
     /// Sessions identified before the first phase.
-    public var sessionsActive: Int
-    public var connections: Int
-    public var connectionsFailed: Int
-    public var users: Int
-    public var sessionsPerRealm: Int
+    package var sessionsActive: Int
+    package var connections: Int
+    package var connectionsFailed: Int
+    package var users: Int
+    package var sessionsPerRealm: Int
     /// The descriptor limit after raising it to the hard limit.
-    public var descriptorLimit: UInt64
+    package var descriptorLimit: UInt64
     /// The generator's resident memory before connecting and once every session was bound.
-    public var generatorBytesBefore: Int
-    public var generatorBytesBound: Int
-    public var phases: [Phase]
+    package var generatorBytesBefore: Int
+    package var generatorBytesBound: Int
+    package var phases: [Phase]
 
     /// The generator's own memory per active session (connections included).
-    public var generatorBytesPerSession: Double {
+    package var generatorBytesPerSession: Double {
         sessionsActive == 0 ? 0 : Double(max(0, generatorBytesBound - generatorBytesBefore)) / Double(sessionsActive)
     }
 
     /// The JSON form, keys sorted so two runs' files diff line by line.
-    public func json() throws -> Data {
+    package func json() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return try encoder.encode(self)
     }
 
     /// The bench's lines for this run: `atoll <workload>_<figure> <value> <unit>`.
-    public func lines() -> [String] {
+    package func lines() -> [String] {
         func line(_ name: String, _ value: Double, _ unit: String) -> String {
             "atoll \(workload)_\(name) \(String(format: value >= 100 ? "%.0f" : "%.3f", value)) \(unit)"
         }

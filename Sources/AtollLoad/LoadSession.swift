@@ -10,8 +10,8 @@ import AtollCore
 /// let outcome = session.receive(message)          // identAnswer → active
 /// if let upload = session.write(due: t) { send(upload) }
 /// ```
-public struct LoadSession: Sendable {
-    public enum State: Hashable, Sendable {
+package struct LoadSession: Sendable {
+    package enum State: Hashable, Sendable {
         /// Not bound yet.
         case idle
         /// `bind` and `ident` sent, no answer yet.
@@ -23,52 +23,52 @@ public struct LoadSession: Sendable {
     }
 
     /// What one server message did.
-    public struct Outcome: Hashable, Sendable {
+    package struct Outcome: Hashable, Sendable {
         /// The session became active.
-        public var identified = false
+        package var identified = false
         /// Due times of this session's writes the server acknowledged with this message.
-        public var acknowledged: [UInt64] = []
+        package var acknowledged: [UInt64] = []
         /// Other sessions' writes this message downloaded.
-        public var downloaded: [LoadWrite] = []
+        package var downloaded: [LoadWrite] = []
         /// Downloaded changesets that were no generated write (another client's data).
-        public var foreign = 0
+        package var foreign = 0
         /// Why the session failed with this message.
-        public var failure: String?
-        public init() {}
+        package var failure: String?
+        package init() {}
     }
 
-    public let id: SessionID
+    package let id: SessionID
     /// The session's index in the whole run (its writes carry it).
-    public let index: Int
-    public let realm: PartitionValue
+    package let index: Int
+    package let realm: PartitionValue
     /// Whether other sessions write to the realm too: uploads then carry every write not yet seen
     /// back in a download, as the SDK's pending changesets do (the server refuses an upload that
     /// skips one of the client's own changesets when another client's entry sits before it).
-    public let sharesRealm: Bool
+    package let sharesRealm: Bool
     /// Milliseconds since 1970 at the generator's clock zero: a write's commit time is this plus
     /// its due time, so a re-sent write keeps its timestamp.
-    public let timestampBase: Int64
+    package let timestampBase: Int64
     /// Payload bytes added to each write.
-    public let padding: Int
+    package let padding: Int
 
-    public private(set) var state: State = .idle
-    public private(set) var fileIdent = FileIdent.unassigned
-    public private(set) var epoch = SyncEpoch.none
+    package private(set) var state: State = .idle
+    package private(set) var fileIdent = FileIdent.unassigned
+    package private(set) var epoch = SyncEpoch.none
     /// The newest server version downloaded (what uploads are based on).
-    public private(set) var serverVersion: Int64 = 0
+    package private(set) var serverVersion: Int64 = 0
     /// The client version of the newest write.
-    public private(set) var lastVersion: Int64 = 0
+    package private(set) var lastVersion: Int64 = 0
     /// Every write up to this client version is acknowledged (`uploadAck`).
-    public private(set) var acknowledgedVersion: Int64 = 0
+    package private(set) var acknowledgedVersion: Int64 = 0
     /// Every own write up to this client version came back in a download.
-    public private(set) var echoedVersion: Int64 = 0
+    package private(set) var echoedVersion: Int64 = 0
     /// Due times of the writes from client version ``firstPendingVersion`` on: not yet both
     /// acknowledged and seen back.
     private var pendingDue: [UInt64] = []
     private var pendingStart = 0
-    public private(set) var firstPendingVersion: Int64 = 1
+    package private(set) var firstPendingVersion: Int64 = 1
 
-    public init(id: SessionID, index: Int, realm: PartitionValue, sharesRealm: Bool, timestampBase: Int64 = 0, padding: Int = 0) {
+    package init(id: SessionID, index: Int, realm: PartitionValue, sharesRealm: Bool, timestampBase: Int64 = 0, padding: Int = 0) {
         self.id = id
         self.index = index
         self.realm = realm
@@ -77,13 +77,13 @@ public struct LoadSession: Sendable {
         self.padding = padding
     }
 
-    public var isActive: Bool { state == .active }
+    package var isActive: Bool { state == .active }
 
     /// Writes sent and not yet acknowledged.
-    public var inFlight: Int { Int(lastVersion - acknowledgedVersion) }
+    package var inFlight: Int { Int(lastVersion - acknowledgedVersion) }
 
     /// `bind` and `ident` of a new client file (the client does not wait between the two).
-    public mutating func bind(accessToken: String) -> [ClientMessage] {
+    package mutating func bind(accessToken: String) -> [ClientMessage] {
         state = .binding
         return [
             .bind(Bind(session: id, target: .partition(realm), accessToken: accessToken)),
@@ -92,7 +92,7 @@ public struct LoadSession: Sendable {
     }
 
     /// Commits a write and returns the upload carrying it; nil (nothing written) unless active.
-    public mutating func write(due: UInt64) -> ClientMessage? {
+    package mutating func write(due: UInt64) -> ClientMessage? {
         guard state == .active else { return nil }
         lastVersion += 1
         pendingDue.append(due)
@@ -114,7 +114,7 @@ public struct LoadSession: Sendable {
     }
 
     /// Takes one server message for this session.
-    public mutating func receive(_ message: ServerMessage) -> Outcome {
+    package mutating func receive(_ message: ServerMessage) -> Outcome {
         var outcome = Outcome()
         switch state {
         case .active: return receiveActive(message)
@@ -189,7 +189,7 @@ public struct LoadSession: Sendable {
     }
 
     /// The connection closed or failed under the session.
-    public mutating func connectionLost(_ reason: String) {
+    package mutating func connectionLost(_ reason: String) {
         if case .failed = state { return }
         state = .failed(reason)
     }

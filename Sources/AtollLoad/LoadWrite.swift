@@ -7,22 +7,22 @@ import AtollCore
 /// let changeset = LoadWrite(writer: 7, ordinal: 3, due: t).changeset(version: 4, isFirst: false, padding: 64)
 /// LoadWrite(decoding: changeset)   // the same write back
 /// ```
-public struct LoadWrite: Hashable, Sendable {
+package struct LoadWrite: Hashable, Sendable {
     /// The writing session's index in the run.
-    public var writer: Int
+    package var writer: Int
     /// Which of the writer's writes this is (from 0, across phases).
-    public var ordinal: Int
+    package var ordinal: Int
     /// When the schedule said it was due (nanoseconds of the generator's monotonic clock).
-    public var due: UInt64
+    package var due: UInt64
 
-    public init(writer: Int, ordinal: Int, due: UInt64) {
+    package init(writer: Int, ordinal: Int, due: UInt64) {
         self.writer = writer
         self.ordinal = ordinal
         self.due = due
     }
 
     /// The object type every write creates.
-    public static let schema = ObjectSchema(name: "LoadWrite", properties: [
+    package static let schema = ObjectSchema(name: "LoadWrite", properties: [
         Property(name: "_id", type: .string, isPrimaryKey: true),
         Property(name: "writer", type: .int),
         Property(name: "due", type: .int),
@@ -31,7 +31,7 @@ public struct LoadWrite: Hashable, Sendable {
 
     /// The write as the changeset of client version `version`; a session's first changeset also
     /// adds the type, as an SDK's first commit does. `padding` bytes of payload make it larger.
-    public func changeset(version: Int64, isFirst: Bool, padding: Int, timestamp: Int64) -> Changeset {
+    package func changeset(version: Int64, isFirst: Bool, padding: Int, timestamp: Int64) -> Changeset {
         let id = ObjectID(type: Self.schema.name, primaryKey: .string("\(writer)-\(ordinal)"))
         var instructions: [Instruction] = isFirst ? [.addTable(Self.schema)] : []
         instructions.append(.createObject(id))
@@ -44,7 +44,7 @@ public struct LoadWrite: Hashable, Sendable {
     }
 
     /// The write a downloaded changeset carries, nil when it is not one (another client's data).
-    public init?(decoding changeset: Changeset) {
+    package init?(decoding changeset: Changeset) {
         var writer: Int64?, due: Int64?, ordinal: Int?
         for instruction in changeset.instructions {
             switch instruction {

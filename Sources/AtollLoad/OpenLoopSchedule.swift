@@ -11,16 +11,16 @@
 /// let schedule = OpenLoopSchedule(start: now, ratePerSession: 1, sessions: 50)
 /// for q in sent..<schedule.due(at: now) { let write = schedule.write(q); … }
 /// ```
-public struct OpenLoopSchedule: Hashable, Sendable {
+package struct OpenLoopSchedule: Hashable, Sendable {
     /// When write 0 is due (nanoseconds of the generator's monotonic clock).
-    public var start: UInt64
+    package var start: UInt64
     /// Writes per second of each session.
-    public var ratePerSession: Double
+    package var ratePerSession: Double
     /// Sessions sharing this timetable (one connection's).
-    public var sessions: Int
+    package var sessions: Int
 
     /// - Precondition: `ratePerSession > 0`, `sessions > 0`.
-    public init(start: UInt64, ratePerSession: Double, sessions: Int) {
+    package init(start: UInt64, ratePerSession: Double, sessions: Int) {
         precondition(ratePerSession > 0 && ratePerSession.isFinite, "a schedule needs a positive rate")
         precondition(sessions > 0, "a schedule needs a session")
         self.start = start
@@ -29,20 +29,20 @@ public struct OpenLoopSchedule: Hashable, Sendable {
     }
 
     /// Nanoseconds between two consecutive writes of the timetable.
-    public var interval: Double { 1e9 / (ratePerSession * Double(sessions)) }
+    package var interval: Double { 1e9 / (ratePerSession * Double(sessions)) }
 
     /// Write `q`: the session writing it, which of that session's writes it is, and when it is due.
-    public func write(_ q: Int) -> (session: Int, ordinal: Int, due: UInt64) {
+    package func write(_ q: Int) -> (session: Int, ordinal: Int, due: UInt64) {
         (q % sessions, q / sessions, time(of: q))
     }
 
     /// When write `q` is due.
-    public func time(of q: Int) -> UInt64 { start &+ UInt64((Double(q) * interval).rounded(.down)) }
+    package func time(of q: Int) -> UInt64 { start &+ UInt64((Double(q) * interval).rounded(.down)) }
 
     /// How many writes are due at `now` (write 0 is due at ``start``).
     ///
     /// - Complexity: O(1).
-    public func due(at now: UInt64) -> Int {
+    package func due(at now: UInt64) -> Int {
         guard now >= start else { return 0 }
         var count = Int((Double(now - start) / interval).rounded(.down)) + 1
         // Floating point may put a boundary one off; the timetable's own times decide.
@@ -52,7 +52,7 @@ public struct OpenLoopSchedule: Hashable, Sendable {
     }
 
     /// The writes due in `[from, to)`: what a phase of that span sends.
-    public func writes(from: UInt64, to: UInt64) -> Range<Int> {
+    package func writes(from: UInt64, to: UInt64) -> Range<Int> {
         let lower = from <= start ? 0 : due(at: from - 1)
         let upper = to <= start ? 0 : due(at: to - 1)
         return lower..<max(lower, upper)
@@ -60,7 +60,7 @@ public struct OpenLoopSchedule: Hashable, Sendable {
 
     /// How far connection `index` of `count` starts after the run's start: an even share of one
     /// interval, so the connections' writes interleave.
-    public static func offset(connection index: Int, of count: Int, ratePerSession: Double, sessionsPerConnection: Int) -> UInt64 {
+    package static func offset(connection index: Int, of count: Int, ratePerSession: Double, sessionsPerConnection: Int) -> UInt64 {
         guard count > 1 else { return 0 }
         let interval = 1e9 / (ratePerSession * Double(max(1, sessionsPerConnection)))
         return UInt64((interval * Double(index) / Double(count)).rounded(.down))

@@ -6,9 +6,9 @@ import Darwin
 #endif
 
 /// What the generator's own process has: descriptors, memory, the clock it measures with.
-public enum ProcessFacts {
+package enum ProcessFacts {
     /// Nanoseconds of the monotonic clock (the schedule's and the latencies' time base).
-    public static func now() -> UInt64 {
+    package static func now() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
@@ -16,7 +16,7 @@ public enum ProcessFacts {
 
     /// Raises the soft descriptor limit to the hard one; returns the limit in force afterwards.
     @discardableResult
-    public static func raiseDescriptorLimit() -> (soft: UInt64, hard: UInt64) {
+    package static func raiseDescriptorLimit() -> (soft: UInt64, hard: UInt64) {
         var limit = rlimit()
         #if canImport(Glibc)
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
@@ -33,7 +33,7 @@ public enum ProcessFacts {
     }
 
     /// A line of `/proc/<pid>/status` in bytes (`VmRSS`, `VmHWM`), 0 where there is none (not Linux).
-    public static func memory(_ field: String, pid: Int32? = nil) -> Int {
+    package static func memory(_ field: String, pid: Int32? = nil) -> Int {
         let path = pid.map { "/proc/\($0)/status" } ?? "/proc/self/status"
         guard let status = try? String(contentsOfFile: path, encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(field):") })
@@ -42,7 +42,7 @@ public enum ProcessFacts {
     }
 
     /// Seconds of CPU (user + system) a process used so far, from `/proc/<pid>/stat`; nil off Linux.
-    public static func cpuSeconds(pid: Int32? = nil) -> Double? {
+    package static func cpuSeconds(pid: Int32? = nil) -> Double? {
         let path = pid.map { "/proc/\($0)/stat" } ?? "/proc/self/stat"
         guard let stat = try? String(contentsOfFile: path, encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
         // Fields after the command name: state is field 3; utime and stime are 14 and 15.
@@ -52,7 +52,7 @@ public enum ProcessFacts {
     }
 
     /// The machine: cores and the 1-minute load average.
-    public static func machine() -> LoadReport.Machine {
+    package static func machine() -> LoadReport.Machine {
         var loads = [Double](repeating: 0, count: 3)
         let got = getloadavg(&loads, 3)
         return LoadReport.Machine(cores: ProcessInfo.processInfo.activeProcessorCount, loadAverage: got > 0 ? loads[0] : -1)

@@ -9,9 +9,9 @@ import Foundation
 /// var rng = SeededRandom(seed: 7)
 /// for date in DateSamples.dates(count: 500, using: &rng) { … }
 /// ```
-public enum DateSamples {
+package enum DateSamples {
     /// The dates every test of exactness includes.
-    public static let fixed: [Date] = [
+    package static let fixed: [Date] = [
         Date(), Date.distantPast, Date.distantFuture, Date(timeIntervalSinceReferenceDate: 0),
         Date(timeIntervalSince1970: 0), Date(timeIntervalSinceReferenceDate: -0.000_000_123),
         Date(timeIntervalSinceReferenceDate: 1e-300), Date(timeIntervalSince1970: -1_234_567_890.987_654_321),
@@ -22,7 +22,7 @@ public enum DateSamples {
 
     /// ``fixed``, then `count` random dates: around now with random low bits (sub-microsecond
     /// fractions), anywhere from distantPast to distantFuture, and negative ones.
-    public static func dates(count: Int, using rng: inout some RandomNumberGenerator) -> [Date] {
+    package static func dates(count: Int, using rng: inout some RandomNumberGenerator) -> [Date] {
         let now = Date().timeIntervalSinceReferenceDate
         let range = Date.distantPast.timeIntervalSinceReferenceDate...Date.distantFuture.timeIntervalSinceReferenceDate
         return fixed + (0..<count).map { i in
@@ -37,16 +37,16 @@ public enum DateSamples {
 
     /// The date as Atoll read it back before format 4 and protocol version 2: through seconds
     /// since 1970.
-    public static func legacy(_ date: Date) -> Date {
+    package static func legacy(_ date: Date) -> Date {
         Date(timeIntervalSince1970: date.timeIntervalSince1970)
     }
 
     /// How Atoll stored a date before format 4: REAL seconds since 1970.
-    public static func legacySeconds(_ date: Date) -> Double { date.timeIntervalSince1970 }
+    package static func legacySeconds(_ date: Date) -> Double { date.timeIntervalSince1970 }
 
     /// `value`'s encoding (`Value.encode`) as Atoll wrote it before protocol version 2: dates
     /// tagged 7, seconds since 1970.
-    public static func legacyEncoding(_ value: Value) -> [UInt8] {
+    package static func legacyEncoding(_ value: Value) -> [UInt8] {
         var w = BinaryWriter()
         legacyEncode(value, into: &w)
         return w.bytes
@@ -71,7 +71,7 @@ public enum DateSamples {
     /// `changeset` encoded as Atoll wrote it before protocol version 2: its `set`, `listInsert`
     /// and `setInsert` values with dates tagged 7. Only changesets whose dates stand in those
     /// instructions' values are supported (what the migration tests write).
-    public static func legacyEncoding(_ changeset: Changeset) -> Data {
+    package static func legacyEncoding(_ changeset: Changeset) -> Data {
         let modern = [UInt8](changeset.encoded())
         var legacy = modern
         // Replace each date (tag 16, 8 bytes since 2001) by its old form, same length.

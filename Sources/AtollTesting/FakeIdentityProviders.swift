@@ -17,14 +17,14 @@ import ServiceLifecycle
 /// fake.addFacebookToken("EAAB-sam", user: .init(id: "10001", name: "Sam"))
 /// let server = try await SyncTestServer.start { $0.apps = [.init(id: "test-app")]; $0.apps[0].facebook = fake.facebook }
 /// ```
-public final class FakeIdentityProviders: Sendable {
+package final class FakeIdentityProviders: Sendable {
     /// The endpoints, to make one misbehave.
-    public enum Endpoint: String, Sendable, CaseIterable {
+    package enum Endpoint: String, Sendable, CaseIterable {
         case debugToken = "/graph/debug_token", me = "/graph/me", token = "/google/token", keys = "/google/certs"
     }
 
     /// How an endpoint answers.
-    public enum Behavior: Sendable {
+    package enum Behavior: Sendable {
         /// As the real provider would.
         case normal
         /// Holds the request until the fake stops (at most a minute).
@@ -38,19 +38,19 @@ public final class FakeIdentityProviders: Sendable {
     }
 
     /// A Facebook user, and the token's facts `debug_token` tells.
-    public struct FacebookAccount: Sendable {
-        public var id: String
-        public var name: String?
-        public var email: String?
-        public var pictureURL: String?
+    package struct FacebookAccount: Sendable {
+        package var id: String
+        package var name: String?
+        package var email: String?
+        package var pictureURL: String?
         /// The Facebook app the token was made for.
-        public var appID: String
-        public var isValid: Bool
-        public var expiresAt: Date
+        package var appID: String
+        package var isValid: Bool
+        package var expiresAt: Date
         /// The id `/me` answers (another than ``id`` to test a mismatch).
-        public var profileID: String?
+        package var profileID: String?
 
-        public init(id: String, name: String? = nil, email: String? = nil, pictureURL: String? = nil,
+        package init(id: String, name: String? = nil, email: String? = nil, pictureURL: String? = nil,
                     appID: String = FakeIdentityProviders.facebookAppID, isValid: Bool = true,
                     expiresAt: Date = Date().addingTimeInterval(3600), profileID: String? = nil) {
             self.id = id
@@ -65,16 +65,16 @@ public final class FakeIdentityProviders: Sendable {
     }
 
     /// One request the server made.
-    public struct Call: Sendable {
-        public var path: String
+    package struct Call: Sendable {
+        package var path: String
         /// The query's or the form body's fields.
-        public var fields: [String: String]
+        package var fields: [String: String]
     }
 
-    public static let facebookAppID = "1234567890"
-    public static let facebookAppSecret = "facebook-app-secret-0123456789"
-    public static let googleClientID = "42-server.apps.googleusercontent.com"
-    public static let googleClientSecret = "google-client-secret-0123456789"
+    package static let facebookAppID = "1234567890"
+    package static let facebookAppSecret = "facebook-app-secret-0123456789"
+    package static let googleClientID = "42-server.apps.googleusercontent.com"
+    package static let googleClientSecret = "google-client-secret-0123456789"
 
     private struct State {
         var facebookTokens: [String: FacebookAccount] = [:]
@@ -87,9 +87,9 @@ public final class FakeIdentityProviders: Sendable {
     private let state: Locked<State>
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
-    public let port: Int
+    package let port: Int
     /// Google's stand-in: signs the ID tokens the token endpoint hands out; its keys are served.
-    public let google: TestIdentityProvider
+    package let google: TestIdentityProvider
 
     private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>, state: Locked<State>, google: TestIdentityProvider) {
         self.port = port
@@ -100,15 +100,15 @@ public final class FakeIdentityProviders: Sendable {
     }
 
     /// `http://127.0.0.1:<port><path>`.
-    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+    package func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// An app's Facebook settings pointing here.
-    public var facebook: ServerConfiguration.Facebook {
+    package var facebook: ServerConfiguration.Facebook {
         ServerConfiguration.Facebook(clientId: Self.facebookAppID, clientSecret: Self.facebookAppSecret, graphURL: url("/graph"), timeout: 2)
     }
 
     /// An app's Google settings pointing here: keys fetched from the fake, auth codes exchanged at it.
-    public var googleSettings: ServerConfiguration.OpenIDProvider {
+    package var googleSettings: ServerConfiguration.OpenIDProvider {
         ServerConfiguration.OpenIDProvider(
             jwksURL: url(Endpoint.keys.rawValue), audience: [],
             authCode: .init(clientId: Self.googleClientID, clientSecret: Self.googleClientSecret, tokenURL: url(Endpoint.token.rawValue)),
@@ -116,7 +116,7 @@ public final class FakeIdentityProviders: Sendable {
     }
 
     /// Starts the fake on a free port of 127.0.0.1.
-    public static func start() async throws -> FakeIdentityProviders {
+    package static func start() async throws -> FakeIdentityProviders {
         let google = try await TestIdentityProvider(issuer: "https://accounts.google.com", audience: googleClientID)
         let state = Locked(State())
         let router = Router()
@@ -161,27 +161,27 @@ public final class FakeIdentityProviders: Sendable {
     }
 
     /// Makes `endpoint` answer with `behavior` from now on.
-    public func setBehavior(_ behavior: Behavior, for endpoint: Endpoint) {
+    package func setBehavior(_ behavior: Behavior, for endpoint: Endpoint) {
         state.withLock { $0.behaviors[endpoint] = behavior }
     }
 
     /// Registers a Facebook access token.
-    public func addFacebookToken(_ token: String, user: FacebookAccount) {
+    package func addFacebookToken(_ token: String, user: FacebookAccount) {
         state.withLock { $0.facebookTokens[token] = user }
     }
 
     /// Registers a Google server auth code, exchanged (once) for `idToken`.
-    public func addGoogleCode(_ code: String, idToken: String) {
+    package func addGoogleCode(_ code: String, idToken: String) {
         state.withLock { $0.googleCodes[code] = idToken }
     }
 
     /// Every request so far, or those of one endpoint.
-    public func requests(_ endpoint: Endpoint? = nil) -> [Call] {
+    package func requests(_ endpoint: Endpoint? = nil) -> [Call] {
         state.withLock { $0.requests }.filter { endpoint == nil || $0.path == endpoint?.rawValue }
     }
 
     /// Stops the fake (hanging requests answer first).
-    public func stop() async throws {
+    package func stop() async throws {
         state.withLock { $0.stopping = true }
         await group.triggerGracefulShutdown()
         try await task.value

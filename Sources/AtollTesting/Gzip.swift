@@ -1,13 +1,13 @@
 import Foundation
 
 /// Compressed fixtures (`Benchmarks/*.gz`), unpacked with the system's `gzip`.
-public enum Gzip {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+package enum Gzip {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Writes the decompressed contents of `source` to `destination`.
-    public static func decompress(_ source: URL, to destination: URL) throws {
+    package static func decompress(_ source: URL, to destination: URL) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["gzip", "-dc", source.path]

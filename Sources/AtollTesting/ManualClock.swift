@@ -10,7 +10,7 @@ import Foundation
 /// let server = try await AtollServer(configuration: configuration, clock: clock.wall).start()
 /// clock.advance(by: 3600)  // an hour later, at once
 /// ```
-public final class ManualClock: Sendable {
+package final class ManualClock: Sendable {
     private struct State {
         var offset: TimeInterval = 0
         /// Counts advances, so a sleeper that read the time before one does not miss it.
@@ -34,12 +34,12 @@ public final class ManualClock: Sendable {
         }
     }
 
-    public init() {}
+    package init() {}
 
-    public func now() -> Date { Date().addingTimeInterval(state.withLock { $0.offset }) }
+    package func now() -> Date { Date().addingTimeInterval(state.withLock { $0.offset }) }
 
     /// Moves the clock forward and wakes every sleeper, which checks its deadline again.
-    public func advance(by seconds: TimeInterval) {
+    package func advance(by seconds: TimeInterval) {
         let woken = state.withLock { state in
             state.offset += seconds
             state.generation += 1
@@ -52,7 +52,7 @@ public final class ManualClock: Sendable {
     /// Returns once ``now()`` reached `deadline`, by real time passing or by an advance.
     ///
     /// - Throws: `CancellationError` when the task is cancelled first.
-    public func sleep(until deadline: Date) async throws {
+    package func sleep(until deadline: Date) async throws {
         while true {
             try Task.checkCancellation()
             let (offset, generation) = state.withLock { ($0.offset, $0.generation) }
@@ -68,7 +68,7 @@ public final class ManualClock: Sendable {
     }
 
     /// This clock for a server (`AtollServer(configuration:logger:clock:)`) or an app (`App(id:configuration:clock:)`).
-    public var wall: WallClock {
+    package var wall: WallClock {
         WallClock(now: { self.now() }, sleep: { try await self.sleep(until: $0) })
     }
 

@@ -2,14 +2,14 @@ import Foundation
 
 /// Writes mongodump-shaped `.bson` files by the spec (bsonspec.org): documents one after another,
 /// each an int32 little-endian length, elements (type byte, C-string name, value) and a 0.
-public enum MongoDumpGenerator {
-    public indirect enum Element: Sendable {
+package enum MongoDumpGenerator {
+    package indirect enum Element: Sendable {
         case double(Double), string(String), document([(String, Element)]), array([Element])
         case binary(UInt8, [UInt8]), objectId([UInt8]), bool(Bool), dateTime(Int64), null
         case int32(Int32), int64(Int64), decimal128Bytes([UInt8]), timestamp(UInt64)
     }
 
-    public static func document(_ members: [(String, Element)]) -> [UInt8] {
+    package static func document(_ members: [(String, Element)]) -> [UInt8] {
         var body: [UInt8] = []
         for (name, element) in members {
             body.append(typeByte(element))
@@ -60,7 +60,7 @@ public enum MongoDumpGenerator {
 
     /// Task `n` as `MongoExportGenerator.task(n, format:)` has it, in BSON (price given by its
     /// Decimal128 bytes, which the caller computes).
-    public static func task(_ n: Int, priceBytes: [UInt8]) -> [UInt8] {
+    package static func task(_ n: Int, priceBytes: [UInt8]) -> [UInt8] {
         let id = stride(from: 0, to: 24, by: 2).map { i -> UInt8 in
             let hex = Array(MongoExportGenerator.objectId(n))
             return UInt8(String(hex[i..<i + 2]), radix: 16)!

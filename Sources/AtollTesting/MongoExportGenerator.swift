@@ -6,19 +6,19 @@ import Foundation
 /// ```swift
 /// let line = MongoExportGenerator.task(7, format: .canonical, partition: "notes")
 /// ```
-public enum MongoExportGenerator {
-    public enum Format: Sendable { case relaxed, canonical }
+package enum MongoExportGenerator {
+    package enum Format: Sendable { case relaxed, canonical }
 
     /// The ObjectId (24 hex digits) of document `n` of a kind (`1`: tasks, `2`: people).
-    public static func objectId(_ n: Int, kind: Int = 1) -> String { String(format: "%08x%016x", kind, n) }
+    package static func objectId(_ n: Int, kind: Int = 1) -> String { String(format: "%08x%016x", kind, n) }
 
     /// The UUID of task `n`.
-    public static func uuid(_ n: Int) -> UUID { UUID(uuidString: String(format: "E621E1F8-C36C-495A-93FC-%012X", n))! }
+    package static func uuid(_ n: Int) -> UUID { UUID(uuidString: String(format: "E621E1F8-C36C-495A-93FC-%012X", n))! }
 
     /// Task `n`: `_id`, `title`, `priority` (int32), `big` (int64), `estimate` (double), `price`
     /// (Decimal128), `due` (date), `tag` (UUID, binary subtype 04), `tags` (array), `address`
     /// (embedded document) and `owner` (a person's `_id`), plus `_partition` when given.
-    public static func task(_ n: Int, format: Format, partition: String? = nil, owner: Int? = nil) -> String {
+    package static func task(_ n: Int, format: Format, partition: String? = nil, owner: Int? = nil) -> String {
         let uuidBytes = withUnsafeBytes(of: uuid(n).uuid) { Data($0) }.base64EncodedString()
         let dueMillis = Int64(1_700_000_000_000) + Int64(n) * 1_000
         var members: [String] = [#""_id":{"$oid":"\#(objectId(n))"}"#]
@@ -47,10 +47,10 @@ public enum MongoExportGenerator {
     }
 
     /// Person `n` (`_id`, `name`).
-    public static func person(_ n: Int) -> String { #"{"_id":{"$oid":"\#(objectId(n, kind: 2))"},"name":"Person \#(n)"}"# }
+    package static func person(_ n: Int) -> String { #"{"_id":{"$oid":"\#(objectId(n, kind: 2))"},"name":"Person \#(n)"}"# }
 
     /// `lines` as mongoexport writes them: one a line, or with `--jsonArray` one JSON array.
-    public static func file(_ lines: [String], jsonArray: Bool = false) -> Data {
+    package static func file(_ lines: [String], jsonArray: Bool = false) -> Data {
         Data((jsonArray ? "[" + lines.joined(separator: ",\n") + "]" : lines.joined(separator: "\n") + "\n").utf8)
     }
 }

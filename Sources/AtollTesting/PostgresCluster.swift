@@ -15,11 +15,11 @@ import PostgresNIO
 /// let cluster = try await PostgresCluster.shared()
 /// let url = try await cluster.createDatabase()   // postgres://atoll@127.0.0.1:PORT/t_…
 /// ```
-public final class PostgresCluster: Sendable {
-    public let port: Int
-    public let folder: URL
-    public let binaries: URL
-    public static let user = "atoll"
+package final class PostgresCluster: Sendable {
+    package let port: Int
+    package let folder: URL
+    package let binaries: URL
+    package static let user = "atoll"
 
     init(port: Int, folder: URL, binaries: URL) {
         self.port = port
@@ -30,7 +30,7 @@ public final class PostgresCluster: Sendable {
     // MARK: Finding PostgreSQL
 
     /// The folder holding `initdb`, `pg_ctl` and `postgres`, or nil when PostgreSQL is not installed.
-    public static let binaryFolder: URL? = {
+    package static let binaryFolder: URL? = {
         let fileManager = FileManager.default
         func holdsServer(_ folder: String) -> Bool {
             ["initdb", "pg_ctl", "postgres"].allSatisfy { fileManager.isExecutableFile(atPath: "\(folder)/\($0)") }
@@ -52,14 +52,14 @@ public final class PostgresCluster: Sendable {
 
     /// Whether PostgreSQL's server binaries are installed (tests that need them are skipped, and
     /// say so, when they are not).
-    public static var isAvailable: Bool { binaryFolder != nil }
+    package static var isAvailable: Bool { binaryFolder != nil }
 
     // MARK: The shared cluster
 
     private static let sharedCluster = SharedCluster()
 
     /// The process's cluster, started on first use and stopped when the process exits.
-    public static func shared() async throws -> PostgresCluster {
+    package static func shared() async throws -> PostgresCluster {
         try await sharedCluster.get()
     }
 
@@ -87,7 +87,7 @@ public final class PostgresCluster: Sendable {
 
     /// Starts a new cluster. `fsync: false` is for tests (faster commits; a crash of the machine
     /// may lose the cluster, which is thrown away anyway); benchmarks keep it on.
-    public static func start(fsync: Bool = true, maxConnections: Int = 300) async throws -> PostgresCluster {
+    package static func start(fsync: Bool = true, maxConnections: Int = 300) async throws -> PostgresCluster {
         guard let binaries = binaryFolder else {
             throw PostgresClusterError("PostgreSQL is not installed (no initdb, pg_ctl and postgres in ATOLL_POSTGRES_BIN, "
                 + "/usr/lib/postgresql/*/bin or PATH); on Debian: apt-get install postgresql")
@@ -151,7 +151,7 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Stops the server at once and removes its folder.
-    public func stop() {
+    package func stop() {
         let data = folder.appendingPathComponent("data")
         _ = try? Self.runNow(binaries.appendingPathComponent("pg_ctl"), asRoot: getuid() == 0,
                              ["-D", data.path, "-m", "immediate", "-w", "stop"])
@@ -159,12 +159,12 @@ public final class PostgresCluster: Sendable {
     }
 
     /// The URL of `database` on this cluster.
-    public func url(database: String) -> String {
+    package func url(database: String) -> String {
         "postgres://\(Self.user)@127.0.0.1:\(port)/\(database)?sslmode=disable"
     }
 
     /// Creates a new, empty database and returns its URL.
-    public func createDatabase(named name: String = "t_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))")
+    package func createDatabase(named name: String = "t_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))")
         async throws -> String
     {
         let logger = Logger(label: "atoll.test.postgres") { _ in SwiftLogNoOpLogHandler() }
@@ -181,7 +181,7 @@ public final class PostgresCluster: Sendable {
     /// of its own, as another role's client would: the rows, each column cast to text by the
     /// statement (`::text`) or nil.
     @discardableResult
-    public func execute(_ sql: String, onDatabaseOf url: String) async throws -> [[String?]] {
+    package func execute(_ sql: String, onDatabaseOf url: String) async throws -> [[String?]] {
         guard let database = URLComponents(string: url)?.path.dropFirst(), !database.isEmpty else {
             throw PostgresClusterError("no database in \(url)")
         }
@@ -249,8 +249,8 @@ public final class PostgresCluster: Sendable {
 }
 
 /// The test cluster could not be started.
-public struct PostgresClusterError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct PostgresClusterError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

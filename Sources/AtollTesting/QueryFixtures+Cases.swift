@@ -1,16 +1,16 @@
 import AtollCore
 
 /// One query over ``QueryFixtures`` and the primary keys it must return.
-public struct QueryCase: Sendable, CustomStringConvertible {
-    public let type: String
-    public let query: String
-    public let arguments: [Value]
-    public let expected: [Int64]
+package struct QueryCase: Sendable, CustomStringConvertible {
+    package let type: String
+    package let query: String
+    package let arguments: [Value]
+    package let expected: [Int64]
     /// Whether `expected` is in the order the query must return (it has SORT or LIMIT); otherwise the
     /// results are compared as sets.
-    public let ordered: Bool
+    package let ordered: Bool
 
-    public init(_ type: String, _ query: String, _ arguments: [Value], _ expected: [Int64], ordered: Bool = false) {
+    package init(_ type: String, _ query: String, _ arguments: [Value], _ expected: [Int64], ordered: Bool = false) {
         self.type = type
         self.query = query
         self.arguments = arguments
@@ -19,21 +19,21 @@ public struct QueryCase: Sendable, CustomStringConvertible {
     }
 
     /// A query on `Person`.
-    public init(_ query: String, _ expected: [Int64], ordered: Bool = false) {
+    package init(_ query: String, _ expected: [Int64], ordered: Bool = false) {
         self.init("Person", query, [], expected, ordered: ordered)
     }
 
     /// A query with arguments on `Person`.
-    public init(_ query: String, _ arguments: [Value], _ expected: [Int64], ordered: Bool = false) {
+    package init(_ query: String, _ arguments: [Value], _ expected: [Int64], ordered: Bool = false) {
         self.init("Person", query, arguments, expected, ordered: ordered)
     }
 
-    public var description: String { "\(type): \(query)" }
+    package var description: String { "\(type): \(query)" }
 }
 
 extension QueryFixtures {
     /// Every operator, option, placeholder kind and clause, with the objects each query matches.
-    public static let cases: [QueryCase] = [
+    package static let cases: [QueryCase] = [
         // Comparisons of every property kind.
         QueryCase("age == 25", [2, 4]),
         QueryCase("age = 30", [1]),

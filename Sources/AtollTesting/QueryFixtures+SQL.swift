@@ -6,7 +6,7 @@ extension QueryFixtures {
     /// ``objects`` (rows numbered from 1 in order; embedded objects get rows of their own type's table).
     /// Run it on a database where the `ATOLL_DECIMAL` collation is registered. `objects` replaces the
     /// fixture's objects (keyed by type, each with an `_id`), for randomised tests on the same schema.
-    public static func sqlScript(objects: [String: [[String: Value]]] = objects) -> [(sql: String, arguments: [SQLValue])] {
+    package static func sqlScript(objects: [String: [[String: Value]]] = objects) -> [(sql: String, arguments: [SQLValue])] {
         var script = SQLScript()
         for object in schema.objectSchemas {
             var columns = ["\(StorageLayout.rowColumn) INTEGER PRIMARY KEY"]

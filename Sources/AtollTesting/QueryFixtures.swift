@@ -5,8 +5,8 @@ import Foundation
 /// point `Location`, with every property kind, a to-one link, an embedded object, lists, sets and maps,
 /// and computed backlinks (``backlinks``). Objects are property maps (as
 /// ``BoundQuery/evaluate(on:resolver:)`` takes them) and their order is their row order.
-public enum QueryFixtures {
-    public static let schema: Schema = try! Schema([
+package enum QueryFixtures {
+    package static let schema: Schema = try! Schema([
         ObjectSchema(name: "Person", properties: [
             Property(name: "_id", type: .int, isPrimaryKey: true),
             Property(name: "name", type: .string),
@@ -59,7 +59,7 @@ public enum QueryFixtures {
 
     /// Computed backlinks, as a client declares them with `LinkingObjects`: a person's `tasks` (the
     /// tasks assigned to them) and a dog's `owners` (the people listing it in `dogs`).
-    public static let backlinks: [String: [ComputedBacklink]] = [
+    package static let backlinks: [String: [ComputedBacklink]] = [
         "Person": [ComputedBacklink(name: "tasks", originType: "Task", originProperty: "assignee")],
         "Dog": [ComputedBacklink(name: "owners", originType: "Person", originProperty: "dogs")],
     ]
@@ -76,7 +76,7 @@ public enum QueryFixtures {
     static func strings(_ values: [String]) -> [Value] { values.map { .string($0) } }
 
     /// The objects of each top-level type, in row order.
-    public static let objects: [String: [[String: Value]]] = [
+    package static let objects: [String: [[String: Value]]] = [
         "Person": [
             ["_id": .int(1), "name": .string("Alice"), "age": .int(30), "nickname": .string("Al"),
              "height": .double(1.75), "weight": .float(60.5), "isActive": .bool(true), "birthday": date(631_152_000),
@@ -147,7 +147,7 @@ public enum QueryFixtures {
     ]
 
     /// Resolves links between the fixture's objects.
-    public static let resolver: DictionaryObjectResolver = {
+    package static let resolver: DictionaryObjectResolver = {
         var byLink: [ObjectLink: [String: Value]] = [:]
         for (type, list) in objects {
             for object in list { byLink[ObjectLink(objectType: type, primaryKey: object["_id"]!)] = object }
@@ -156,12 +156,12 @@ public enum QueryFixtures {
     }()
 
     /// The primary keys of the objects of `type` that `query` returns, in order, evaluated in memory.
-    public static func evaluate(_ query: String, arguments: [Value] = [], on type: String) throws -> [Int64] {
+    package static func evaluate(_ query: String, arguments: [Value] = [], on type: String) throws -> [Int64] {
         let bound = try BoundQuery(parsing: query, arguments: arguments, objectType: type, schema: schema, backlinks: backlinks)
         return bound.run(on: objects[type] ?? [], values: { $0 }, resolver: resolver).map(primaryKey)
     }
 
-    public static func primaryKey(_ object: [String: Value]) -> Int64 {
+    package static func primaryKey(_ object: [String: Value]) -> Int64 {
         if case .int(let id) = object["_id"] { return id }
         return -1
     }

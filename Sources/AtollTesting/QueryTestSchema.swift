@@ -3,8 +3,8 @@ import Foundation
 
 /// A small schema for the query tests (AtollCoreTests, and the SQL translator's in AtollTests): `Task` (ObjectId key, every scalar kind, a link,
 /// collections), `Person` with a list of `Dog`s and an embedded `Address`.
-public enum QueryTestSchema {
-    public static let schema: Schema = try! Schema([
+package enum QueryTestSchema {
+    package static let schema: Schema = try! Schema([
         ObjectSchema(name: "Task", properties: [
             Property(name: "_id", type: .objectId, isPrimaryKey: true),
             Property(name: "name", type: .string),
@@ -37,7 +37,7 @@ public enum QueryTestSchema {
         ], isEmbedded: true),
     ])
 
-    public static func bind(_ query: String, _ arguments: [Value] = [], on type: String = "Task") throws -> BoundQuery {
+    package static func bind(_ query: String, _ arguments: [Value] = [], on type: String = "Task") throws -> BoundQuery {
         try BoundQuery(parsing: query, arguments: arguments, objectType: type, schema: schema)
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 ///     let bob = try await nodes[1].app(device: "bob").login(credentials: .anonymous)
 /// }
 /// ```
-public func withSyncTestNodes(
+package func withSyncTestNodes(
     _ count: Int, appId: String = "test-app",
     _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
     isolation: isolated (any Actor)? = #isolation,

@@ -8,27 +8,27 @@ import Foundation
 /// defer { folder.remove() }
 /// var config = Realm.Configuration(fileURL: folder.url.appendingPathComponent("test.realm"))
 /// ```
-public struct TemporaryFolder: Sendable {
-    public let url: URL
+package struct TemporaryFolder: Sendable {
+    package let url: URL
 
-    public init(_ label: String = "atoll") throws {
+    package init(_ label: String = "atoll") throws {
         url = FileManager.default.temporaryDirectory
             .appendingPathComponent("\(label)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
     /// A realm configuration whose file lives in this folder.
-    public func configuration(_ name: String = "test.realm", objectTypes: [ObjectBase.Type]? = nil) -> Realm.Configuration {
+    package func configuration(_ name: String = "test.realm", objectTypes: [ObjectBase.Type]? = nil) -> Realm.Configuration {
         Realm.Configuration(fileURL: url.appendingPathComponent(name), objectTypes: objectTypes)
     }
 
     /// A folder made elsewhere that this value removes (a server's data directory, say).
-    public init(existing url: URL) throws {
+    package init(existing url: URL) throws {
         self.url = url
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    public func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: url)
     }
 }

@@ -8,9 +8,9 @@ import Foundation
 ///     -extensions ext   # subjectAltName = DNS:localhost,IP:127.0.0.1; basicConstraints = CA:TRUE
 /// ```
 /// No system trusts it: a client trusts it only through `AppConfiguration.trustedRootCertificates`.
-public enum TestCertificate {
+package enum TestCertificate {
     /// The certificate, PEM.
-    public static let certificatePEM = """
+    package static let certificatePEM = """
     -----BEGIN CERTIFICATE-----
     MIIBtzCCAV6gAwIBAgIBATAKBggqhkjOPQQDAjAqMRIwEAYDVQQDDAlsb2NhbGhv
     c3QxFDASBgNVBAoMC0F0b2xsIHRlc3RzMCAXDTI1MDEwMTAwMDAwMFoYDzIxMjUw
@@ -26,7 +26,7 @@ public enum TestCertificate {
     """
 
     /// Its private key, PEM (PKCS#8).
-    public static let privateKeyPEM = """
+    package static let privateKeyPEM = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgrqcGbevzdm2hvNt1
     jiWs9DlgMKaKbGa2nqoIs2JH+O2hRANCAAS9UqLs6p4Pr0RZ63AfBx6J3GyAOcuU
@@ -35,7 +35,7 @@ public enum TestCertificate {
     """
 
     /// A private key that is not the certificate's, for tests of a mismatched pair.
-    public static let otherPrivateKeyPEM = """
+    package static let otherPrivateKeyPEM = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg5+LuvBbRXtsGAAZX
     QPxZu8GCrv8VaYo3KenojcP9JHahRANCAARPf5Q6PjxFuFq/f6D8mi0ctYIWKlFI
@@ -44,7 +44,7 @@ public enum TestCertificate {
     """
 
     /// Writes both PEM files into `folder` and returns their paths, for `ServerConfiguration.tls`.
-    public static func write(to folder: URL) throws -> (certificatePath: String, privateKeyPath: String) {
+    package static func write(to folder: URL) throws -> (certificatePath: String, privateKeyPath: String) {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let certificate = folder.appendingPathComponent("test-cert.pem")
         let key = folder.appendingPathComponent("test-key.pem")

@@ -9,7 +9,7 @@ import JWTKit
 /// let token = try await TestCustomJWT.sign(["sub": .string("u-1"), "org": .object(["department": .string("sales")])], key: key)
 /// let user = try await app.login(credentials: .jwt(token: token))
 /// ```
-public enum TestCustomJWT {
+package enum TestCustomJWT {
     struct Claims: JWTPayload {
         var members: [String: JSONValue]
 
@@ -20,7 +20,7 @@ public enum TestCustomJWT {
     }
 
     /// `claims` signed with `key`; `exp` is added (ten minutes from now) when missing.
-    public static func sign(_ claims: [String: JSONValue], key: String) async throws -> String {
+    package static func sign(_ claims: [String: JSONValue], key: String) async throws -> String {
         var claims = claims
         if claims["exp"] == nil { claims["exp"] = .int(Int64(Date().timeIntervalSince1970) + 600) }
         let keys = JWTKeyCollection()

@@ -12,19 +12,19 @@ import JWTKit
 /// let server = try await SyncTestServer.start { $0.apps = [.init(id: "test-app", apple: apple.configuration)] }
 /// let user = try await server.app().login(credentials: .apple(idToken: try await apple.idToken(subject: "001234.abc")))
 /// ```
-public struct TestIdentityProvider: Sendable {
-    public let issuer: String
-    public let audience: String
+package struct TestIdentityProvider: Sendable {
+    package let issuer: String
+    package let audience: String
     /// The JWKS (public keys only) as JSON text.
-    public let jwks: String
+    package let jwks: String
     /// The RSA key's PEM public key (what an HS256 forgery would use as its secret).
-    public let rsaPublicKeyPEM: String
+    package let rsaPublicKeyPEM: String
     let keys: JWTKeyCollection
 
-    public static let rsaKeyID = "rsa-1"
-    public static let ecKeyID = "ec-1"
+    package static let rsaKeyID = "rsa-1"
+    package static let ecKeyID = "ec-1"
 
-    public init(issuer: String = "https://appleid.apple.com", audience: String = "com.example.atoll") async throws {
+    package init(issuer: String = "https://appleid.apple.com", audience: String = "com.example.atoll") async throws {
         self.issuer = issuer
         self.audience = audience
         let rsa = try Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
@@ -45,25 +45,25 @@ public struct TestIdentityProvider: Sendable {
     }
 
     /// The server's settings for this provider (inline JWKS).
-    public var configuration: ServerConfiguration.OpenIDProvider {
+    package var configuration: ServerConfiguration.OpenIDProvider {
         ServerConfiguration.OpenIDProvider(jwks: jwks, issuer: issuer, audience: [audience])
     }
 
     /// The claims of an ID token; each can be set wrong on purpose.
-    public struct Claims: JWTPayload {
-        public var iss: IssuerClaim
-        public var sub: SubjectClaim
-        public var aud: AudienceClaim
-        public var exp: ExpirationClaim
-        public var iat: IssuedAtClaim
-        public var nbf: NotBeforeClaim?
-        public var email: String?
-        public func verify(using algorithm: some JWTAlgorithm) async throws {}
+    package struct Claims: JWTPayload {
+        package var iss: IssuerClaim
+        package var sub: SubjectClaim
+        package var aud: AudienceClaim
+        package var exp: ExpirationClaim
+        package var iat: IssuedAtClaim
+        package var nbf: NotBeforeClaim?
+        package var email: String?
+        package func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     /// A signed ID token for `subject`; `configure` changes the claims (wrong audience, expired…).
     /// `keyID` picks the key (``rsaKeyID`` signs RS256, ``ecKeyID`` ES256).
-    public func idToken(subject: String, email: String? = nil, keyID: String = TestIdentityProvider.rsaKeyID, now: Date = Date(),
+    package func idToken(subject: String, email: String? = nil, keyID: String = TestIdentityProvider.rsaKeyID, now: Date = Date(),
                         _ configure: (inout Claims) -> Void = { _ in }) async throws -> String {
         var claims = Claims(
             iss: IssuerClaim(value: issuer), sub: SubjectClaim(value: subject), aud: AudienceClaim(value: [audience]),
@@ -73,28 +73,28 @@ public struct TestIdentityProvider: Sendable {
     }
 
     /// A token signed with a key of its own (not in the JWKS) under this provider's key id.
-    public func forgedIdToken(subject: String, keyID: String = TestIdentityProvider.rsaKeyID) async throws -> String {
+    package func forgedIdToken(subject: String, keyID: String = TestIdentityProvider.rsaKeyID) async throws -> String {
         let other = try await TestIdentityProvider(issuer: issuer, audience: audience)
         return try await other.idToken(subject: subject, keyID: keyID)
     }
 
     /// A good token whose header names `keyID`, a key the JWKS does not have (a rotated key):
     /// its signature is the real key's, so only the key id gives it away.
-    public func idTokenNamingUnknownKey(subject: String, keyID: String) async throws -> String {
+    package func idTokenNamingUnknownKey(subject: String, keyID: String) async throws -> String {
         let parts = try await idToken(subject: subject).split(separator: ".")
         let header = Self.base64URL(Data(#"{"alg":"RS256","kid":"\#(keyID)","typ":"JWT"}"#.utf8))
         return ([header] + parts.dropFirst().map(String.init)).joined(separator: ".")
     }
 
     /// An unsigned token (`alg: none`) with good claims.
-    public func unsignedIdToken(subject: String) async throws -> String {
+    package func unsignedIdToken(subject: String) async throws -> String {
         let none = JWTKeyCollection()
         await none.addUnsecuredNone(kid: JWKIdentifier(string: Self.rsaKeyID))
         return try await none.sign(goodClaims(subject), kid: JWKIdentifier(string: Self.rsaKeyID))
     }
 
     /// An HS256 token whose secret is the RSA public key (the algorithm-confusion forgery).
-    public func hmacWithPublicKeyIdToken(subject: String) async throws -> String {
+    package func hmacWithPublicKeyIdToken(subject: String) async throws -> String {
         let hmac = JWTKeyCollection()
         await hmac.add(hmac: HMACKey(from: rsaPublicKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: Self.rsaKeyID))
         return try await hmac.sign(goodClaims(subject), kid: JWKIdentifier(string: Self.rsaKeyID))

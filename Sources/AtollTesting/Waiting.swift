@@ -7,22 +7,22 @@ import Foundation
 /// app.syncManager.errorHandler = { error, _ in errors.append(error) }
 /// #expect(await waitUntil { !errors.all.isEmpty })
 /// ```
-public final class Recorder<Value>: @unchecked Sendable {
+package final class Recorder<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Value] = []
 
-    public init() {}
+    package init() {}
 
-    public func append(_ value: Value) { lock.withLock { values.append(value) } }
+    package func append(_ value: Value) { lock.withLock { values.append(value) } }
 
     /// Everything appended so far, in order.
-    public var all: [Value] { lock.withLock { values } }
+    package var all: [Value] { lock.withLock { values } }
 }
 
 /// Polls `condition` until it holds or `timeout` passes, suspending in between so the caller's
 /// actor can run scheduled work (a realm's refresh). Returns whether the condition held. The
 /// bounded poll a test uses instead of a fixed sleep.
-public func waitUntil(timeout: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
+package func waitUntil(timeout: Duration = .seconds(10), isolation: isolated (any Actor)? = #isolation,
                       _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {

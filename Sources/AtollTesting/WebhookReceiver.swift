@@ -15,24 +15,24 @@ import ServiceLifecycle
 /// let call = try #require(await mail.nextCall())
 /// try await app.emailPasswordAuth.confirmUser(call.token!, tokenId: call.tokenId!)
 /// ```
-public final class WebhookReceiver: Sendable {
+package final class WebhookReceiver: Sendable {
     /// One POST the server made.
-    public struct Call: Sendable {
-        public let path: String
-        public let body: Data
+    package struct Call: Sendable {
+        package let path: String
+        package let body: Data
         /// The `X-Atoll-Signature` header, if any.
-        public let signature: String?
+        package let signature: String?
 
-        public var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
-        public var purpose: String? { json["purpose"] as? String }
-        public var username: String? { json["username"] as? String }
-        public var token: String? { json["token"] as? String }
-        public var tokenId: String? { json["tokenId"] as? String }
-        public var arguments: [Any]? { json["arguments"] as? [Any] }
+        package var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
+        package var purpose: String? { json["purpose"] as? String }
+        package var username: String? { json["username"] as? String }
+        package var token: String? { json["token"] as? String }
+        package var tokenId: String? { json["tokenId"] as? String }
+        package var arguments: [Any]? { json["arguments"] as? [Any] }
     }
 
     /// How the receiver answers.
-    public enum Behavior: Sendable {
+    package enum Behavior: Sendable {
         /// 200 `{"status": status}` (a function's answer: "success", "pending", "fail").
         case status(String)
         /// 200 with an empty JSON object (a delivery's answer).
@@ -59,7 +59,7 @@ public final class WebhookReceiver: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
     /// The receiver's port on 127.0.0.1.
-    public let port: Int
+    package let port: Int
 
     private init(port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
@@ -68,10 +68,10 @@ public final class WebhookReceiver: Sendable {
     }
 
     /// `http://127.0.0.1:<port><path>`.
-    public func url(_ path: String = "/hook") -> String { "http://127.0.0.1:\(port)\(path)" }
+    package func url(_ path: String = "/hook") -> String { "http://127.0.0.1:\(port)\(path)" }
 
     /// Starts a receiver on a free port, answering with `behavior`.
-    public static func start(_ behavior: Behavior = .ok) async throws -> WebhookReceiver {
+    package static func start(_ behavior: Behavior = .ok) async throws -> WebhookReceiver {
         let box = Box()
         let router = Router()
         router.post("**") { request, context -> Response in
@@ -98,23 +98,23 @@ public final class WebhookReceiver: Sendable {
     }
 
     /// Answers the next calls with `behavior`.
-    public func setBehavior(_ behavior: Behavior) {
+    package func setBehavior(_ behavior: Behavior) {
         state.withLock { $0.behavior = behavior }
     }
 
     /// Lets every hanging call answer (200 `{"status": "success"}`).
-    public func release() {
+    package func release() {
         state.withLock { $0.released = true }
     }
 
     /// How many calls hang right now.
-    public var hangingCalls: Int { state.withLock { $0.hanging } }
+    package var hangingCalls: Int { state.withLock { $0.hanging } }
 
     /// Every call so far.
-    public var calls: [Call] { state.withLock { $0.calls } }
+    package var calls: [Call] { state.withLock { $0.calls } }
 
     /// The next call not yet taken, waiting for it up to `timeout`.
-    public func nextCall(timeout: Duration = .seconds(60)) async -> Call? {
+    package func nextCall(timeout: Duration = .seconds(60)) async -> Call? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             let call: Call? = state.withLock { state in
@@ -129,7 +129,7 @@ public final class WebhookReceiver: Sendable {
     }
 
     /// Stops the receiver (hanging calls are released first).
-    public func stop() async throws {
+    package func stop() async throws {
         release()
         await group.triggerGracefulShutdown()
         try await task.value

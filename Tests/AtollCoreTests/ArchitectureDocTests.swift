@@ -135,3 +135,27 @@ import Testing
         #expect(Self.spans(in: "a `X` b `y z`\n```\n`Z`\n```\n`W`") == ["X", "y z", "W"])
     }
 }
+
+extension ArchitectureDocTests {
+    /// AtollCore's public types are exactly those docs/architecture.md lists ("What is public"):
+    /// a type made public for convenience shows up here, and so does one the list forgot.
+    @Test func atollCoresPublicTypesAreTheListedOnes() throws {
+        let document = try String(contentsOf: Self.packageRoot.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        let marker = "Public types of AtollCore (ArchitectureDocTests compares this line with the code):"
+        let lines = document.split(separator: "\n", omittingEmptySubsequences: false)
+        let index = try #require(lines.firstIndex { $0.contains(marker) }, "docs/architecture.md lost the line of AtollCore's public types")
+        let listed = Set(Self.spans(in: String(lines[index + 1])))
+        let declaration = try Regex(#"^(?:@\w+(?:\([^)]*\))?\s+)*public\s+(?:final\s+|indirect\s+)*(?:struct|class|enum|protocol|typealias|actor)\s+(\w+)"#)
+        var declared: Set<String> = []
+        for (path, text) in try Self.sources() where path.hasPrefix("Sources/AtollCore/") {
+            for line in text.split(separator: "\n") {
+                if let match = try declaration.firstMatch(in: String(line)), let name = match.output[1].substring {
+                    declared.insert(String(name))
+                }
+            }
+        }
+        #expect(declared.count > 10, "the scan found \(declared.count) public types: it no longer reads the sources")
+        #expect(declared.subtracting(listed).sorted() == [], "public in AtollCore but not listed (make it package, or list it and say why)")
+        #expect(listed.subtracting(declared).sorted() == [], "listed but not public in AtollCore")
+    }
+}

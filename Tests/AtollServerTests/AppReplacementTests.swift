@@ -1,5 +1,6 @@
 import AtollCore
 @testable import AtollServer
+import AtollTesting
 import Foundation
 import Testing
 
@@ -19,7 +20,8 @@ import Testing
     static let path = "/api/admin/v1/apps/tasks/configuration"
 
     @Test func anUploadCheckedUnderTheOldRulesIsNotIntegratedAfterTheReplacement() async throws {
-        try await withServer(TestServer.configuration { $0.developmentMode = false }) { server in
+        let gate = InterleavingGate()
+        try await withServer(TestServer.configuration { $0.developmentMode = false }, interleaving: gate) { server in
             let admin = server.running.adminKey
             let coordinator = server.running.coordinator
             #expect(try await server.http.send("PUT", Self.path, bearer: admin, body: Self.body(write: "true")).status == 201)
@@ -32,16 +34,10 @@ import Testing
 
             // The next upload (on base 0: rebased early) waits just before its transaction,
             // checked against the old rules (anyone writes).
-            let (paused, pause) = AsyncStream<Void>.makeStream()
-            let (resume, resumeContinuation) = AsyncStream<Void>.makeStream()
-            await coordinator.setAfterEarlyRebase {
-                pause.yield()
-                for await _ in resume { break }
-            }
+            let held = gate.holdNext(.afterEarlyRebase)
             let set = SyncFixtures.changeset(2, timestamp: 1_700_000_000_200, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string("late"))])
             client.send(.upload(Upload(session: 1, changesets: [UploadChangeset(set, lastServerVersion: 0)])))
-            for await _ in paused { break }
-            await coordinator.setAfterEarlyRebase(nil)
+            await held.reached()
 
             // Replaced by rules under which no one writes; the answer waits for that upload.
             let generation = server.auth.apps.generation(of: "tasks")
@@ -53,7 +49,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(server.auth.apps.generation(of: "tasks") != generation)
-            resumeContinuation.yield()
+            held.release()
             let answer = try await replacing.value
             #expect(answer.object["status"] as? String == "replaced", "\(answer.text)")
 

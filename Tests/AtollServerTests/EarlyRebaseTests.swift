@@ -1,5 +1,6 @@
 import AtollCore
 @testable import AtollServer
+import AtollTesting
 import Foundation
 import Testing
 
@@ -10,19 +11,9 @@ import Testing
         SyncFixtures.changeset(version, timestamp: timestamp, [.set(SyncFixtures.task("t"), path: [.property("title")], value: .string(title))])
     }
 
-    /// Pauses the next early-rebased upload until `resume` is yielded; `paused` says it is waiting.
-    static func pauseNextUpload(_ coordinator: SyncCoordinator) async -> (paused: AsyncStream<Void>, resume: AsyncStream<Void>.Continuation) {
-        let (paused, pause) = AsyncStream<Void>.makeStream()
-        let (resume, resumeContinuation) = AsyncStream<Void>.makeStream()
-        await coordinator.setAfterEarlyRebase {
-            pause.yield()
-            for await _ in resume { break }
-        }
-        return (paused, resumeContinuation)
-    }
-
     @Test func anotherClientsUploadInBetweenIsRebasedOverInsideTheLock() async throws {
-        try await withServer { server in
+        let gate = InterleavingGate()
+        try await withServer(interleaving: gate) { server in
             let coordinator = server.running.coordinator
             let token = try await SyncFixtures.accessToken(server)
             let a = try await SyncTestClient.connect(to: server), b = try await SyncTestClient.connect(to: server)
@@ -33,14 +24,13 @@ import Testing
             let identB = try #require(try await b.bind(1, partition: .string("home"), token: token).identAnswer)
 
             // A uploads on base 0 (its own v1 since): rebased early, then paused before its transaction.
-            let (paused, resume) = await Self.pauseNextUpload(coordinator)
+            let held = gate.holdNext(.afterEarlyRebase)
             a.send(.upload(Upload(session: 1, changesets: [UploadChangeset(Self.set(2, "from A", timestamp: 1_700_000_000_200), lastServerVersion: 0)])))
-            for await _ in paused { break }
-            await coordinator.setAfterEarlyRebase(nil)
+            await held.reached()
             // B's upload lands in between.
             b.send(.upload(Upload(session: 1, changesets: [UploadChangeset(Self.set(1, "from B", timestamp: 1_700_000_000_100), lastServerVersion: identB.latestServerVersion)])))
             #expect(try await b.next { $0.uploadAck }.serverVersion == 2)
-            resume.yield()
+            held.release()
             #expect(try await a.next { $0.uploadAck }.serverVersion == 3)
 
             // What rebasing A's upload over the whole history after its base gives.
@@ -59,7 +49,8 @@ import Testing
     /// file re-sending it): the early rebase no longer fits, the upload is rebased again under the
     /// lock, and nothing is integrated twice.
     @Test func theUploadersOwnChangesetInBetweenMakesItRebaseAgain() async throws {
-        try await withServer { server in
+        let gate = InterleavingGate()
+        try await withServer(interleaving: gate) { server in
             let coordinator = server.running.coordinator
             let token = try await SyncFixtures.accessToken(server)
             let a = try await SyncTestClient.connect(to: server)
@@ -68,11 +59,10 @@ import Testing
             a.send(.upload(Upload(session: 1, changesets: [UploadChangeset(SyncFixtures.createTask("t", title: "first"), lastServerVersion: 0)])))
             _ = try await a.next { $0.uploadAck }
 
-            let (paused, resume) = await Self.pauseNextUpload(coordinator)
+            let held = gate.holdNext(.afterEarlyRebase)
             let upload = Upload(session: 1, changesets: [UploadChangeset(Self.set(2, "again", timestamp: 1_700_000_000_200), lastServerVersion: 0)])
             a.send(.upload(upload))
-            for await _ in paused { break }
-            await coordinator.setAfterEarlyRebase(nil)
+            await held.reached()
             // The same client file on a second connection re-sends the same changeset meanwhile.
             let twin = try await SyncTestClient.connect(to: server)
             _ = try await twin.hello()
@@ -80,7 +70,7 @@ import Testing
                                                  serverVersion: 1, epoch: ident.epoch).identAnswer)
             twin.send(.upload(Upload(session: 1, changesets: [UploadChangeset(Self.set(2, "again", timestamp: 1_700_000_000_200), lastServerVersion: 1)])))
             #expect(try await twin.next { $0.uploadAck }.serverVersion == 2)
-            resume.yield()
+            held.release()
             #expect(try await a.next { $0.uploadAck }.clientVersion == 2)
             let realmID = try await coordinator.realm(appID: "tasks", path: "s:home").id
             #expect(try await coordinator.store.history(realmID: realmID, after: 0, maxBytes: 1 << 20).map(\.serverVersion) == [1, 2],

@@ -37,11 +37,11 @@ import Testing
         #expect(admission.admitSession(2, user: "u", connection: 1) == nil)
         #expect(admission.admitSession(1, user: "u", connection: 2) == nil)
         #expect(admission.claimHeldObjects(10, session: 1, connection: 1))
-        #expect(admission.admitSession(3, user: "u", connection: 2) == "sessionsPerUser")
+        #expect(admission.admitSession(3, user: "u", connection: 2) == .sessionsPerUser)
         admission.releaseSession(2, connection: 1)
         admission.close(connection: 1, address: "a")
         #expect(admission.admitSession(2, user: "u", connection: 2) == nil)
         #expect(admission.admitSession(3, user: "u", connection: 2) == nil, "connection 1's sessions were given back")
-        #expect(admission.admitSession(4, user: "u", connection: 2) == "sessionsPerUser", "connection 2's stay counted")
+        #expect(admission.admitSession(4, user: "u", connection: 2) == .sessionsPerUser, "connection 2's stay counted")
     }
 }

@@ -1,5 +1,6 @@
 import AtollCore
 @testable import AtollServer
+import AtollTesting
 import Foundation
 import Testing
 
@@ -9,7 +10,8 @@ import Testing
     /// Deterministic: a session bound before the termination identifies while the histories are
     /// being restarted.
     @Test func aSessionIdentifyingDuringTheTerminationIsEnded() async throws {
-        try await withServer { server in
+        let gate = InterleavingGate()
+        try await withServer(interleaving: gate) { server in
             let token = try await SyncFixtures.accessToken(server)
             let coordinator = server.running.coordinator
             let writer = try await SyncTestClient.connect(to: server)
@@ -25,20 +27,14 @@ import Testing
             late.send(.ping(Ping(timestamp: 1)))
             _ = try await late.next { $0.pong }  // the bind was handled before the termination
 
-            let (paused, pause) = AsyncStream<Void>.makeStream()
-            let (resume, resumeContinuation) = AsyncStream<Void>.makeStream()
-            await coordinator.setWhileTerminating {
-                pause.yield()
-                for await _ in resume { break }
-            }
+            let held = gate.holdNext(.whileTerminating)
             let termination = Task { try await coordinator.terminateSync(appID: "tasks") }
-            for await _ in paused { break }
+            await held.reached()
             // Identified while the histories are being restarted.
             late.send(.ident(Ident(session: 1, fileIdent: .unassigned, lastServerVersion: 0, epoch: .none)))
             let answer = try await late.next { message -> ServerMessage? in message.identAnswer != nil || message.errorMessage != nil ? message : nil }
-            resumeContinuation.yield()
+            held.release()
             try await termination.value
-            await coordinator.setWhileTerminating(nil)
 
             if let ident = answer.identAnswer {
                 // Answered at an epoch that no longer exists: it must have been ended since.

@@ -33,8 +33,7 @@ public final class App: Sendable, Equatable, CustomStringConvertible {
     /// Tests only: an app whose sync sessions and token checks read `clock` (reconnect delays,
     /// timeouts, token expiry), so a test moves time instead of sleeping. The clock is taken when
     /// the app's state is first made for this id and configuration.
-    @_spi(Testing)
-    public init(id: String, configuration: AppConfiguration, clock: WallClock) {
+    package init(id: String, configuration: AppConfiguration, clock: WallClock) {
         core = AppCore.shared(id: id, configuration: configuration, clock: clock)
     }
 

@@ -20,8 +20,7 @@ extension Realm {
     ///
     /// Each table, collection table and the unresolved-link table is read in one scan (a client
     /// reset reads every object of the file: one query per object made that the largest cost).
-    @_spi(Testing)
-    public func replicaState() throws -> ReplicaState {
+    package func replicaState() throws -> ReplicaState {
         verifyThread()
         var state = ReplicaState()
         let tables = coordinator.allTables

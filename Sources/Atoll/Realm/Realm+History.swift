@@ -3,8 +3,7 @@ import Foundation
 
 extension Realm {
     /// The recorded changesets, oldest first (the local sync history).
-    @_spi(Testing)
-    public func historyChangesets() throws -> [Changeset] {
+    package func historyChangesets() throws -> [Changeset] {
         verifyThread()
         return try historyRecords(after: 0)
     }

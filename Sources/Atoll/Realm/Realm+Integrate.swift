@@ -17,8 +17,7 @@ import Foundation
 extension Realm {
     /// Applies `changesets` in one write transaction. Nothing is recorded in the local history
     /// (the changes are not local); notifications report exactly what changed.
-    @_spi(Sync)
-    public func integrateRemote(_ changesets: [Changeset]) throws {
+    package func integrateRemote(_ changesets: [Changeset]) throws {
         try checkThread()
         guard transaction == nil else {
             throw Error(.alreadyInWriteTransaction, "Cannot integrate changes from the server inside a write transaction")
@@ -34,8 +33,7 @@ extension Realm {
     }
 
     /// Applies `changesets` inside the open write transaction, recording no instructions.
-    @_spi(Sync)
-    public func integrateRemoteInWrite(_ changesets: [Changeset]) throws {
+    package func integrateRemoteInWrite(_ changesets: [Changeset]) throws {
         try checkThread()
         guard let transaction else {
             throw Error(.notInWriteTransaction, "Changes from the server can only be integrated inside a write transaction")

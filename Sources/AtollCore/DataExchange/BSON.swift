@@ -8,10 +8,10 @@ import Foundation
 /// let node = try BSON.read(documentBytes)        // {"_id": {"$oid": "…"}, …}
 /// let bytes = try BSON.write(node)               // the same document as BSON
 /// ```
-public enum BSON {
+package enum BSON {
     /// One BSON document (its int32 length included) as an Extended JSON tree.
     /// - Throws: ``DataImportError`` (`malformedJSON` for malformed BSON, `tooDeep`, `tooLarge`).
-    public static func read(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(DataImportError) -> JSONNode {
+    package static func read(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(DataImportError) -> JSONNode {
         guard bytes.count <= limits.maxDocumentBytes else { throw DataImportError(.tooLarge, "a BSON document of \(bytes.count) bytes") }
         var reader = Reader(bytes: bytes, limits: limits)
         let node = try reader.document(depth: 1, isArray: false)
@@ -106,7 +106,7 @@ public enum BSON {
 
     /// Cuts a `.bson` file's bytes (documents one after another) at `offset`: the length of the
     /// document starting there, or nil when fewer than 4 bytes remain.
-    public static func documentLength(in bytes: some Collection<UInt8>) -> Int? {
+    package static func documentLength(in bytes: some Collection<UInt8>) -> Int? {
         guard bytes.count >= 4 else { return nil }
         return Int(Int32(bitPattern: bytes.prefix(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
     }
@@ -114,7 +114,7 @@ public enum BSON {
 
 extension JSONNode {
     /// The tree as JSON text (compact; members in order).
-    public var text: String {
+    package var text: String {
         switch self {
         case .null: "null"
         case .bool(let b): b ? "true" : "false"
@@ -130,7 +130,7 @@ extension BSON {
     /// A document of canonical Extended JSON (what ``ExtendedJSON/canonical(_:of:schema:)``
     /// writes) as BSON, wrappers turned back into their element types.
     /// - Throws: ``DataImportError`` when `node` is not a document or a wrapper is malformed.
-    public static func write(_ node: JSONNode) throws(DataImportError) -> [UInt8] {
+    package static func write(_ node: JSONNode) throws(DataImportError) -> [UInt8] {
         guard case .object(let members) = node else { throw DataImportError(.notADocument, "BSON holds documents") }
         return try document(members)
     }

@@ -17,27 +17,27 @@
 ///
 /// Every length is checked against what is left before it is used: a hostile body costs no more
 /// than its own size, and what does not frame exactly is refused with ``DataImportError/Code/malformedBody``.
-public enum DataImportBody {
+package enum DataImportBody {
     /// The first four bytes.
-    public static let magic: [UInt8] = Array("AIB1".utf8)
+    package static let magic: [UInt8] = Array("AIB1".utf8)
     /// The media type the admin API recognises this body by.
-    public static let contentType = "application/vnd.atoll.import-batch"
+    package static let contentType = "application/vnd.atoll.import-batch"
     /// The most bytes the header (JSON with the schema) may have.
-    public static let maxHeaderBytes = 1 << 20
+    package static let maxHeaderBytes = 1 << 20
 
     /// A body read: where its header and each document are in the bytes given.
-    public struct Batch: Sendable, Hashable {
-        public var header: Range<Int>
-        public var documents: [Range<Int>]
+    package struct Batch: Sendable, Hashable {
+        package var header: Range<Int>
+        package var documents: [Range<Int>]
     }
 
     /// Builds a body as documents arrive.
-    public struct Writer: Sendable {
-        public private(set) var bytes: [UInt8]
-        public private(set) var count = 0
+    package struct Writer: Sendable {
+        package private(set) var bytes: [UInt8]
+        package private(set) var count = 0
         private let countOffset: Int
 
-        public init(header: some Collection<UInt8>, reservingCapacity capacity: Int = 0) {
+        package init(header: some Collection<UInt8>, reservingCapacity capacity: Int = 0) {
             bytes = []
             bytes.reserveCapacity(capacity + header.count + 12)
             bytes += DataImportBody.magic
@@ -48,16 +48,16 @@ public enum DataImportBody {
         }
 
         /// Bytes of documents so far (headers and lengths left out).
-        public var documentBytes: Int { bytes.count - countOffset - 4 - 4 * count }
+        package var documentBytes: Int { bytes.count - countOffset - 4 - 4 * count }
 
-        public mutating func append(_ document: some Collection<UInt8>) {
+        package mutating func append(_ document: some Collection<UInt8>) {
             Self.appendLength(document.count, to: &bytes)
             bytes += document
             count += 1
         }
 
         /// The finished body.
-        public func finish() -> [UInt8] {
+        package func finish() -> [UInt8] {
             var out = bytes
             let n = UInt32(count)
             out[countOffset] = UInt8(n >> 24)
@@ -78,7 +78,7 @@ public enum DataImportBody {
     ///   length past the end, bytes after the last document, more than `maxDocuments`) or
     ///   ``DataImportError/Code/tooLarge`` (a header over ``maxHeaderBytes``, a document over
     ///   `maxDocumentBytes`).
-    public static func read(_ bytes: [UInt8], maxDocuments: Int, maxDocumentBytes: Int = JSONLimits().maxDocumentBytes)
+    package static func read(_ bytes: [UInt8], maxDocuments: Int, maxDocumentBytes: Int = JSONLimits().maxDocumentBytes)
         throws(DataImportError) -> Batch {
         var position = 0
         func length(_ what: String) throws(DataImportError) -> Int {

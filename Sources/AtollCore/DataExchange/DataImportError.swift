@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Messages name the field path and the kind of value, never the value itself beyond a short
 /// prefix, so a report of a hostile file stays small.
-public struct DataImportError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable, Codable {
+package struct DataImportError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable, Codable {
         /// Not JSON (or not one JSON value).
         case malformedJSON
         /// Nested deeper than ``JSONLimits/maxDepth``.
@@ -27,30 +27,30 @@ public struct DataImportError: Error, Sendable, Hashable, CustomStringConvertibl
         /// A batch's compact body (``DataImportBody``) that does not frame: the whole batch is refused.
         case malformedBody
     }
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
     /// Where in the document, e.g. `address.lines[2]`; empty for the whole document.
-    public let path: String
+    package let path: String
 
-    public init(_ code: Code, _ message: String, path: String = "") {
+    package init(_ code: Code, _ message: String, path: String = "") {
         self.code = code
         self.message = message
         self.path = path
     }
 
-    public var description: String { path.isEmpty ? "\(code.rawValue): \(message)" : "\(code.rawValue) at \(path): \(message)" }
+    package var description: String { path.isEmpty ? "\(code.rawValue): \(message)" : "\(code.rawValue) at \(path): \(message)" }
 }
 
 /// Bounds on one document, so that a hostile file costs bounded memory and time per document.
-public struct JSONLimits: Sendable, Hashable {
+package struct JSONLimits: Sendable, Hashable {
     /// Nesting of arrays and objects.
-    public var maxDepth = 64
+    package var maxDepth = 64
     /// Bytes of one document.
-    public var maxDocumentBytes = 4 << 20
+    package var maxDocumentBytes = 4 << 20
     /// Bytes of one string.
-    public var maxStringBytes = 1 << 20
+    package var maxStringBytes = 1 << 20
     /// Elements of one array or members of one object.
-    public var maxElements = 100_000
+    package var maxElements = 100_000
 
-    public init() {}
+    package init() {}
 }

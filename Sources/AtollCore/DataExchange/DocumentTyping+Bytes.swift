@@ -19,7 +19,7 @@ extension DocumentTyping {
     /// `type(JSONNode.parse(bytes, limits: limits), as: typeName)`, or the same error.
     /// - Throws: ``DataImportError``, the node path's.
     /// - Complexity: O(*n*) in the document's bytes.
-    public func type(bytes: [UInt8], as typeName: String, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> TypedDocument {
+    package func type(bytes: [UInt8], as typeName: String, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> TypedDocument {
         if let typed = scanned(bytes, as: typeName, limits: limits) { return typed }
         return try type(JSONNode.parse(bytes, limits: limits), as: typeName)
     }
@@ -27,7 +27,7 @@ extension DocumentTyping {
     /// The realm a document of a partition-based app belongs to, from its bytes: its member `key`
     /// read alone, every other value stepped over (checked, not built). The same value or error
     /// as ``partition(of:key:)`` of the parsed document: anything wrong, and that decides.
-    public static func partition(ofBytes bytes: [UInt8], key: String, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> PartitionValue {
+    package static func partition(ofBytes bytes: [UInt8], key: String, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> PartitionValue {
         if bytes.count <= limits.maxDocumentBytes, let members = try? keyMember(bytes, key, limits),
            let value = try? partition(of: .object(members), key: key) {
             return value

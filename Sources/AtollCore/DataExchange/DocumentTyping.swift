@@ -3,13 +3,13 @@ import Foundation
 /// One document of an import, typed through the realm's schema: the instructions that create it
 /// (or, for a primary key already present, overwrite its fields: importing twice is harmless), the
 /// links it holds, and the fields it had that the schema does not.
-public struct TypedDocument: Sendable, Hashable {
-    public var id: ObjectID
-    public var instructions: [Instruction]
+package struct TypedDocument: Sendable, Hashable {
+    package var id: ObjectID
+    package var instructions: [Instruction]
     /// Every link target the document names, to be checked against what exists.
-    public var links: [ObjectLink]
+    package var links: [ObjectLink]
     /// Members the schema has no property for (reported, not imported).
-    public var ignoredFields: [String]
+    package var ignoredFields: [String]
 }
 
 /// Types mongoexport documents (Extended JSON v2) through an Atoll schema. Pure.
@@ -18,19 +18,19 @@ public struct TypedDocument: Sendable, Hashable {
 /// let typed = try DocumentTyping(schema: schema).type(JSONNode.parse(line), as: "Task")
 /// changeset.instructions += typed.instructions
 /// ```
-public struct DocumentTyping: Sendable {
-    public let schema: [String: ObjectSchema]
+package struct DocumentTyping: Sendable {
+    package let schema: [String: ObjectSchema]
     /// A member taken out of every document (the partition key of a partition-based app).
-    public var skippedField: String?
+    package var skippedField: String?
 
-    public init(schema: [String: ObjectSchema], skippedField: String? = nil) {
+    package init(schema: [String: ObjectSchema], skippedField: String? = nil) {
         self.schema = schema
         self.skippedField = skippedField
     }
 
     /// The document typed as a top-level object of `typeName`.
     /// - Throws: ``DataImportError`` naming the field that was wrong.
-    public func type(_ document: JSONNode, as typeName: String) throws(DataImportError) -> TypedDocument {
+    package func type(_ document: JSONNode, as typeName: String) throws(DataImportError) -> TypedDocument {
         guard let objectSchema = schema[typeName], !objectSchema.isEmbedded else {
             throw DataImportError(.unknownType, "the realm's schema has no top-level type \(typeName)")
         }
@@ -175,7 +175,7 @@ public struct DocumentTyping: Sendable {
     }
 
     /// The realm a document of a partition-based app belongs to: its partition key member's value.
-    public static func partition(of document: JSONNode, key: String) throws(DataImportError) -> PartitionValue {
+    package static func partition(of document: JSONNode, key: String) throws(DataImportError) -> PartitionValue {
         guard let node = document[key] else { return .null }
         switch node {
         case .null: return .null

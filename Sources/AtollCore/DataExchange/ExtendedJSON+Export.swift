@@ -8,7 +8,7 @@ extension ExtendedJSON {
     /// ```swift
     /// ExtendedJSON.canonical(fields, of: schema["Task"]!, schema: schema)   // {"_id":{"$oid":"…"},"title":"…"}
     /// ```
-    public static func canonical(_ fields: [String: Value], of type: ObjectSchema, schema: [String: ObjectSchema]) -> String {
+    package static func canonical(_ fields: [String: Value], of type: ObjectSchema, schema: [String: ObjectSchema]) -> String {
         var out = "{"
         var first = true
         let ordered = type.properties.filter(\.isPrimaryKey) + type.properties.filter { !$0.isPrimaryKey }
@@ -31,7 +31,7 @@ extension ExtendedJSON {
     }
 
     /// One value in canonical Extended JSON v2.
-    public static func canonical(_ value: Value, schema: [String: ObjectSchema]) -> String {
+    package static func canonical(_ value: Value, schema: [String: ObjectSchema]) -> String {
         switch value {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
@@ -68,7 +68,7 @@ extension ExtendedJSON {
     }
 
     /// A JSON string literal.
-    public static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count + 2)
         appendQuoted(s, to: &out)
@@ -77,7 +77,7 @@ extension ExtendedJSON {
 
     /// Appends `s` as a JSON string literal, in UTF-8: `"`, `\` and control characters escaped,
     /// everything else (multi-byte sequences included) copied as it is.
-    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+    package static func appendQuoted(_ s: String, to out: inout [UInt8]) {
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
         for byte in s.utf8 {

@@ -3,13 +3,13 @@ import Foundation
 /// MongoDB Extended JSON v2 (relaxed and canonical) read into ``Value``s: the wrappers
 /// `$oid`, `$date`, `$numberInt`, `$numberLong`, `$numberDouble`, `$numberDecimal`, `$binary`
 /// (subtype 04: UUID), `$uuid`, and plain JSON numbers, strings, booleans and null.
-public enum ExtendedJSON {
+package enum ExtendedJSON {
     /// A wrapper's scalar, or nil when `node` is not an Extended JSON wrapper (a plain document).
     ///
     /// ```swift
     /// try ExtendedJSON.scalar(JSONNode.parse(Array(#"{"$numberLong": "42"}"#.utf8)), path: "n")   // .int(42)
     /// ```
-    public static func scalar(_ node: JSONNode, path: String) throws(DataImportError) -> Value? {
+    package static func scalar(_ node: JSONNode, path: String) throws(DataImportError) -> Value? {
         guard case .object(let members) = node, let first = members.first, first.0.hasPrefix("$") else { return nil }
         let (key, body) = first
         func bad(_ what: String) -> DataImportError { DataImportError(.badExtendedJSON, "\(key) \(what)", path: path) }

@@ -2,7 +2,7 @@ import Foundation
 
 /// One JSON value as read from a document, members kept in their order, numbers kept as written
 /// (so `1` and `1.0` stay apart, as relaxed Extended JSON needs).
-public indirect enum JSONNode: Hashable, Sendable {
+package indirect enum JSONNode: Hashable, Sendable {
     case null
     case bool(Bool)
     /// The number as written, and whether it has no fraction or exponent.
@@ -11,7 +11,7 @@ public indirect enum JSONNode: Hashable, Sendable {
     case array([JSONNode])
     case object([(String, JSONNode)])
 
-    public static func == (lhs: JSONNode, rhs: JSONNode) -> Bool {
+    package static func == (lhs: JSONNode, rhs: JSONNode) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case let (.bool(a), .bool(b)): a == b
@@ -23,7 +23,7 @@ public indirect enum JSONNode: Hashable, Sendable {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let b): hasher.combine(b)
@@ -35,7 +35,7 @@ public indirect enum JSONNode: Hashable, Sendable {
     }
 
     /// The member named `key` of an object.
-    public subscript(key: String) -> JSONNode? {
+    package subscript(key: String) -> JSONNode? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
@@ -46,7 +46,7 @@ public indirect enum JSONNode: Hashable, Sendable {
     /// let doc = try JSONNode.parse(Array(#"{"_id": {"$oid": "5f1d7e…"}}"#.utf8))
     /// ```
     /// - Throws: ``DataImportError`` (`malformedJSON`, `tooDeep`, `tooLarge`) with the byte offset.
-    public static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> JSONNode {
+    package static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> JSONNode {
         guard bytes.count <= limits.maxDocumentBytes else {
             throw DataImportError(.tooLarge, "the document has \(bytes.count) bytes, more than \(limits.maxDocumentBytes)")
         }

@@ -10,20 +10,20 @@
 /// The client's state is always the server's history up to ``serverVersion`` followed by
 /// ``pending``. When a download brings one of the client's own changesets back, it is the
 /// acknowledgement: the changeset leaves `pending` and is not applied again.
-public struct ClientMerger: Hashable, Sendable {
+package struct ClientMerger: Hashable, Sendable {
     /// The file's ident, stamped on every pending changeset (again when the server assigns it).
-    public var fileIdent: Int64 {
+    package var fileIdent: Int64 {
         didSet { for i in pending.indices { pending[i].fileIdent = fileIdent } }
     }
     /// The last server version integrated locally.
-    public private(set) var serverVersion: Int64
+    package private(set) var serverVersion: Int64
     /// Local changesets the server has not sent back yet, rebased on top of ``serverVersion``.
-    public private(set) var pending: [Changeset]
+    package private(set) var pending: [Changeset]
     /// Flexible sync: downloads skip the entries that hold nothing of the client's view, so server
     /// versions may jump; view changes (``FlexibleSync/viewChangeFileIdent``) are applied too.
-    public var isFlexible: Bool
+    package var isFlexible: Bool
 
-    public init(fileIdent: Int64, serverVersion: Int64 = 0, pending: [Changeset] = [], isFlexible: Bool = false) {
+    package init(fileIdent: Int64, serverVersion: Int64 = 0, pending: [Changeset] = [], isFlexible: Bool = false) {
         self.fileIdent = fileIdent
         self.serverVersion = serverVersion
         self.pending = pending
@@ -31,14 +31,14 @@ public struct ClientMerger: Hashable, Sendable {
     }
 
     /// Records a committed local changeset (stamped with this file's ident) as pending.
-    public mutating func recordLocal(_ changeset: Changeset) {
+    package mutating func recordLocal(_ changeset: Changeset) {
         var changeset = changeset
         changeset.fileIdent = fileIdent
         pending.append(changeset)
     }
 
     /// Everything pending, on top of ``serverVersion``; `nil` when nothing is pending.
-    public func upload() -> UploadBatch? {
+    package func upload() -> UploadBatch? {
         pending.isEmpty ? nil : UploadBatch(fileIdent: fileIdent, baseServerVersion: serverVersion, changesets: pending)
     }
 
@@ -51,7 +51,7 @@ public struct ClientMerger: Hashable, Sendable {
     /// flexible sync versions may jump, and a view change (stamped with
     /// ``FlexibleSync/viewChangeFileIdent``) at or after ``serverVersion`` is applied like a
     /// remote changeset without being a history entry.
-    public mutating func receive(_ entries: some Sequence<HistoryEntry>) -> [Changeset] {
+    package mutating func receive(_ entries: some Sequence<HistoryEntry>) -> [Changeset] {
         var toApply: [Changeset] = []
         for entry in entries {
             if isFlexible && entry.changeset.fileIdent == FlexibleSync.viewChangeFileIdent {
@@ -83,7 +83,7 @@ public struct ClientMerger: Hashable, Sendable {
 
     /// The pure form of ``receive(_:)``: rebases `unuploaded` over `download` (entries that follow
     /// the client's last integrated server version, own ones included).
-    public static func receive(download: [HistoryEntry], unuploaded: [Changeset], fileIdent: Int64)
+    package static func receive(download: [HistoryEntry], unuploaded: [Changeset], fileIdent: Int64)
         -> (toApplyLocally: [Changeset], rebasedUnuploaded: [Changeset])
     {
         var merger = ClientMerger(fileIdent: fileIdent, serverVersion: max(1, download.first?.serverVersion ?? 1) - 1, pending: unuploaded)

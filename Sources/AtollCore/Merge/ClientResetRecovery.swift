@@ -12,20 +12,20 @@
 /// ```swift
 /// let recovered = ClientResetRecovery.recover(unsynced, onto: fresh)
 /// ```
-public enum ClientResetRecovery {
-    public static func recover(_ changesets: [Changeset], onto fresh: ReplicaState) -> [Instruction] {
+package enum ClientResetRecovery {
+    package static func recover(_ changesets: [Changeset], onto fresh: ReplicaState) -> [Instruction] {
         recovery(of: changesets, onto: fresh).kept
     }
 
     /// What recovery keeps (adjusted as applied) and what it drops, each in the order made.
-    public struct Outcome: Hashable, Sendable {
-        public var kept: [Instruction] = []
+    package struct Outcome: Hashable, Sendable {
+        package var kept: [Instruction] = []
         /// The local changes that no longer apply to the fresh copy, as they were made.
-        public var dropped: [Instruction] = []
+        package var dropped: [Instruction] = []
     }
 
     /// Replays `changesets` onto `fresh` by the recovery rules, keeping account of what was dropped.
-    public static func recovery(of changesets: [Changeset], onto fresh: ReplicaState) -> Outcome {
+    package static func recovery(of changesets: [Changeset], onto fresh: ReplicaState) -> Outcome {
         var state = fresh
         var outcome = Outcome()
         for instruction in changesets.flatMap(\.instructions) {

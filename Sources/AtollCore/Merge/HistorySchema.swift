@@ -7,11 +7,11 @@
 /// for entry in history { schema.absorb(entry.changeset) }
 /// try schema.validate(upload)   // MergeError(.schemaViolation, "Task.title is a string; …")
 /// ```
-public struct HistorySchema: Hashable, Sendable {
+package struct HistorySchema: Hashable, Sendable {
     /// Object types by name.
-    public private(set) var types: [String: ObjectSchema] = [:]
+    package private(set) var types: [String: ObjectSchema] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The schema of `types`, as ``ReplicaState/schema`` holds it.
     init(types: [String: ObjectSchema]) {
@@ -20,7 +20,7 @@ public struct HistorySchema: Hashable, Sendable {
 
     /// Takes in the schema instructions of a changeset already in history (never fails: history
     /// is trusted as it stands).
-    public mutating func absorb(_ changeset: Changeset) {
+    package mutating func absorb(_ changeset: Changeset) {
         for instruction in changeset.instructions { absorb(instruction) }
     }
 
@@ -36,7 +36,7 @@ public struct HistorySchema: Hashable, Sendable {
     /// lies deeper is left to the merge, which ignores what does not fit.
     /// - Throws: ``MergeError`` with ``MergeError/Code/schemaViolation``, naming the instruction.
     /// - Complexity: O(*n* × *p*) for *n* instructions on types of *p* properties.
-    public mutating func validate(_ changeset: Changeset) throws(MergeError) {
+    package mutating func validate(_ changeset: Changeset) throws(MergeError) {
         // Asymmetric objects created by this changeset: the only ones of their types it may set.
         var created: Set<ObjectID> = []
         for (index, instruction) in changeset.instructions.enumerated() {

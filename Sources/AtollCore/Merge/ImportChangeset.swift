@@ -20,11 +20,11 @@
 /// ```swift
 /// try ImportChangeset.check(changeset, schema: history)   // MergeError when not of the shape
 /// ```
-public enum ImportChangeset {
+package enum ImportChangeset {
     /// Checks that `changeset` fits `schema` (``HistorySchema/validate(_:)``) and has an import's shape.
     /// - Throws: ``MergeError`` (`schemaViolation`, or `invalidInstruction` naming the instruction).
     /// - Complexity: O(*n*) for *n* instructions (plus the sizes of their values).
-    public static func check(_ changeset: Changeset, schema: HistorySchema, limits: ChangesetLimits = ChangesetLimits()) throws(MergeError) {
+    package static func check(_ changeset: Changeset, schema: HistorySchema, limits: ChangesetLimits = ChangesetLimits()) throws(MergeError) {
         var schema = schema
         try schema.validate(changeset)
         var current: ObjectID?

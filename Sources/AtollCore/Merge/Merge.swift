@@ -9,12 +9,12 @@
 /// The server rebases an upload over the history the client had not seen (``ServerHistory``); a
 /// client rebases its unuploaded changes over each download (``ClientMerger``). The rules are
 /// listed in docs/merge.md.
-public enum Merge {
+package enum Merge {
     /// Rewrites `local` to apply after `remote` and `remote` to apply after `local`.
     ///
     /// Within the `remote` side, the server's history wins ties between equal stamps.
     /// - Complexity: O(*l* × *r*) in the numbers of instructions on each side.
-    public static func transform(local: [Changeset], remote: [Changeset]) -> (local: [Changeset], remote: [Changeset]) {
+    package static func transform(local: [Changeset], remote: [Changeset]) -> (local: [Changeset], remote: [Changeset]) {
         var local = local
         var rebasedRemote: [Changeset] = []
         rebasedRemote.reserveCapacity(remote.count)

@@ -4,8 +4,8 @@
 /// do { _ = try history.integrate(batch) }
 /// catch let error where error.code == .missingOwnChangeset { /* the client must download first */ }
 /// ```
-public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
+package struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable {
         /// The upload's base server version is negative or newer than the server's history.
         case badBaseVersion
         /// The upload's client versions do not increase.
@@ -28,13 +28,13 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
         case clientHistoryDiverged
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "Merge error (\(code.rawValue)): \(message)" }
+    package var description: String { "Merge error (\(code.rawValue)): \(message)" }
 }

@@ -7,20 +7,20 @@
 /// ```swift
 /// MergeStamp(timestamp: 10, fileIdent: 2) > MergeStamp(timestamp: 10, fileIdent: 1)   // true
 /// ```
-public struct MergeStamp: Hashable, Sendable, Comparable {
-    public var timestamp: Int64
-    public var fileIdent: Int64
+package struct MergeStamp: Hashable, Sendable, Comparable {
+    package var timestamp: Int64
+    package var fileIdent: Int64
 
-    public init(timestamp: Int64, fileIdent: Int64) {
+    package init(timestamp: Int64, fileIdent: Int64) {
         self.timestamp = timestamp
         self.fileIdent = fileIdent
     }
 
-    public init(_ changeset: Changeset) {
+    package init(_ changeset: Changeset) {
         self.init(timestamp: changeset.timestamp, fileIdent: changeset.fileIdent)
     }
 
-    public static func < (a: MergeStamp, b: MergeStamp) -> Bool {
+    package static func < (a: MergeStamp, b: MergeStamp) -> Bool {
         (a.timestamp, a.fileIdent) < (b.timestamp, b.fileIdent)
     }
 }

@@ -9,7 +9,7 @@ extension ReplicaState {
     /// stored back once, not looked up and stored again for every instruction: the same result as
     /// applying them one by one, since an instruction on an object's fields reads nothing but
     /// them and the schema.
-    public mutating func apply(_ changeset: Changeset) {
+    package mutating func apply(_ changeset: Changeset) {
         let instructions = changeset.instructions
         var start = instructions.startIndex
         while start < instructions.endIndex {
@@ -25,12 +25,12 @@ extension ReplicaState {
         }
     }
 
-    public mutating func apply(_ changesets: [Changeset]) {
+    package mutating func apply(_ changesets: [Changeset]) {
         for changeset in changesets { apply(changeset) }
     }
 
     /// Applies one instruction; see docs/merge.md for what each one does to a missing target.
-    public mutating func apply(_ instruction: Instruction) {
+    package mutating func apply(_ instruction: Instruction) {
         switch instruction {
         case .addTable, .addColumn: schema.mergeSchema(instruction)
         case .createObject(let id):

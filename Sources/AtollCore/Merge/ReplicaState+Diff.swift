@@ -12,7 +12,7 @@ extension ReplicaState {
     /// live.apply(Changeset(version: 0, timestamp: 0, instructions: localState.instructions(becoming: fresh)))
     /// // live.canonicalDump() == fresh.canonicalDump()
     /// ```
-    public func instructions(becoming target: ReplicaState) -> [Instruction] {
+    package func instructions(becoming target: ReplicaState) -> [Instruction] {
         var out: [Instruction] = target.schema.keys.sorted().map { .addTable(target.schema[$0]!) }
         let types = Set(objects.keys).union(target.objects.keys).sorted()
         for type in types {

@@ -7,7 +7,7 @@
 /// with every property's value in property-name order — defaults filled in, embedded objects
 /// reduced to their schema's fields, set elements sorted by their encoding.
 extension ReplicaState {
-    public func canonicalDump() -> [UInt8] {
+    package func canonicalDump() -> [UInt8] {
         var w = BinaryWriter()
         for b in "ATOLLDUMP1".utf8 { w.byte(b) }
         let types = schema.values.sorted { $0.name < $1.name }
@@ -36,7 +36,7 @@ extension ReplicaState {
     }
 
     /// A readable rendering of the canonical state, for failure messages.
-    public func canonicalDescription() -> String {
+    package func canonicalDescription() -> String {
         var lines: [String] = []
         for type in schema.keys.sorted() {
             for key in primaryKeys(of: type) {

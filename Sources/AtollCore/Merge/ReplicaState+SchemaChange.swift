@@ -12,7 +12,7 @@ extension ReplicaState {
     /// ```
     /// - Throws: `SchemaError` `.unknownType` or `.unknownProperty` when the state has no such type or
     ///   property, `.invalidPrimaryKey` for the primary key (objects cannot lose their identity).
-    public func removingProperty(type: String, name: String) throws -> ReplicaState {
+    package func removingProperty(type: String, name: String) throws -> ReplicaState {
         let old = try changeableProperty(type: type, name: name)
         var result = self
         result.schema[type]!.properties.removeAll { $0.name == old.name }
@@ -31,7 +31,7 @@ extension ReplicaState {
     /// ```
     /// - Throws: `SchemaError` `.unknownType`, `.unknownProperty`, `.invalidPrimaryKey`, or
     ///   `.unsupportedType` when the old or the new type is a link or embedded object (`.object`).
-    public func changingPropertyType(type: String, name: String, to newType: PropertyType,
+    package func changingPropertyType(type: String, name: String, to newType: PropertyType,
                                      isOptional: Bool? = nil) throws -> ReplicaState {
         let old = try changeableProperty(type: type, name: name)
         guard old.type != .object, newType != .object else {
@@ -101,7 +101,7 @@ extension ReplicaState {
 extension Value {
     /// This value as a field of property `p` holds it after a type change, or nil when it does not
     /// convert (the field then holds the default). Collections convert element by element.
-    public func converted(to p: Property) -> Value? {
+    package func converted(to p: Property) -> Value? {
         switch (p.collection, self) {
         case (.list, .list(let items)):
             return .list(items.compactMap { $0.convertedScalar(to: p.type, optional: p.isOptional) })

@@ -1,13 +1,13 @@
 /// Size limits on what one changeset may write; see ``ReplicaState/validate(_:limits:)``.
-public struct ChangesetLimits: Hashable, Sendable {
+package struct ChangesetLimits: Hashable, Sendable {
     /// The most bytes one string (UTF-8) or data value may have, primary keys and map keys
     /// included: 16 MiB by default, Realm's limit.
-    public var maximumValueSize: Int
+    package var maximumValueSize: Int
     /// The most elements a list, set or map may hold, after the changeset as in a value it writes:
     /// 1,000,000 by default.
-    public var maximumCollectionCount: Int
+    package var maximumCollectionCount: Int
 
-    public init(maximumValueSize: Int = 16 << 20, maximumCollectionCount: Int = 1_000_000) {
+    package init(maximumValueSize: Int = 16 << 20, maximumCollectionCount: Int = 1_000_000) {
         self.maximumValueSize = maximumValueSize
         self.maximumCollectionCount = maximumCollectionCount
     }
@@ -41,7 +41,7 @@ extension ReplicaState {
     ///   ``MergeError/Code/invalidInstruction``, naming the instruction and what is wrong.
     /// - Complexity: O(*n* × *d*) for *n* instructions with paths *d* deep, plus the cost of
     ///   applying them.
-    public func validate(_ changesets: [Changeset], limits: ChangesetLimits = ChangesetLimits()) throws(MergeError) {
+    package func validate(_ changesets: [Changeset], limits: ChangesetLimits = ChangesetLimits()) throws(MergeError) {
         var state = self
         var schema = HistorySchema(types: schema)
         for changeset in changesets {

@@ -13,28 +13,28 @@ import Foundation
 /// Fields hold ``Value``s: scalars, `.link` (by primary key; a link to a missing object stays,
 /// so list positions agree everywhere), `.object` for an embedded object, `.list`, `.set`, `.map`.
 /// A field absent from an object's dictionary holds its property's default.
-public struct ReplicaState: Hashable, Sendable {
+package struct ReplicaState: Hashable, Sendable {
     /// Object types by name, as merged from `addTable` and `addColumn` instructions.
-    public internal(set) var schema: [String: ObjectSchema] = [:]
+    package internal(set) var schema: [String: ObjectSchema] = [:]
     /// Top-level objects' fields by type, then primary key.
-    public internal(set) var objects: [String: [Value: [String: Value]]] = [:]
+    package internal(set) var objects: [String: [Value: [String: Value]]] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The fields of one object, or `nil` when it does not exist.
-    public func object(_ id: ObjectID) -> [String: Value]? {
+    package func object(_ id: ObjectID) -> [String: Value]? {
         objects[id.type]?[id.primaryKey]
     }
 
     /// Primary keys of the objects of `type`, in canonical order.
-    public func primaryKeys(of type: String) -> [Value] {
+    package func primaryKeys(of type: String) -> [Value] {
         // Each key encoded once, not at every comparison.
         (objects[type] ?? [:]).keys.map { ($0, $0.canonicalBytes) }
             .sorted { $0.1.lexicographicallyPrecedes($1.1) }.map(\.0)
     }
 
     /// The value at `path` in object `id` (defaults filled in), or `nil` when the path leads nowhere.
-    public func value(_ id: ObjectID, _ path: [PathElement]) -> Value? {
+    package func value(_ id: ObjectID, _ path: [PathElement]) -> Value? {
         guard let fields = object(id) else { return nil }
         var current = Value.object(fields)
         var kind = SlotKind.embedded(id.type)
@@ -88,7 +88,7 @@ public struct ReplicaState: Hashable, Sendable {
     }
 
     /// The value a property holds before anything is written to it.
-    public func defaultValue(_ p: Property) -> Value {
+    package func defaultValue(_ p: Property) -> Value {
         switch p.collection {
         case .list: return .list([])
         case .set: return .set([])

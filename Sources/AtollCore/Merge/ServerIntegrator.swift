@@ -1,10 +1,10 @@
 /// One changeset in the server's history: the server version it produced, and the changeset as
 /// integrated (rebased), still stamped with its author's file ident, client version and timestamp.
-public struct HistoryEntry: Hashable, Sendable {
-    public var serverVersion: Int64
-    public var changeset: Changeset
+package struct HistoryEntry: Hashable, Sendable {
+    package var serverVersion: Int64
+    package var changeset: Changeset
 
-    public init(serverVersion: Int64, changeset: Changeset) {
+    package init(serverVersion: Int64, changeset: Changeset) {
         self.serverVersion = serverVersion
         self.changeset = changeset
     }
@@ -16,18 +16,18 @@ public struct HistoryEntry: Hashable, Sendable {
 /// client had integrated (`baseServerVersion`), in client-version order, each expressed on top of
 /// that history and of the batch's changesets before it — exactly the client's
 /// ``ClientMerger/pending`` list. Re-sending a batch (after a lost acknowledgement) is safe.
-public struct UploadBatch: Hashable, Sendable {
-    public var fileIdent: Int64
-    public var baseServerVersion: Int64
-    public var changesets: [Changeset]
+package struct UploadBatch: Hashable, Sendable {
+    package var fileIdent: Int64
+    package var baseServerVersion: Int64
+    package var changesets: [Changeset]
     /// A client version of the file the history holds at or before ``baseServerVersion`` (the
     /// server's record of what the client integrated, e.g. at its ident): an uploaded changeset at
     /// or below it is a re-sent duplicate; one above it and at or below the file's newest
     /// integrated version must be among the file's entries after the base, or the client's copy
     /// went back in time. `nil`: not known (only commit times are compared).
-    public var settledClientVersion: Int64?
+    package var settledClientVersion: Int64?
 
-    public init(fileIdent: Int64, baseServerVersion: Int64, changesets: [Changeset], settledClientVersion: Int64? = nil) {
+    package init(fileIdent: Int64, baseServerVersion: Int64, changesets: [Changeset], settledClientVersion: Int64? = nil) {
         self.fileIdent = fileIdent
         self.baseServerVersion = baseServerVersion
         self.changesets = changesets
@@ -36,7 +36,7 @@ public struct UploadBatch: Hashable, Sendable {
 }
 
 /// The server's half of the merge: rebases an upload over the history its client had not seen.
-public enum ServerIntegrator {
+package enum ServerIntegrator {
     /// The changesets to append to the history for `upload`, rebased and in order (empty when the
     /// upload holds nothing new: a duplicate is applied once).
     ///
@@ -49,7 +49,7 @@ public enum ServerIntegrator {
     ///   - lastIntegratedClientVersion: the newest client version of `upload.fileIdent` the history
     ///     holds (0 for none).
     /// - Complexity: O(*u* × *h*) in the instructions of the upload and of `history`.
-    public static func integrate(
+    package static func integrate(
         _ upload: UploadBatch, over history: some Collection<HistoryEntry>, lastIntegratedClientVersion: Int64
     ) throws(MergeError) -> [Changeset] {
         let versions = upload.changesets.map(\.version)
@@ -108,26 +108,26 @@ public enum ServerIntegrator {
 
 /// An in-memory server history: the append-only list of integrated changesets, for tests and
 /// for servers that keep history in memory. Server versions start at 1.
-public struct ServerHistory: Sendable {
-    public private(set) var entries: [HistoryEntry] = []
+package struct ServerHistory: Sendable {
+    package private(set) var entries: [HistoryEntry] = []
     private var lastClientVersions: [Int64: Int64] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The newest server version (0 while the history is empty).
-    public var version: Int64 { Int64(entries.count) }
+    package var version: Int64 { Int64(entries.count) }
 
     /// The newest client version of `fileIdent` integrated (0 for none).
-    public func lastClientVersion(of fileIdent: Int64) -> Int64 { lastClientVersions[fileIdent] ?? 0 }
+    package func lastClientVersion(of fileIdent: Int64) -> Int64 { lastClientVersions[fileIdent] ?? 0 }
 
     /// Entries after `version`, in order.
-    public func entries(after version: Int64) -> ArraySlice<HistoryEntry> {
+    package func entries(after version: Int64) -> ArraySlice<HistoryEntry> {
         entries[Int(max(0, min(version, self.version)))...]
     }
 
     /// Integrates an upload and returns the entries it appended (none for a duplicate).
     @discardableResult
-    public mutating func integrate(_ upload: UploadBatch) throws(MergeError) -> [HistoryEntry] {
+    package mutating func integrate(_ upload: UploadBatch) throws(MergeError) -> [HistoryEntry] {
         guard upload.baseServerVersion >= 0, upload.baseServerVersion <= version else {
             throw MergeError(.badBaseVersion, "base server version \(upload.baseServerVersion) is outside 0...\(version)")
         }

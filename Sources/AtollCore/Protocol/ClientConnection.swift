@@ -11,20 +11,20 @@
 /// perform(connection.opened(attempt: 1, now: now)) // [.cancelTimer(.openTimeout), .sendHello, .notifyOpened, .sendPing(…), …]
 /// perform(connection.ended(attempt: 1, now: now))  // [.abandon, …, .notifyClosed(reconnectAtOnce: true)]
 /// ```
-public struct ClientConnection: Sendable {
-    public enum Status: Hashable, Sendable { case closed, opening, open }
+package struct ClientConnection: Sendable {
+    package enum Status: Hashable, Sendable { case closed, opening, open }
 
-    public struct Settings: Hashable, Sendable {
+    package struct Settings: Hashable, Sendable {
         /// Connecting and the WebSocket upgrade together: an attempt still opening after it fails.
-        public var connectTimeoutMilliseconds: Int64
-        public var pingIntervalMilliseconds: Int64
-        public var pongTimeoutMilliseconds: Int64
+        package var connectTimeoutMilliseconds: Int64
+        package var pingIntervalMilliseconds: Int64
+        package var pongTimeoutMilliseconds: Int64
         /// How long the connection stays open once no session uses it.
-        public var lingerMilliseconds: Int64
+        package var lingerMilliseconds: Int64
         /// A drop of the open connection reconnects at once, at most once in this time.
-        public var fastReconnectLimitMilliseconds: Int64
+        package var fastReconnectLimitMilliseconds: Int64
 
-        public init(connectTimeoutMilliseconds: Int64 = 120_000, pingIntervalMilliseconds: Int64 = 60_000,
+        package init(connectTimeoutMilliseconds: Int64 = 120_000, pingIntervalMilliseconds: Int64 = 60_000,
                     pongTimeoutMilliseconds: Int64 = 120_000, lingerMilliseconds: Int64 = 30_000,
                     fastReconnectLimitMilliseconds: Int64 = 60_000) {
             self.connectTimeoutMilliseconds = connectTimeoutMilliseconds
@@ -35,7 +35,7 @@ public struct ClientConnection: Sendable {
         }
     }
 
-    public enum Timer: Hashable, Sendable {
+    package enum Timer: Hashable, Sendable {
         /// The attempt must be open by then.
         case openTimeout
         /// Time to ping, or to give up on the pong.
@@ -45,14 +45,14 @@ public struct ClientConnection: Sendable {
     }
 
     /// Why the machine itself ended an attempt.
-    public enum Timeout: Hashable, Sendable {
+    package enum Timeout: Hashable, Sendable {
         /// No WebSocket upgrade answer within the connect timeout (milliseconds).
         case connect(Int64)
         /// No pong within the pong timeout (milliseconds).
         case pong(Int64)
     }
 
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Start attempt `attempt`; report ``ClientConnection/opened(attempt:now:)`` when its
         /// WebSocket is up and ``ClientConnection/ended(attempt:now:)`` when it ends.
         case connect(attempt: UInt64)
@@ -76,30 +76,30 @@ public struct ClientConnection: Sendable {
         case notifyClosed(reconnectAtOnce: Bool)
     }
 
-    public internal(set) var status: Status = .closed
+    package internal(set) var status: Status = .closed
     /// When ``status`` last changed (milliseconds), for diagnostics.
-    public internal(set) var statusSince: Int64 = 0
+    package internal(set) var statusSince: Int64 = 0
     /// Counts attempts to open.
-    public internal(set) var attempt: UInt64 = 0
-    public var settings: Settings
+    package internal(set) var attempt: UInt64 = 0
+    package var settings: Settings
     /// Whether the current attempt got open: its end is a drop, not a failed attempt.
     var attemptOpened = false
     var keepAlive = ConnectionKeepAlive()
     /// When a drop last reconnected at once.
     var lastFastReconnect: Int64?
     /// How many sessions use the connection.
-    public internal(set) var sessions = 0
+    package internal(set) var sessions = 0
     var lingering = false
 
-    public init(settings: Settings = Settings()) {
+    package init(settings: Settings = Settings()) {
         self.settings = settings
     }
 
     /// The measured round trip of the last ping (0: none yet).
-    public var roundTripMilliseconds: Int64 { keepAlive.roundTripMilliseconds }
+    package var roundTripMilliseconds: Int64 { keepAlive.roundTripMilliseconds }
 
     /// A session asks for the connection: opens it if closed; an open one is announced again.
-    public mutating func open(now: Int64) -> [Action] {
+    package mutating func open(now: Int64) -> [Action] {
         switch status {
         case .open:
             return [.notifyOpened]
@@ -118,7 +118,7 @@ public struct ClientConnection: Sendable {
 
     /// Attempt `attempt`'s WebSocket is up. Returns no action for a stale attempt (one the
     /// machine ended meanwhile): the shell must close that socket (``isCurrent(_:)`` tells).
-    public mutating func opened(attempt: UInt64, now: Int64) -> [Action] {
+    package mutating func opened(attempt: UInt64, now: Int64) -> [Action] {
         guard isOpening(attempt) else { return [] }
         attemptOpened = true
         set(.open, now)
@@ -129,11 +129,11 @@ public struct ClientConnection: Sendable {
     }
 
     /// Whether `attempt` is the current one and still opening.
-    public func isOpening(_ attempt: UInt64) -> Bool { attempt == self.attempt && status == .opening }
+    package func isOpening(_ attempt: UInt64) -> Bool { attempt == self.attempt && status == .opening }
 
     /// Attempt `attempt` ended (closed, failed, or dropped by the shell); nothing happens if a
     /// newer attempt started since.
-    public mutating func ended(attempt: UInt64, now: Int64) -> [Action] {
+    package mutating func ended(attempt: UInt64, now: Int64) -> [Action] {
         guard attempt == self.attempt, status != .closed else { return [] }
         let wasOpen = status == .open && attemptOpened
         set(.closed, now)
@@ -151,18 +151,18 @@ public struct ClientConnection: Sendable {
 
     /// The current attempt is given up as lost (the base URL moved, a message could not be made
     /// durable before sending): the same as its end.
-    public mutating func drop(now: Int64) -> [Action] {
+    package mutating func drop(now: Int64) -> [Action] {
         ended(attempt: attempt, now: now)
     }
 
     /// Close the connection cleanly if it is not closed (new request headers, say); its end is
     /// reported by the shell as usual.
-    public mutating func closeRequested() -> [Action] {
+    package mutating func closeRequested() -> [Action] {
         status == .closed ? [] : [.close]
     }
 
     /// A timer the machine scheduled fired; one of an older attempt is ignored.
-    public mutating func timerFired(_ timer: Timer, attempt: UInt64, now: Int64) -> [Action] {
+    package mutating func timerFired(_ timer: Timer, attempt: UInt64, now: Int64) -> [Action] {
         guard attempt == self.attempt else { return [] }
         switch timer {
         case .openTimeout:
@@ -179,13 +179,13 @@ public struct ClientConnection: Sendable {
     }
 
     /// A pong arrived (one for another ping than the outstanding one is ignored).
-    public mutating func receivedPong(_ pong: Pong, now: Int64) {
+    package mutating func receivedPong(_ pong: Pong, now: Int64) {
         keepAlive.receivedPong(pong, now: now)
     }
 
     /// The number of sessions using the connection changed: with none left, an open connection
     /// lingers, then closes; a session within the linger time keeps it.
-    public mutating func sessionsChanged(to count: Int) -> [Action] {
+    package mutating func sessionsChanged(to count: Int) -> [Action] {
         sessions = count
         if count == 0, status != .closed {
             lingering = true

@@ -1,6 +1,6 @@
 extension ClientMessage {
     /// The message in its binary form (docs/protocol.md §2.3).
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = BinaryWriter()
         switch self {
         case .hello(let m):
@@ -54,7 +54,7 @@ extension ClientMessage {
     ///   anything else wrong. Never traps.
     /// - Parameter maxElements: how many instructions and values the message may decode to in all
     ///   (the server's bound on what one message costs in memory); past it, `malformedMessage`.
-    public init(decoding bytes: some Collection<UInt8>, maxElements: Int = .max) throws(ProtocolError) {
+    package init(decoding bytes: some Collection<UInt8>, maxElements: Int = .max) throws(ProtocolError) {
         self = try decodeMessage(bytes, fromServer: false, elementBudget: maxElements) { tag, r throws(DecodingFailure) in
             switch tag {
             case .hello:
@@ -123,7 +123,7 @@ extension ClientMessage {
     /// Whether an encoded message may be decoded on a connection that has no bound session yet
     /// (read from the tag byte, without decoding the rest): the small messages of setting up and
     /// ending sessions, not uploads, query sets or held objects, which are refused undecoded.
-    public static func isAllowedBeforeBind(_ bytes: some Collection<UInt8>) -> Bool {
+    package static func isAllowedBeforeBind(_ bytes: some Collection<UInt8>) -> Bool {
         guard let first = bytes.first, let tag = MessageTag(rawValue: first) else { return true }  // decoding reports it
         switch tag {
         case .hello, .bind, .ident, .mark, .ping, .unbind, .refreshAccessToken: return true

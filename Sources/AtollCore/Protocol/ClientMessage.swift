@@ -1,6 +1,6 @@
 /// A message from a client to the server. ``hello`` and ``ping`` concern the connection; every
 /// other message names the session it belongs to. See docs/protocol.md §2 for the order rules.
-public enum ClientMessage: Hashable, Sendable {
+package enum ClientMessage: Hashable, Sendable {
     /// First message on a connection: the protocol versions the client can speak.
     case hello(ClientHello)
     /// Opens a session for one realm.
@@ -24,7 +24,7 @@ public enum ClientMessage: Hashable, Sendable {
     case heldObjects(HeldObjects)
 
     /// The session the message belongs to, `nil` for connection messages.
-    public var session: SessionID? {
+    package var session: SessionID? {
         switch self {
         case .hello, .ping: nil
         case .bind(let m): m.session
@@ -39,40 +39,40 @@ public enum ClientMessage: Hashable, Sendable {
     }
 }
 
-public struct ClientHello: Hashable, Sendable {
+package struct ClientHello: Hashable, Sendable {
     /// The protocol versions the client speaks.
-    public var versions: ClosedRange<UInt32>
+    package var versions: ClosedRange<UInt32>
     /// Free text naming the SDK and platform, for server logs (`"Atoll/1.0 Linux"`).
-    public var userAgent: String
-    public init(versions: ClosedRange<UInt32> = ProtocolVersion.supported, userAgent: String) {
+    package var userAgent: String
+    package init(versions: ClosedRange<UInt32> = ProtocolVersion.supported, userAgent: String) {
         self.versions = versions
         self.userAgent = userAgent
     }
 }
 
-public struct Bind: Hashable, Sendable {
-    public var session: SessionID
-    public var target: SyncTarget
+package struct Bind: Hashable, Sendable {
+    package var session: SessionID
+    package var target: SyncTarget
     /// The user's access token (a JWT from the HTTP API).
-    public var accessToken: String
-    public init(session: SessionID, target: SyncTarget, accessToken: String) {
+    package var accessToken: String
+    package init(session: SessionID, target: SyncTarget, accessToken: String) {
         self.session = session
         self.target = target
         self.accessToken = accessToken
     }
 }
 
-public struct Ident: Hashable, Sendable {
-    public var session: SessionID
+package struct Ident: Hashable, Sendable {
+    package var session: SessionID
     /// ``FileIdent/unassigned`` asks the server to assign one.
-    public var fileIdent: FileIdent
+    package var fileIdent: FileIdent
     /// The last server version the client integrated (0: none).
-    public var lastServerVersion: Int64
+    package var lastServerVersion: Int64
     /// The epoch of the history that version belongs to (``SyncEpoch/none`` with version 0).
-    public var epoch: SyncEpoch
+    package var epoch: SyncEpoch
     /// Flexible sync: the query set version the client's data reflects (0 for partition sync).
-    public var querySetVersion: Int64
-    public init(session: SessionID, fileIdent: FileIdent, lastServerVersion: Int64, epoch: SyncEpoch, querySetVersion: Int64 = 0) {
+    package var querySetVersion: Int64
+    package init(session: SessionID, fileIdent: FileIdent, lastServerVersion: Int64, epoch: SyncEpoch, querySetVersion: Int64 = 0) {
         self.session = session
         self.fileIdent = fileIdent
         self.lastServerVersion = lastServerVersion
@@ -82,55 +82,55 @@ public struct Ident: Hashable, Sendable {
 }
 
 /// One local changeset as uploaded: its client version is ``Changeset/version``.
-public struct UploadChangeset: Hashable, Sendable {
-    public var changeset: Changeset
+package struct UploadChangeset: Hashable, Sendable {
+    package var changeset: Changeset
     /// The last server version the client had integrated when it made this changeset: the server
     /// transforms the changeset against every server changeset after it.
-    public var lastServerVersion: Int64
-    public init(_ changeset: Changeset, lastServerVersion: Int64) {
+    package var lastServerVersion: Int64
+    package init(_ changeset: Changeset, lastServerVersion: Int64) {
         self.changeset = changeset
         self.lastServerVersion = lastServerVersion
     }
-    public var clientVersion: Int64 { changeset.version }
+    package var clientVersion: Int64 { changeset.version }
 }
 
-public struct Upload: Hashable, Sendable {
-    public var session: SessionID
+package struct Upload: Hashable, Sendable {
+    package var session: SessionID
     /// In increasing client version order. Uploads are idempotent: a changeset whose client
     /// version the server already integrated is acknowledged again, not applied twice.
-    public var changesets: [UploadChangeset]
-    public init(session: SessionID, changesets: [UploadChangeset]) {
+    package var changesets: [UploadChangeset]
+    package init(session: SessionID, changesets: [UploadChangeset]) {
         self.session = session
         self.changesets = changesets
     }
 }
 
-public struct Mark: Hashable, Sendable {
-    public var session: SessionID
-    public var requestID: UInt64
-    public init(session: SessionID, requestID: UInt64) {
+package struct Mark: Hashable, Sendable {
+    package var session: SessionID
+    package var requestID: UInt64
+    package init(session: SessionID, requestID: UInt64) {
         self.session = session
         self.requestID = requestID
     }
 }
 
 /// One subscription of a flexible-sync query set: a type and a query in the query language.
-public struct TypeQuery: Hashable, Sendable {
-    public var objectType: String
+package struct TypeQuery: Hashable, Sendable {
+    package var objectType: String
     /// Realm Query Language text, arguments already inlined (`"owner == 'Ann' AND done == false"`).
-    public var query: String
-    public init(objectType: String, query: String) {
+    package var query: String
+    package init(objectType: String, query: String) {
         self.objectType = objectType
         self.query = query
     }
 }
 
-public struct QueryChange: Hashable, Sendable {
-    public var session: SessionID
+package struct QueryChange: Hashable, Sendable {
+    package var session: SessionID
     /// Increases with every change of the set; the server answers errors with it.
-    public var querySetVersion: Int64
-    public var queries: [TypeQuery]
-    public init(session: SessionID, querySetVersion: Int64, queries: [TypeQuery]) {
+    package var querySetVersion: Int64
+    package var queries: [TypeQuery]
+    package init(session: SessionID, querySetVersion: Int64, queries: [TypeQuery]) {
         self.session = session
         self.querySetVersion = querySetVersion
         self.queries = queries
@@ -139,30 +139,30 @@ public struct QueryChange: Hashable, Sendable {
 
 /// Flexible sync: every object of a synced type the client holds (by type and primary key), so
 /// the server knows which objects its downloads must keep up to date and which to remove.
-public struct HeldObjects: Hashable, Sendable {
-    public var session: SessionID
-    public var objects: [ObjectID]
-    public init(session: SessionID, objects: [ObjectID]) {
+package struct HeldObjects: Hashable, Sendable {
+    package var session: SessionID
+    package var objects: [ObjectID]
+    package init(session: SessionID, objects: [ObjectID]) {
         self.session = session
         self.objects = objects
     }
 }
 
-public struct RefreshAccessToken: Hashable, Sendable {
-    public var session: SessionID
-    public var accessToken: String
-    public init(session: SessionID, accessToken: String) {
+package struct RefreshAccessToken: Hashable, Sendable {
+    package var session: SessionID
+    package var accessToken: String
+    package init(session: SessionID, accessToken: String) {
         self.session = session
         self.accessToken = accessToken
     }
 }
 
-public struct Ping: Hashable, Sendable {
+package struct Ping: Hashable, Sendable {
     /// The sender's clock in milliseconds; echoed by the pong.
-    public var timestamp: Int64
+    package var timestamp: Int64
     /// The round trip the client measured last time, for the server's metrics (0: none yet).
-    public var lastRoundTripMilliseconds: Int64
-    public init(timestamp: Int64, lastRoundTripMilliseconds: Int64 = 0) {
+    package var lastRoundTripMilliseconds: Int64
+    package init(timestamp: Int64, lastRoundTripMilliseconds: Int64 = 0) {
         self.timestamp = timestamp
         self.lastRoundTripMilliseconds = lastRoundTripMilliseconds
     }

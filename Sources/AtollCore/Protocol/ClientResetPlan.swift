@@ -2,7 +2,7 @@ import Foundation
 
 /// What a client does when the server requires a client reset (docs/client-reset.md): the
 /// decision of ``ClientSession/resetPlan(for:mode:previous:)``, carried out by the SDK.
-public enum ClientResetPlan: Hashable, Sendable {
+package enum ClientResetPlan: Hashable, Sendable {
     /// Hand the reset to the app's manual handler, saying why.
     case manual(message: String)
     /// Reset from a fresh copy, recovering the unsynced changes or discarding them; `note` says
@@ -11,7 +11,7 @@ public enum ClientResetPlan: Hashable, Sendable {
 }
 
 /// The app's `clientResetMode`, without its blocks.
-public enum ClientResetModeKind: String, Hashable, Sendable {
+package enum ClientResetModeKind: String, Hashable, Sendable {
     case manual
     case discardUnsyncedChanges
     case recoverUnsyncedChanges
@@ -19,12 +19,12 @@ public enum ClientResetModeKind: String, Hashable, Sendable {
 }
 
 /// An automatic reset applied to the file that the server has not acknowledged yet.
-public struct AppliedReset: Hashable, Sendable {
+package struct AppliedReset: Hashable, Sendable {
     /// "recover" or "discard".
-    public var action: String
-    public var date: Date
+    package var action: String
+    package var date: Date
 
-    public init(action: String, date: Date) {
+    package init(action: String, date: Date) {
         self.action = action
         self.date = date
     }
@@ -35,7 +35,7 @@ extension ClientSession {
     /// change or recovery turned off on the server falls back to the manual handler (or, for
     /// recover-or-discard, to discarding), and the same automatic action applied before and never
     /// acknowledged (`previous`) is not applied again: that reset would loop.
-    public static func resetPlan(for request: ResetRequest, mode: ClientResetModeKind, previous: AppliedReset?) -> ClientResetPlan {
+    package static func resetPlan(for request: ResetRequest, mode: ClientResetModeKind, previous: AppliedReset?) -> ClientResetPlan {
         let why = "the server requires a client reset (\(request.reason)): \(request.message)"
         if request.reason == .breakingSchemaChange, mode != .manual {
             // Neither recovery nor discarding can carry the file over a schema it no longer matches.

@@ -7,7 +7,7 @@ extension ClientSession {
     /// shell keeps the copy (and saves its ``savedState`` in that transaction) only when the
     /// transaction commits, then calls ``downloadApplied()``; otherwise ``downloadNotApplied()``.
     /// Memory never runs ahead of the file.
-    public mutating func integrate(_ batch: DownloadBatch, raced: [Changeset]) -> [Changeset] {
+    package mutating func integrate(_ batch: DownloadBatch, raced: [Changeset]) -> [Changeset] {
         for changeset in raced where changeset.version > queuedClientVersion { record(changeset) }
         let entries = batch.changesets.map { download -> HistoryEntry in
             var changeset = download.changeset
@@ -31,7 +31,7 @@ extension ClientSession {
 
     /// The download's transaction committed: upload what waited for it (an echo, or commits the
     /// transaction found) and complete the upload waits its echoes settled.
-    public mutating func downloadApplied() -> [Action] {
+    package mutating func downloadApplied() -> [Action] {
         acknowledge(upTo: echoedClientVersion) + [.reportProgress(uploadProgress)] + completeUploadWaits() + uploadsAndQuerySet()
     }
 }

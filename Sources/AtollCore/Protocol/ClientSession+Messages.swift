@@ -1,6 +1,6 @@
 extension ClientSession {
     /// A server message for this session (or for the whole connection: `session == nil`).
-    public mutating func received(_ message: ServerMessage) -> [Action] {
+    package mutating func received(_ message: ServerMessage) -> [Action] {
         if let session = message.session, session != id {
             return [.reportError(SessionError(
                 code: .clientInternalError, message: "message for session \(session.rawValue) given to session \(id.rawValue)",

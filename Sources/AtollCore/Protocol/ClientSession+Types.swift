@@ -1,6 +1,6 @@
 extension ClientSession {
     /// Where a session is in its life. See docs/protocol.md §2.6 for the transitions.
-    public enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         /// Not started, or suspended.
         case inactive
         /// Wants a connection: one is being opened, or a reconnect timer is running.
@@ -20,15 +20,15 @@ extension ClientSession {
     }
 
     /// What the client persists about its place in the server's history.
-    public struct Checkpoint: Hashable, Sendable {
-        public var fileIdent: FileIdent
+    package struct Checkpoint: Hashable, Sendable {
+        package var fileIdent: FileIdent
         /// The last server version integrated locally.
-        public var serverVersion: Int64
-        public var epoch: SyncEpoch
+        package var serverVersion: Int64
+        package var epoch: SyncEpoch
         /// Flexible sync: the query set version the local data reflects.
-        public var querySetVersion: Int64
+        package var querySetVersion: Int64
 
-        public init(fileIdent: FileIdent = .unassigned, serverVersion: Int64 = 0, epoch: SyncEpoch = .none, querySetVersion: Int64 = 0) {
+        package init(fileIdent: FileIdent = .unassigned, serverVersion: Int64 = 0, epoch: SyncEpoch = .none, querySetVersion: Int64 = 0) {
             self.fileIdent = fileIdent
             self.serverVersion = serverVersion
             self.epoch = epoch
@@ -36,18 +36,18 @@ extension ClientSession {
         }
 
         /// A copy that has never synced.
-        public static let fresh = Checkpoint()
+        package static let fresh = Checkpoint()
     }
 
     /// Server changesets to apply to the store in one write transaction, with the checkpoint to
     /// save in the same transaction.
-    public struct DownloadBatch: Hashable, Sendable {
-        public var changesets: [DownloadChangeset]
-        public var checkpoint: Checkpoint
-        public var progress: DownloadProgress
+    package struct DownloadBatch: Hashable, Sendable {
+        package var changesets: [DownloadChangeset]
+        package var checkpoint: Checkpoint
+        package var progress: DownloadProgress
         /// Flexible sync: the query set whose bootstrap this batch completes, if any.
-        public var completedQuerySetVersion: Int64?
-        public init(changesets: [DownloadChangeset], checkpoint: Checkpoint, progress: DownloadProgress, completedQuerySetVersion: Int64? = nil) {
+        package var completedQuerySetVersion: Int64?
+        package init(changesets: [DownloadChangeset], checkpoint: Checkpoint, progress: DownloadProgress, completedQuerySetVersion: Int64? = nil) {
             self.changesets = changesets
             self.checkpoint = checkpoint
             self.progress = progress
@@ -56,14 +56,14 @@ extension ClientSession {
     }
 
     /// The client must run a client reset (docs/client-reset.md) and then call ``ClientSession/resetCompleted(_:)``.
-    public struct ResetRequest: Hashable, Sendable {
-        public var reason: ResetReason
-        public var message: String
+    package struct ResetRequest: Hashable, Sendable {
+        package var reason: ResetReason
+        package var message: String
         /// Whether the server accepts recovered changes.
-        public var recoveryAllowed: Bool
+        package var recoveryAllowed: Bool
         /// The server's epoch: the fresh copy belongs to it.
-        public var serverEpoch: SyncEpoch
-        public init(reason: ResetReason, message: String, recoveryAllowed: Bool, serverEpoch: SyncEpoch) {
+        package var serverEpoch: SyncEpoch
+        package init(reason: ResetReason, message: String, recoveryAllowed: Bool, serverEpoch: SyncEpoch) {
             self.reason = reason
             self.message = message
             self.recoveryAllowed = recoveryAllowed
@@ -71,14 +71,14 @@ extension ClientSession {
         }
     }
 
-    public enum Direction: Hashable, Sendable { case upload, download }
+    package enum Direction: Hashable, Sendable { case upload, download }
 
     /// A pending `wait(for:)`; completed or failed by an action.
-    public struct WaitID: Hashable, Sendable {
-        public var rawValue: UInt64
+    package struct WaitID: Hashable, Sendable {
+        package var rawValue: UInt64
     }
 
-    public enum Timer: Hashable, Sendable {
+    package enum Timer: Hashable, Sendable {
         /// Time to try connecting again.
         case reconnect
         /// Time to ask for an access token again after a failed refresh.
@@ -87,33 +87,33 @@ extension ClientSession {
 
     /// A client reset applied to the file, not yet confirmed by the server. Until it is, a
     /// second reset of the same kind would loop (`resetPlan` hands it to the manual handler).
-    public struct UnconfirmedReset: Hashable, Sendable {
+    package struct UnconfirmedReset: Hashable, Sendable {
         /// The local version holding the recovered changes: the server acknowledging it confirms
         /// the reset. nil when nothing was recovered: the server identifying the session with
         /// its new identity confirms it.
-        public var recoveredVersion: Int64?
-        public init(recoveredVersion: Int64?) {
+        package var recoveredVersion: Int64?
+        package init(recoveredVersion: Int64?) {
             self.recoveredVersion = recoveredVersion
         }
     }
 
     /// What the session reports to the app: whether it syncs, and how its connection stands.
-    public struct Status: Hashable, Sendable {
-        public enum Connection: Hashable, Sendable { case disconnected, connecting, connected }
-        public var isActive: Bool
-        public var connection: Connection
-        public init(isActive: Bool, connection: Connection) {
+    package struct Status: Hashable, Sendable {
+        package enum Connection: Hashable, Sendable { case disconnected, connecting, connected }
+        package var isActive: Bool
+        package var connection: Connection
+        package init(isActive: Bool, connection: Connection) {
             self.isActive = isActive
             self.connection = connection
         }
     }
 
     /// Byte counts for progress notifications: `transferred` of `transferrable` so far.
-    public struct TransferProgress: Hashable, Sendable {
-        public var direction: Direction
-        public var transferredBytes: UInt64
-        public var transferrableBytes: UInt64
-        public init(direction: Direction, transferredBytes: UInt64, transferrableBytes: UInt64) {
+    package struct TransferProgress: Hashable, Sendable {
+        package var direction: Direction
+        package var transferredBytes: UInt64
+        package var transferrableBytes: UInt64
+        package init(direction: Direction, transferredBytes: UInt64, transferrableBytes: UInt64) {
             self.direction = direction
             self.transferredBytes = transferredBytes
             self.transferrableBytes = transferrableBytes
@@ -121,7 +121,7 @@ extension ClientSession {
     }
 
     /// What the shell must do, in order.
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Open the connection (or tell the session ``ClientSession/connectionOpened()`` if it is open).
         case requestConnection
         case send(ClientMessage)
@@ -152,9 +152,9 @@ extension ClientSession {
         case failWait(WaitID, SessionError)
     }
 
-    public struct Configuration: Hashable, Sendable {
-        public var backoff: ReconnectBackoff
-        public init(backoff: ReconnectBackoff = ReconnectBackoff(seed: 0)) {
+    package struct Configuration: Hashable, Sendable {
+        package var backoff: ReconnectBackoff
+        package init(backoff: ReconnectBackoff = ReconnectBackoff(seed: 0)) {
             self.backoff = backoff
         }
     }

@@ -4,7 +4,7 @@ extension ClientSession {
     ///
     /// Changesets must come in increasing client version order; an older version is ignored and
     /// reported as an internal error (6).
-    public mutating func localChangesetCommitted(_ changeset: Changeset) -> [Action] {
+    package mutating func localChangesetCommitted(_ changeset: Changeset) -> [Action] {
         guard changeset.version > queuedClientVersion else {
             return [.reportError(SessionError(
                 code: .clientInternalError,
@@ -25,7 +25,7 @@ extension ClientSession {
 
     /// Asks to be told when everything up to now is uploaded (acknowledged) or downloaded (a mark
     /// round trip). The returned actions may already complete it.
-    public mutating func wait(for direction: Direction) -> (WaitID, [Action]) {
+    package mutating func wait(for direction: Direction) -> (WaitID, [Action]) {
         let wait = WaitID(rawValue: nextWaitID)
         nextWaitID += 1
         if case .failed(let error) = state { return (wait, [.failWait(wait, error)]) }
@@ -43,13 +43,13 @@ extension ClientSession {
     }
 
     /// Forgets a wait (the caller gave up, e.g. on a timeout); no action is produced for it any more.
-    public mutating func cancelWait(_ wait: WaitID) {
+    package mutating func cancelWait(_ wait: WaitID) {
         uploadWaits.removeAll { $0.id == wait }
         downloadWaits = downloadWaits.filter { $0.value != wait }
     }
 
     /// The upload progress: acknowledged bytes of all bytes committed since the session started.
-    public var uploadProgress: TransferProgress {
+    package var uploadProgress: TransferProgress {
         let pendingBytes = UInt64(unacknowledgedSizes.values.reduce(0, +))
         return TransferProgress(direction: .upload, transferredBytes: uploadedBytes, transferrableBytes: uploadedBytes + pendingBytes)
     }
@@ -107,9 +107,9 @@ extension ClientSession {
     }
 
     /// The most changesets one upload carries.
-    public static let maxUploadChangesets = 256
+    package static let maxUploadChangesets = 256
     /// About the most bytes of changesets one upload carries (a larger single changeset goes alone).
-    public static let maxUploadBytes = 1 << 20
+    package static let maxUploadBytes = 1 << 20
 
     /// The server acknowledged every changeset up to `ack.clientVersion`.
     mutating func acknowledged(_ ack: UploadAck) -> [Action] {

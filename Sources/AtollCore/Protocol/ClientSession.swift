@@ -24,39 +24,39 @@
 /// server takes each client version once, so while a changeset uploaded on this bind has not come
 /// back in a download, the next upload waits for it. A new bind uploads again from the pending
 /// list; the server skips what it integrated already.
-public struct ClientSession: Sendable {
-    public let id: SessionID
-    public let target: SyncTarget
-    public internal(set) var state: State = .inactive
+package struct ClientSession: Sendable {
+    package let id: SessionID
+    package let target: SyncTarget
+    package internal(set) var state: State = .inactive
     /// The place in the server's history the file holds (advanced when a download is applied).
-    public internal(set) var checkpoint: Checkpoint
-    public internal(set) var accessToken: String
-    public internal(set) var configuration: Configuration
+    package internal(set) var checkpoint: Checkpoint
+    package internal(set) var accessToken: String
+    package internal(set) var configuration: Configuration
     /// Whether the shell's connection is open (as told by connectionOpened/Closed).
-    public internal(set) var connectionIsOpen = false
+    package internal(set) var connectionIsOpen = false
     /// The app suspended the session (``suspend()``) and has not resumed it: nothing binds,
     /// nothing is uploaded, until ``resume(connectionIsOpen:)``.
-    public internal(set) var isSuspended = false
+    package internal(set) var isSuspended = false
     /// A client reset applied to the file that the server has not confirmed yet (it survives a
     /// restart in the file; the shell hands it over at init). See ``UnconfirmedReset``.
-    public internal(set) var unconfirmedReset: UnconfirmedReset?
+    package internal(set) var unconfirmedReset: UnconfirmedReset?
 
     // Upload bookkeeping.
     /// The local changesets the server has not sent back yet, on top of its server version.
-    public internal(set) var merger: ClientMerger
+    package internal(set) var merger: ClientMerger
     /// Every client version up to this one is acknowledged.
-    public internal(set) var acknowledgedClientVersion: Int64
+    package internal(set) var acknowledgedClientVersion: Int64
     /// The newest local client version handed to the session.
-    public internal(set) var queuedClientVersion: Int64
+    package internal(set) var queuedClientVersion: Int64
     /// The newest client version uploaded on the current bind.
-    public internal(set) var uploadedOnBind: Int64 = 0
+    package internal(set) var uploadedOnBind: Int64 = 0
     /// The newest of the client's own versions a download brought back: the server has it.
     var echoedClientVersion: Int64 = 0
     /// The encoded size of each pending changeset not yet acknowledged, by client version.
     var unacknowledgedSizes: [Int64: Int] = [:]
     var uploadedBytes: UInt64 = 0
     /// Counts the changes of the pending list, so a shell saves it only when it changed.
-    public internal(set) var pendingGeneration: UInt64 = 0
+    package internal(set) var pendingGeneration: UInt64 = 0
 
     // Download bookkeeping.
     var downloadedBytes: UInt64 = 0
@@ -65,7 +65,7 @@ public struct ClientSession: Sendable {
     /// Messages of a download batch not yet complete (`isLastInBatch == false`).
     var partialBatch: [DownloadChangeset] = []
     /// The newest query set (flexible sync), sent after ident and on every change.
-    public internal(set) var querySet: QueryChange?
+    package internal(set) var querySet: QueryChange?
     var querySetSent = false
     /// Local changesets before this client version were written under the previous query set:
     /// until the set is sent they go first, and none after it does (the server checks a write
@@ -82,16 +82,16 @@ public struct ClientSession: Sendable {
 
     // Reconnect and token refresh.
     /// The generation of the reconnect timer scheduled last: a timer of an older one is stale.
-    public internal(set) var timerGeneration: UInt64 = 0
+    package internal(set) var timerGeneration: UInt64 = 0
     var accessTokenRetryGeneration: UInt64 = 0
     /// Refreshes of the access token that failed since the last success, for the retry delay.
-    public internal(set) var accessTokenRefreshFailures = 0
+    package internal(set) var accessTokenRefreshFailures = 0
     /// The delay a retry-later error asked for, used at the next disconnect.
     var requestedRetryDelay: Int64 = 0
 
     /// A session starting from what the file saved, plus the local changesets committed after
     /// `saved.queuedClientVersion` (in client version order).
-    public init(id: SessionID, target: SyncTarget, accessToken: String, saved: ClientSyncState = ClientSyncState(),
+    package init(id: SessionID, target: SyncTarget, accessToken: String, saved: ClientSyncState = ClientSyncState(),
                 unqueued: [Changeset] = [], querySetVersion: Int64 = 0, unconfirmedReset: UnconfirmedReset? = nil,
                 configuration: Configuration = Configuration())
     {
@@ -116,14 +116,14 @@ public struct ClientSession: Sendable {
     }
 
     /// What the file must hold for the session to start again from here.
-    public var savedState: ClientSyncState {
+    package var savedState: ClientSyncState {
         ClientSyncState(fileIdent: checkpoint.fileIdent, serverVersion: checkpoint.serverVersion, epoch: checkpoint.epoch,
                         acknowledgedClientVersion: acknowledgedClientVersion, queuedClientVersion: queuedClientVersion,
                         pending: merger.pending)
     }
 
     /// The pending changesets the server has not acknowledged (what a client reset recovers).
-    public var unacknowledged: [Changeset] { merger.pending.filter { $0.version > acknowledgedClientVersion } }
+    package var unacknowledged: [Changeset] { merger.pending.filter { $0.version > acknowledgedClientVersion } }
 
     /// Takes over a saved state: the place in the history and the pending changesets.
     mutating func adopt(_ saved: ClientSyncState) {
@@ -145,7 +145,7 @@ public struct ClientSession: Sendable {
     }
 
     /// What the session reports to the app (`SyncSession.state` and `connectionState`).
-    public var status: Status {
+    package var status: Status {
         let connection: Status.Connection = switch state {
         case .inactive, .failed: .disconnected
         case .waitingForConnection, .binding, .waitingForAccessToken: .connecting
@@ -159,12 +159,12 @@ public struct ClientSession: Sendable {
     }
 
     /// The delays the session hands out between reconnect attempts.
-    public var backoff: ReconnectBackoff { configuration.backoff }
+    package var backoff: ReconnectBackoff { configuration.backoff }
 
     // MARK: - Life cycle
 
     /// Starts syncing (nothing while the app keeps the session suspended).
-    public mutating func start(connectionIsOpen: Bool) -> [Action] {
+    package mutating func start(connectionIsOpen: Bool) -> [Action] {
         self.connectionIsOpen = connectionIsOpen
         guard !isSuspended else { return [] }
         switch state {
@@ -183,14 +183,14 @@ public struct ClientSession: Sendable {
     /// The app suspends the session: it unbinds if bound and stays inactive, whatever happens
     /// meanwhile (a reset completing, a download failing, a token arriving), until
     /// ``resume(connectionIsOpen:)``. Waits stay pending.
-    public mutating func suspend() -> [Action] {
+    package mutating func suspend() -> [Action] {
         isSuspended = true
         return stop()
     }
 
     /// The app resumes a suspended session: it binds again (the pending list is uploaded again
     /// on the new bind).
-    public mutating func resume(connectionIsOpen: Bool) -> [Action] {
+    package mutating func resume(connectionIsOpen: Bool) -> [Action] {
         isSuspended = false
         return start(connectionIsOpen: connectionIsOpen)
     }
@@ -199,7 +199,7 @@ public struct ClientSession: Sendable {
     /// set after it in the same actions (the app suspended the session on another thread after
     /// the upload was decided): the session takes them as never sent, so that the next upload on
     /// this bind starts with them (or a new bind sends them), no version skipped.
-    public mutating func withheld(uploadFrom clientVersion: Int64, querySet: Bool) {
+    package mutating func withheld(uploadFrom clientVersion: Int64, querySet: Bool) {
         uploadedOnBind = min(uploadedOnBind, clientVersion - 1)
         if querySet { querySetSent = false }
     }
@@ -220,7 +220,7 @@ public struct ClientSession: Sendable {
     }
 
     /// The connection is open and its hello answered.
-    public mutating func connectionOpened() -> [Action] {
+    package mutating func connectionOpened() -> [Action] {
         connectionIsOpen = true
         guard state == .waitingForConnection else { return [] }
         return [.cancelTimer(.reconnect)] + bind()
@@ -232,7 +232,7 @@ public struct ClientSession: Sendable {
     ///
     /// With `reconnectAtOnce` (a drop of an open connection the shell allows a fast reconnect
     /// for) the first attempt is made at once, without a backoff delay.
-    public mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed,
+    package mutating func connectionClosed(error: String?, code: SyncErrorCode = .connectionFailed,
                                           reconnectAtOnce: Bool = false) -> [Action] {
         connectionIsOpen = false
         partialBatch = []
@@ -258,7 +258,7 @@ public struct ClientSession: Sendable {
     }
 
     /// A timer the session scheduled fired; stale generations are ignored.
-    public mutating func timerFired(_ timer: Timer, generation: UInt64) -> [Action] {
+    package mutating func timerFired(_ timer: Timer, generation: UInt64) -> [Action] {
         switch timer {
         case .reconnect:
             guard generation == timerGeneration, state == .waitingForConnection else { return [] }
@@ -271,7 +271,7 @@ public struct ClientSession: Sendable {
 
     /// The app asks to reconnect now (`SyncSession.reconnect()`): a session waiting out a
     /// reconnect delay tries at once; any other state stays as it is.
-    public mutating func reconnectNow() -> [Action] {
+    package mutating func reconnectNow() -> [Action] {
         guard state == .waitingForConnection else { return [] }
         timerGeneration += 1  // a timer already firing is stale
         return [.cancelTimer(.reconnect)] + (connectionIsOpen ? bind() : [.requestConnection])
@@ -279,7 +279,7 @@ public struct ClientSession: Sendable {
 
     /// The shell could not get a new access token (the auth server is unreachable, say) while
     /// the user stays logged in: ask again after a delay that doubles per failure (1 s … 30 s).
-    public mutating func accessTokenRefreshFailed() -> [Action] {
+    package mutating func accessTokenRefreshFailed() -> [Action] {
         guard state == .waitingForAccessToken else { return [] }
         accessTokenRefreshFailures += 1
         accessTokenRetryGeneration += 1
@@ -288,7 +288,7 @@ public struct ClientSession: Sendable {
     }
 
     /// A new access token: sent at once when bound, else used by the next bind.
-    public mutating func accessTokenRefreshed(_ token: String) -> [Action] {
+    package mutating func accessTokenRefreshed(_ token: String) -> [Action] {
         accessToken = token
         accessTokenRefreshFailures = 0
         switch state {
@@ -304,7 +304,7 @@ public struct ClientSession: Sendable {
     /// The shell could not write a download (the transaction failed): the session stays at its
     /// ``checkpoint``, what the file holds, and binds again so the server sends what follows it
     /// again. Nothing the download held is taken as integrated.
-    public mutating func downloadNotApplied() -> [Action] {
+    package mutating func downloadNotApplied() -> [Action] {
         receivedServerVersion = checkpoint.serverVersion
         partialBatch = []
         switch state {
@@ -323,7 +323,7 @@ public struct ClientSession: Sendable {
     /// The shell ran the client reset and saved `saved` (and `reset`, what confirms it, in the
     /// same transaction): continue from there, uploading the recovered changes (committed after
     /// `saved.queuedClientVersion`, handed over as commits).
-    public mutating func resetCompleted(_ saved: ClientSyncState, unconfirmed reset: UnconfirmedReset? = nil) -> [Action] {
+    package mutating func resetCompleted(_ saved: ClientSyncState, unconfirmed reset: UnconfirmedReset? = nil) -> [Action] {
         guard case .waitingForReset = state else { return [] }
         unconfirmedReset = reset
         adopt(saved)
@@ -335,7 +335,7 @@ public struct ClientSession: Sendable {
     /// Replaces the flexible-sync query set, committed locally as client version `clientVersion`:
     /// sent when active, once every local changeset before that version was sent (they were
     /// written under the previous set); the changesets after it follow the set.
-    public mutating func changeQuerySet(version: Int64, queries: [TypeQuery], after clientVersion: Int64 = 0) -> [Action] {
+    package mutating func changeQuerySet(version: Int64, queries: [TypeQuery], after clientVersion: Int64 = 0) -> [Action] {
         // Versions only grow: an older set read from a stale snapshot (a session starting while
         // the app commits a new set) must not follow the newer one to the server.
         if let current = querySet, current.querySetVersion > version { return [] }

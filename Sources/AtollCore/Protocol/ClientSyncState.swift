@@ -2,19 +2,19 @@
 /// transaction as the data it describes (a download, an acknowledgement, a client reset).
 ///
 /// ``ClientSession`` starts from it and hands back the current one as ``ClientSession/savedState``.
-public struct ClientSyncState: Hashable, Sendable {
-    public var fileIdent: FileIdent
+package struct ClientSyncState: Hashable, Sendable {
+    package var fileIdent: FileIdent
     /// The last server version integrated into the file.
-    public var serverVersion: Int64
-    public var epoch: SyncEpoch
+    package var serverVersion: Int64
+    package var epoch: SyncEpoch
     /// The newest local version the server acknowledged.
-    public var acknowledgedClientVersion: Int64
+    package var acknowledgedClientVersion: Int64
     /// The newest local version handed to the session; later commits are read from the file.
-    public var queuedClientVersion: Int64
+    package var queuedClientVersion: Int64
     /// Local changesets the server has not sent back yet, rebased over every download since.
-    public var pending: [Changeset]
+    package var pending: [Changeset]
 
-    public init(fileIdent: FileIdent = .unassigned, serverVersion: Int64 = 0, epoch: SyncEpoch = .none,
+    package init(fileIdent: FileIdent = .unassigned, serverVersion: Int64 = 0, epoch: SyncEpoch = .none,
                 acknowledgedClientVersion: Int64 = 0, queuedClientVersion: Int64 = 0, pending: [Changeset] = []) {
         self.fileIdent = fileIdent
         self.serverVersion = serverVersion

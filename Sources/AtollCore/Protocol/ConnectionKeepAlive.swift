@@ -9,8 +9,8 @@
 /// case .idle: break
 /// }
 /// ```
-public struct ConnectionKeepAlive: Sendable, Hashable {
-    public enum Decision: Hashable, Sendable {
+package struct ConnectionKeepAlive: Sendable, Hashable {
+    package enum Decision: Hashable, Sendable {
         case idle
         case sendPing(Ping)
         /// No pong within the timeout: close the connection.
@@ -18,21 +18,21 @@ public struct ConnectionKeepAlive: Sendable, Hashable {
     }
 
     /// Time between a pong and the next ping.
-    public var intervalMilliseconds: Int64
+    package var intervalMilliseconds: Int64
     /// How long to wait for a pong.
-    public var timeoutMilliseconds: Int64
+    package var timeoutMilliseconds: Int64
     /// The last measured round trip (0: none yet).
-    public private(set) var roundTripMilliseconds: Int64 = 0
+    package private(set) var roundTripMilliseconds: Int64 = 0
     private var outstanding: Int64?
     private var nextPingAt: Int64?
 
-    public init(intervalMilliseconds: Int64 = 60_000, timeoutMilliseconds: Int64 = 120_000) {
+    package init(intervalMilliseconds: Int64 = 60_000, timeoutMilliseconds: Int64 = 120_000) {
         self.intervalMilliseconds = intervalMilliseconds
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
     /// What to do now; call it when the timer the shell keeps for ``nextDeadline`` fires.
-    public mutating func tick(now: Int64) -> Decision {
+    package mutating func tick(now: Int64) -> Decision {
         if let sent = outstanding {
             return now - sent >= timeoutMilliseconds ? .timedOut : .idle
         }
@@ -42,13 +42,13 @@ public struct ConnectionKeepAlive: Sendable, Hashable {
     }
 
     /// When ``tick(now:)`` next has something to do.
-    public var nextDeadline: Int64? {
+    package var nextDeadline: Int64? {
         if let sent = outstanding { return sent + timeoutMilliseconds }
         return nextPingAt
     }
 
     /// A pong arrived; pongs for another ping than the outstanding one are ignored.
-    public mutating func receivedPong(_ pong: Pong, now: Int64) {
+    package mutating func receivedPong(_ pong: Pong, now: Int64) {
         guard pong.timestamp == outstanding else { return }
         roundTripMilliseconds = max(0, now - pong.timestamp)
         outstanding = nil

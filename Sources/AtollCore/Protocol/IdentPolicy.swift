@@ -2,37 +2,37 @@ import Foundation
 
 /// What the server knows when a session identifies: read from its store and settings, then
 /// handed to ``IdentPolicy/decide(_:facts:now:)``.
-public struct IdentFacts: Hashable, Sendable {
+package struct IdentFacts: Hashable, Sendable {
     /// A client file the server registered: its salt and when it was last seen.
-    public struct KnownFile: Hashable, Sendable {
-        public var salt: Int64
-        public var lastSeen: Date
+    package struct KnownFile: Hashable, Sendable {
+        package var salt: Int64
+        package var lastSeen: Date
         /// The newest server version the client said it had integrated (an ident, an upload's base).
-        public var integratedServerVersion: Int64
-        public init(salt: Int64, lastSeen: Date, integratedServerVersion: Int64 = 0) {
+        package var integratedServerVersion: Int64
+        package init(salt: Int64, lastSeen: Date, integratedServerVersion: Int64 = 0) {
             self.salt = salt
             self.lastSeen = lastSeen
             self.integratedServerVersion = integratedServerVersion
         }
     }
 
-    public var appID: String
+    package var appID: String
     /// Whether sync is on for the app (an operator may have terminated it since the bind).
-    public var syncEnabled: Bool
+    package var syncEnabled: Bool
     /// The realm's epoch now, and why it last changed.
-    public var epoch: SyncEpoch
-    public var epochReason: ResetReason
+    package var epoch: SyncEpoch
+    package var epochReason: ResetReason
     /// The server version the realm's history is compacted through (0: nothing compacted).
-    public var compactedThrough: Int64
-    public var latestServerVersion: Int64
+    package var compactedThrough: Int64
+    package var latestServerVersion: Int64
     /// The client file the ident names, as the realm has it; nil when unknown or not asked.
-    public var knownFile: KnownFile?
+    package var knownFile: KnownFile?
     /// Whether a client that must reset may recover its unsynced changes.
-    public var recoveryAllowed: Bool
+    package var recoveryAllowed: Bool
     /// How long a client may stay away, in seconds; nil keeps all history.
-    public var maxOfflineTime: TimeInterval?
+    package var maxOfflineTime: TimeInterval?
 
-    public init(appID: String, syncEnabled: Bool = true, epoch: SyncEpoch, epochReason: ResetReason = .epochChanged, compactedThrough: Int64 = 0,
+    package init(appID: String, syncEnabled: Bool = true, epoch: SyncEpoch, epochReason: ResetReason = .epochChanged, compactedThrough: Int64 = 0,
                 latestServerVersion: Int64, knownFile: KnownFile? = nil, recoveryAllowed: Bool = true, maxOfflineTime: TimeInterval? = nil) {
         self.appID = appID
         self.syncEnabled = syncEnabled
@@ -47,7 +47,7 @@ public struct IdentFacts: Hashable, Sendable {
 }
 
 /// What the server does with an ident.
-public enum IdentDecision: Hashable, Sendable {
+package enum IdentDecision: Hashable, Sendable {
     /// The session goes on from the client's server version; with `assignFile` the server
     /// registers a new client file first (see ``IdentPolicy/clientFilesRefusal(_:facts:detail:)``).
     case accept(assignFile: Bool)
@@ -66,8 +66,8 @@ public enum IdentDecision: Hashable, Sendable {
 /// case .refuse(let error): send(.error(error))
 /// }
 /// ```
-public enum IdentPolicy {
-    public static func decide(_ ident: Ident, facts: IdentFacts, now: Date) -> IdentDecision {
+package enum IdentPolicy {
+    package static func decide(_ ident: Ident, facts: IdentFacts, now: Date) -> IdentDecision {
         guard facts.syncEnabled else {
             return .refuse(ErrorMessage(
                 code: .syncDisabled, message: "sync is not enabled for app \"\(facts.appID)\" (an operator terminated it)",
@@ -118,7 +118,7 @@ public enum IdentPolicy {
 
     /// The error that ends the session when an accepted ident needs a new client file and the
     /// user may not have another (`detail` says which limit): an operator must remove some first.
-    public static func clientFilesRefusal(_ ident: Ident, facts: IdentFacts, detail: String) -> ErrorMessage {
+    package static func clientFilesRefusal(_ ident: Ident, facts: IdentFacts, detail: String) -> ErrorMessage {
         ErrorMessage(
             code: .tryAgainLater, message: "\(detail): an operator must remove some first", action: .retryLater,
             tryAgainAfterMilliseconds: 3_600_000, session: ident.session, epoch: facts.epoch)

@@ -2,13 +2,13 @@
 ///
 /// Four LEB128 varints: message id, chunk index, chunk count, total message bytes. Message ids
 /// count from 0 on each connection and direction, one per message.
-public struct FrameHeader: Hashable, Sendable {
-    public var messageID: UInt64
-    public var index: UInt32
-    public var count: UInt32
-    public var totalBytes: UInt64
+package struct FrameHeader: Hashable, Sendable {
+    package var messageID: UInt64
+    package var index: UInt32
+    package var count: UInt32
+    package var totalBytes: UInt64
 
-    public init(messageID: UInt64, index: UInt32, count: UInt32, totalBytes: UInt64) {
+    package init(messageID: UInt64, index: UInt32, count: UInt32, totalBytes: UInt64) {
         self.messageID = messageID
         self.index = index
         self.count = count
@@ -16,7 +16,7 @@ public struct FrameHeader: Hashable, Sendable {
     }
 
     /// The most bytes a header takes (10 + 5 + 5 + 10).
-    public static let maxEncodedSize = 30
+    package static let maxEncodedSize = 30
 
     func encode(into w: inout BinaryWriter) {
         w.varint(messageID); w.varint(UInt64(index)); w.varint(UInt64(count)); w.varint(totalBytes)
@@ -34,24 +34,24 @@ public struct FrameHeader: Hashable, Sendable {
 /// var framer = MessageFramer(maxFrameBytes: 16 * 1024)
 /// for frame in framer.frames(for: message.encoded()) { try await socket.send(frame) }
 /// ```
-public struct MessageFramer: Sendable {
-    public let maxFrameBytes: Int
+package struct MessageFramer: Sendable {
+    package let maxFrameBytes: Int
     /// The id the next message gets.
-    public private(set) var nextMessageID: UInt64 = 0
+    package private(set) var nextMessageID: UInt64 = 0
 
     /// - Precondition: `maxFrameBytes` leaves room for a header and at least 32 payload bytes.
-    public init(maxFrameBytes: Int = 16 * 1024) {
+    package init(maxFrameBytes: Int = 16 * 1024) {
         precondition(maxFrameBytes >= FrameHeader.maxEncodedSize + 32, "frames of \(maxFrameBytes) bytes are too small")
         self.maxFrameBytes = maxFrameBytes
     }
 
     /// The payload bytes one frame carries.
-    public var payloadPerFrame: Int { maxFrameBytes - FrameHeader.maxEncodedSize }
+    package var payloadPerFrame: Int { maxFrameBytes - FrameHeader.maxEncodedSize }
 
     /// The frames of one message, in the order they must be sent (an empty message is one frame).
     ///
     /// - Complexity: O(n) in the message size.
-    public mutating func frames(for message: [UInt8]) -> [[UInt8]] {
+    package mutating func frames(for message: [UInt8]) -> [[UInt8]] {
         let per = payloadPerFrame
         let count = max(1, (message.count + per - 1) / per)
         let id = nextMessageID
@@ -82,11 +82,11 @@ public struct MessageFramer: Sendable {
 /// var reassembler = MessageReassembler(maxMessageBytes: 256 << 20)
 /// if let bytes = try reassembler.receive(frame) { let message = try ServerMessage(decoding: bytes) }
 /// ```
-public struct MessageReassembler: Sendable {
+package struct MessageReassembler: Sendable {
     /// Raised once a connection is authenticated (the server starts small).
-    public var maxMessageBytes: Int
+    package var maxMessageBytes: Int
     /// The id the next message must have.
-    public private(set) var expectedMessageID: UInt64 = 0
+    package private(set) var expectedMessageID: UInt64 = 0
     private var header: FrameHeader?
     private var buffer: [UInt8] = []
     private var received: UInt32 = 0
@@ -95,37 +95,37 @@ public struct MessageReassembler: Sendable {
     /// Whether the rest of the current message is checked and dropped (``discardRest()``).
     private var isDiscarding = false
 
-    public init(maxMessageBytes: Int = 256 << 20) { self.maxMessageBytes = maxMessageBytes }
+    package init(maxMessageBytes: Int = 256 << 20) { self.maxMessageBytes = maxMessageBytes }
 
     /// Whether a message is partly received.
-    public var isMidMessage: Bool { header != nil }
+    package var isMidMessage: Bool { header != nil }
 
     /// Bytes of the partly received message held so far (0 between messages).
-    public var bufferedBytes: Int { header == nil ? 0 : buffer.capacity }
+    package var bufferedBytes: Int { header == nil ? 0 : buffer.capacity }
 
     /// The start of the partly received message: what its chunks so far carried (empty between
     /// messages and once its rest is discarded). A reader can refuse a message from its first
     /// chunk, before the rest arrives.
-    public var partialMessage: [UInt8] { buffer }
+    package var partialMessage: [UInt8] { buffer }
 
     /// How many chunks of the partly received message arrived (0 between messages).
-    public var receivedChunks: Int { header == nil ? 0 : Int(received) }
+    package var receivedChunks: Int { header == nil ? 0 : Int(received) }
 
     /// Bytes of the partly received message still to come, as its header announced (0 between
     /// messages).
-    public var remainingBytes: Int { header.map { Int($0.totalBytes) - receivedBytes } ?? 0 }
+    package var remainingBytes: Int { header.map { Int($0.totalBytes) - receivedBytes } ?? 0 }
 
     /// Frees what the partly received message holds and drops its remaining chunks as they
     /// arrive (still checked for order and size); ``receive(_:)`` then returns nil for its last
     /// one. Does nothing between messages.
-    public mutating func discardRest() {
+    package mutating func discardRest() {
         guard header != nil else { return }
         isDiscarding = true
         buffer = []
     }
 
     /// Takes one frame; returns the message it completes, if any.
-    public mutating func receive(_ frame: some Collection<UInt8>) throws(ProtocolError) -> [UInt8]? {
+    package mutating func receive(_ frame: some Collection<UInt8>) throws(ProtocolError) -> [UInt8]? {
         var r = BinaryReader(frame)
         let h: FrameHeader
         do { h = try FrameHeader.decode(from: &r) } catch {

@@ -6,18 +6,18 @@
 /// do { let message = try ClientMessage(decoding: bytes) }
 /// catch { print(error.code, error.message) }   // malformedMessage, "upload: unexpected end …"
 /// ```
-public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var code: ServerErrorCode
+package struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var code: ServerErrorCode
     /// What was wrong and where, in plain words (no user data beyond names and numbers).
-    public var message: String
+    package var message: String
     /// The session it concerns, `nil` for the whole connection.
-    public var session: SessionID?
+    package var session: SessionID?
     /// What the peer should do, when not the code's ``ServerErrorCode/defaultAction``: frames lost,
     /// repeated or reordered on the way are the network's fault, not the peer's, and a new
     /// connection (``ErrorAction/retryLater``) repairs them.
-    public var action: ErrorAction?
+    package var action: ErrorAction?
 
-    public init(_ code: ServerErrorCode, _ message: String, session: SessionID? = nil, action: ErrorAction? = nil) {
+    package init(_ code: ServerErrorCode, _ message: String, session: SessionID? = nil, action: ErrorAction? = nil) {
         self.code = code
         self.message = message
         self.session = session
@@ -30,7 +30,7 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         ProtocolError(.badFrame, message, action: .retryLater)
     }
 
-    public var description: String {
+    package var description: String {
         let scope = session.map { "session \($0.rawValue)" } ?? "connection"
         return "Protocol error \(code.rawValue) (\(code)) on \(scope): \(message)"
     }

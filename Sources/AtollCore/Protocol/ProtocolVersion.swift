@@ -6,22 +6,22 @@
 /// ```swift
 /// let chosen = try ProtocolVersion.negotiate(offered: 1...3, supported: ProtocolVersion.supported)
 /// ```
-public enum ProtocolVersion {
+package enum ProtocolVersion {
     /// The version this build speaks best.
     ///
     /// - 1: dates in values are seconds since 1970 (value tag 7).
     /// - 2: dates are `Date`'s own seconds since 2001 (value tag 16), exact. A version-1 peer is
     ///   refused rather than translated for: it cannot hold the exact dates, so what it wrote back
     ///   (a date it read, a set element to erase) would silently differ from what others hold.
-    public static let current: UInt32 = 2
+    package static let current: UInt32 = 2
     /// Every version this build can speak.
-    public static let supported: ClosedRange<UInt32> = 2...2
+    package static let supported: ClosedRange<UInt32> = 2...2
 
     /// The highest version in both ranges.
     ///
     /// - Throws: ``ProtocolError`` with code ``ServerErrorCode/unsupportedProtocolVersion`` when the
     ///   ranges do not overlap; the message names both ranges.
-    public static func negotiate(offered: ClosedRange<UInt32>, supported: ClosedRange<UInt32>)
+    package static func negotiate(offered: ClosedRange<UInt32>, supported: ClosedRange<UInt32>)
         throws(ProtocolError) -> UInt32
     {
         guard offered.overlaps(supported) else {
@@ -38,7 +38,7 @@ extension ProtocolVersion {
     /// The client's check of the server's hello: the version must be one the client offered.
     ///
     /// - Throws: ``ProtocolError`` with ``ServerErrorCode/unsupportedProtocolVersion``.
-    public static func accept(_ hello: ServerHello, offered: ClosedRange<UInt32> = supported) throws(ProtocolError) -> UInt32 {
+    package static func accept(_ hello: ServerHello, offered: ClosedRange<UInt32> = supported) throws(ProtocolError) -> UInt32 {
         guard offered.contains(hello.version) else {
             throw ProtocolError(.unsupportedProtocolVersion,
                                 "the server chose protocol version \(hello.version), the client offered \(offered.lowerBound)...\(offered.upperBound)")

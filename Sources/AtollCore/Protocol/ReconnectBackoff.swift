@@ -7,17 +7,17 @@
 /// var backoff = ReconnectBackoff(seed: 42)
 /// backoff.nextDelay()   // ~1 s, then ~2 s, ~4 s, … up to 5 min
 /// ```
-public struct ReconnectBackoff: Sendable, Hashable {
-    public var initialMilliseconds: Int64
-    public var maximumMilliseconds: Int64
-    public var multiplier: Double
+package struct ReconnectBackoff: Sendable, Hashable {
+    package var initialMilliseconds: Int64
+    package var maximumMilliseconds: Int64
+    package var multiplier: Double
     /// The fraction of a delay that may be taken off at random, in 0...1.
-    public var jitter: Double
+    package var jitter: Double
     /// Delays handed out since the last reset.
-    public private(set) var attempts = 0
+    package private(set) var attempts = 0
     private var state: UInt64
 
-    public init(seed: UInt64, initialMilliseconds: Int64 = 1_000, maximumMilliseconds: Int64 = 300_000,
+    package init(seed: UInt64, initialMilliseconds: Int64 = 1_000, maximumMilliseconds: Int64 = 300_000,
                 multiplier: Double = 2, jitter: Double = 0.25)
     {
         self.initialMilliseconds = max(1, initialMilliseconds)
@@ -28,7 +28,7 @@ public struct ReconnectBackoff: Sendable, Hashable {
     }
 
     /// The delay before the next attempt; grows with every call until ``reset()``.
-    public mutating func nextDelay() -> Int64 {
+    package mutating func nextDelay() -> Int64 {
         var base = Double(initialMilliseconds)
         for _ in 0..<min(attempts, 64) where base < Double(maximumMilliseconds) { base *= multiplier }
         base = min(base, Double(maximumMilliseconds))
@@ -38,7 +38,7 @@ public struct ReconnectBackoff: Sendable, Hashable {
     }
 
     /// Starts over at the initial delay.
-    public mutating func reset() { attempts = 0 }
+    package mutating func reset() { attempts = 0 }
 
     /// SplitMix64: small, fast and good enough for jitter.
     private mutating func nextRandom() -> UInt64 {

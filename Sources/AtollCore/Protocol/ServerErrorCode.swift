@@ -3,7 +3,7 @@
 ///
 /// Each code has a ``defaultAction``; the server may send another action with it (for example
 /// ``retryLater`` with a delay while it is overloaded).
-public enum ServerErrorCode: UInt16, Sendable, Hashable, CaseIterable {
+package enum ServerErrorCode: UInt16, Sendable, Hashable, CaseIterable {
     // Connection level.
     /// Client and server protocol version ranges do not overlap.
     case unsupportedProtocolVersion = 100
@@ -57,10 +57,10 @@ public enum ServerErrorCode: UInt16, Sendable, Hashable, CaseIterable {
     case breakingSchemaChange = 214
 
     /// Whether the code concerns the whole connection rather than one session.
-    public var isConnectionLevel: Bool { rawValue < 200 }
+    package var isConnectionLevel: Bool { rawValue < 200 }
 
     /// What a client does on this code when the server sends no other action.
-    public var defaultAction: ErrorAction {
+    package var defaultAction: ErrorAction {
         switch self {
         case .unsupportedProtocolVersion, .malformedMessage, .unknownMessage, .messageOutOfOrder, .badFrame,
              .unknownSession, .sessionAlreadyBound, .badChangeset, .badClientVersion, .badSyncTarget:
@@ -76,7 +76,7 @@ public enum ServerErrorCode: UInt16, Sendable, Hashable, CaseIterable {
 }
 
 /// What the client must do about an error the server sent.
-public enum ErrorAction: UInt8, Sendable, Hashable, CaseIterable {
+package enum ErrorAction: UInt8, Sendable, Hashable, CaseIterable {
     /// Tell the app; the session goes on.
     case warning = 1
     /// Close the connection and reconnect after the given delay (or the backoff).

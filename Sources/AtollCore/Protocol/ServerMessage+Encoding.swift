@@ -1,6 +1,6 @@
 extension ServerMessage {
     /// The message in its binary form (docs/protocol.md §2.3).
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var w = BinaryWriter()
         switch self {
         case .hello(let m):
@@ -50,7 +50,7 @@ extension ServerMessage {
     /// - Throws: ``ProtocolError`` with ``ServerErrorCode/unknownMessage`` for a tag that is not a
     ///   server message, ``ServerErrorCode/malformedMessage`` (naming the message and the byte) for
     ///   anything else wrong. Never traps.
-    public init(decoding bytes: some Collection<UInt8>) throws(ProtocolError) {
+    package init(decoding bytes: some Collection<UInt8>) throws(ProtocolError) {
         self = try decodeMessage(bytes, fromServer: true) { tag, r throws(DecodingFailure) in
             switch tag {
             case .serverHello:

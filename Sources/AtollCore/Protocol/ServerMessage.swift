@@ -2,7 +2,7 @@ import Foundation
 
 /// A message from the server to a client. Every session message carries the server's
 /// ``SyncEpoch`` for that realm, so a client notices a terminated or restored history on any answer.
-public enum ServerMessage: Hashable, Sendable {
+package enum ServerMessage: Hashable, Sendable {
     /// Answers ``ClientMessage/hello(_:)`` with the version chosen (a mismatch is an ``error(_:)``).
     case hello(ServerHello)
     /// Answers ``ClientMessage/ident(_:)``: the session is active from here on.
@@ -25,7 +25,7 @@ public enum ServerMessage: Hashable, Sendable {
     case error(ErrorMessage)
 
     /// The session the message belongs to, `nil` for connection messages.
-    public var session: SessionID? {
+    package var session: SessionID? {
         switch self {
         case .hello, .pong: nil
         case .identAnswer(let m): m.session
@@ -40,7 +40,7 @@ public enum ServerMessage: Hashable, Sendable {
     }
 
     /// The server's epoch for the session's realm, `nil` for connection messages.
-    public var epoch: SyncEpoch? {
+    package var epoch: SyncEpoch? {
         switch self {
         case .hello, .pong: nil
         case .identAnswer(let m): m.epoch
@@ -55,25 +55,25 @@ public enum ServerMessage: Hashable, Sendable {
     }
 }
 
-public struct ServerHello: Hashable, Sendable {
+package struct ServerHello: Hashable, Sendable {
     /// The protocol version both sides speak from now on.
-    public var version: UInt32
+    package var version: UInt32
     /// Free text naming the server, for client logs.
-    public var serverName: String
-    public init(version: UInt32, serverName: String) {
+    package var serverName: String
+    package init(version: UInt32, serverName: String) {
         self.version = version
         self.serverName = serverName
     }
 }
 
-public struct IdentAnswer: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
+package struct IdentAnswer: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
     /// The client's ident: the one it sent, or a new one when it sent ``FileIdent/unassigned``.
-    public var fileIdent: FileIdent
+    package var fileIdent: FileIdent
     /// The latest server version of the realm's history.
-    public var latestServerVersion: Int64
-    public init(session: SessionID, epoch: SyncEpoch, fileIdent: FileIdent, latestServerVersion: Int64) {
+    package var latestServerVersion: Int64
+    package init(session: SessionID, epoch: SyncEpoch, fileIdent: FileIdent, latestServerVersion: Int64) {
         self.session = session
         self.epoch = epoch
         self.fileIdent = fileIdent
@@ -82,7 +82,7 @@ public struct IdentAnswer: Hashable, Sendable {
 }
 
 /// Why the server cannot sync with a client's copy any more.
-public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable {
+package enum ResetReason: UInt8, Hashable, Sendable, CaseIterable {
     /// Sync was terminated and enabled again: the client's epoch is not the server's.
     case epochChanged = 1
     /// History was restored from a backup older than what the client integrated, or the client's
@@ -96,14 +96,14 @@ public enum ResetReason: UInt8, Hashable, Sendable, CaseIterable {
     case breakingSchemaChange = 5
 }
 
-public struct ResetRequired: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
-    public var reason: ResetReason
+package struct ResetRequired: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
+    package var reason: ResetReason
     /// Whether the server accepts recovered changes (client recovery on).
-    public var recoveryAllowed: Bool
-    public var message: String
-    public init(session: SessionID, epoch: SyncEpoch, reason: ResetReason, recoveryAllowed: Bool, message: String) {
+    package var recoveryAllowed: Bool
+    package var message: String
+    package init(session: SessionID, epoch: SyncEpoch, reason: ResetReason, recoveryAllowed: Bool, message: String) {
         self.session = session
         self.epoch = epoch
         self.reason = reason
@@ -112,14 +112,14 @@ public struct ResetRequired: Hashable, Sendable {
     }
 }
 
-public struct UploadAck: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
+package struct UploadAck: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
     /// Every uploaded changeset with a client version up to this one is integrated.
-    public var clientVersion: Int64
+    package var clientVersion: Int64
     /// The server version after integrating them.
-    public var serverVersion: Int64
-    public init(session: SessionID, epoch: SyncEpoch, clientVersion: Int64, serverVersion: Int64) {
+    package var serverVersion: Int64
+    package init(session: SessionID, epoch: SyncEpoch, clientVersion: Int64, serverVersion: Int64) {
         self.session = session
         self.epoch = epoch
         self.clientVersion = clientVersion
@@ -128,22 +128,22 @@ public struct UploadAck: Hashable, Sendable {
 }
 
 /// One server changeset as downloaded.
-public struct DownloadChangeset: Hashable, Sendable {
+package struct DownloadChangeset: Hashable, Sendable {
     /// The server version this changeset produced.
-    public var serverVersion: Int64
+    package var serverVersion: Int64
     /// The file ident of the client that made it (0: made by the server).
-    public var originFileIdent: Int64
+    package var originFileIdent: Int64
     /// When its author committed it (milliseconds since 1970), for last-writer-wins.
-    public var originTimestamp: Int64
+    package var originTimestamp: Int64
     /// The last of the receiving client's own versions the server had integrated before this
     /// changeset: the client's local changes after it are concurrent with it.
-    public var lastClientVersion: Int64
-    public var changeset: Changeset
+    package var lastClientVersion: Int64
+    package var changeset: Changeset
     /// The changeset's encoding when it is known (read off the wire, or encoded once by the
     /// sender to size its messages), so it is not encoded again. Not part of equality.
-    public var encodedChangeset: Data?
+    package var encodedChangeset: Data?
 
-    public init(serverVersion: Int64, originFileIdent: Int64, originTimestamp: Int64, lastClientVersion: Int64, changeset: Changeset,
+    package init(serverVersion: Int64, originFileIdent: Int64, originTimestamp: Int64, lastClientVersion: Int64, changeset: Changeset,
                 encodedChangeset: Data? = nil) {
         self.serverVersion = serverVersion
         self.originFileIdent = originFileIdent
@@ -154,47 +154,47 @@ public struct DownloadChangeset: Hashable, Sendable {
     }
 
     /// The size of the changeset's encoding.
-    public var encodedSize: Int { encodedChangeset?.count ?? changeset.encoded().count }
+    package var encodedSize: Int { encodedChangeset?.count ?? changeset.encoded().count }
 
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         a.serverVersion == b.serverVersion && a.originFileIdent == b.originFileIdent && a.originTimestamp == b.originTimestamp
             && a.lastClientVersion == b.lastClientVersion && a.changeset == b.changeset
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(serverVersion)
         hasher.combine(originFileIdent)
         hasher.combine(changeset)
     }
 }
 
-public struct DownloadProgress: Hashable, Sendable {
+package struct DownloadProgress: Hashable, Sendable {
     /// The server version the client is at once it integrated this message (with the rest of its
     /// batch): the message holds every changeset up to it that the client has not seen, the
     /// client's own included (their return is the acknowledgement, docs/merge.md).
-    public var serverVersion: Int64
+    package var serverVersion: Int64
     /// The newest server version when the message was sent.
-    public var latestServerVersion: Int64
+    package var latestServerVersion: Int64
     /// Encoded bytes still to download after this message (an estimate).
-    public var downloadableBytes: UInt64
-    public init(serverVersion: Int64, latestServerVersion: Int64, downloadableBytes: UInt64) {
+    package var downloadableBytes: UInt64
+    package init(serverVersion: Int64, latestServerVersion: Int64, downloadableBytes: UInt64) {
         self.serverVersion = serverVersion
         self.latestServerVersion = latestServerVersion
         self.downloadableBytes = downloadableBytes
     }
 }
 
-public struct Download: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
+package struct Download: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
     /// In increasing server version order, all after the client's last integrated version.
-    public var changesets: [DownloadChangeset]
-    public var progress: DownloadProgress
+    package var changesets: [DownloadChangeset]
+    package var progress: DownloadProgress
     /// Flexible sync: the query set version these changesets belong to (0 for partition sync).
-    public var querySetVersion: Int64
+    package var querySetVersion: Int64
     /// `false` while a bootstrap continues in further messages: integrate them together.
-    public var isLastInBatch: Bool
-    public init(session: SessionID, epoch: SyncEpoch, changesets: [DownloadChangeset], progress: DownloadProgress,
+    package var isLastInBatch: Bool
+    package init(session: SessionID, epoch: SyncEpoch, changesets: [DownloadChangeset], progress: DownloadProgress,
                 querySetVersion: Int64 = 0, isLastInBatch: Bool = true)
     {
         self.session = session
@@ -206,13 +206,13 @@ public struct Download: Hashable, Sendable {
     }
 }
 
-public struct MarkAnswer: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
-    public var requestID: UInt64
+package struct MarkAnswer: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
+    package var requestID: UInt64
     /// The server version every change before the mark reached.
-    public var serverVersion: Int64
-    public init(session: SessionID, epoch: SyncEpoch, requestID: UInt64, serverVersion: Int64) {
+    package var serverVersion: Int64
+    package init(session: SessionID, epoch: SyncEpoch, requestID: UInt64, serverVersion: Int64) {
         self.session = session
         self.epoch = epoch
         self.requestID = requestID
@@ -220,13 +220,13 @@ public struct MarkAnswer: Hashable, Sendable {
     }
 }
 
-public struct QuerySetError: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
+package struct QuerySetError: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
     /// The refused query set.
-    public var querySetVersion: Int64
-    public var message: String
-    public init(session: SessionID, epoch: SyncEpoch, querySetVersion: Int64, message: String) {
+    package var querySetVersion: Int64
+    package var message: String
+    package init(session: SessionID, epoch: SyncEpoch, querySetVersion: Int64, message: String) {
         self.session = session
         self.epoch = epoch
         self.querySetVersion = querySetVersion
@@ -234,47 +234,47 @@ public struct QuerySetError: Hashable, Sendable {
     }
 }
 
-public struct Unbound: Hashable, Sendable {
-    public var session: SessionID
-    public var epoch: SyncEpoch
-    public init(session: SessionID, epoch: SyncEpoch) {
+package struct Unbound: Hashable, Sendable {
+    package var session: SessionID
+    package var epoch: SyncEpoch
+    package init(session: SessionID, epoch: SyncEpoch) {
         self.session = session
         self.epoch = epoch
     }
 }
 
-public struct Pong: Hashable, Sendable {
+package struct Pong: Hashable, Sendable {
     /// The ping's timestamp, echoed.
-    public var timestamp: Int64
-    public init(timestamp: Int64) { self.timestamp = timestamp }
+    package var timestamp: Int64
+    package init(timestamp: Int64) { self.timestamp = timestamp }
 }
 
 /// An object the server reverted, as listed by a compensating write error.
-public struct CompensatingWrite: Hashable, Sendable {
-    public var objectType: String
-    public var primaryKey: Value
-    public var reason: String
-    public init(objectType: String, primaryKey: Value, reason: String) {
+package struct CompensatingWrite: Hashable, Sendable {
+    package var objectType: String
+    package var primaryKey: Value
+    package var reason: String
+    package init(objectType: String, primaryKey: Value, reason: String) {
         self.objectType = objectType
         self.primaryKey = primaryKey
         self.reason = reason
     }
 }
 
-public struct ErrorMessage: Hashable, Sendable {
-    public var code: ServerErrorCode
-    public var message: String
-    public var action: ErrorAction
+package struct ErrorMessage: Hashable, Sendable {
+    package var code: ServerErrorCode
+    package var message: String
+    package var action: ErrorAction
     /// With ``ErrorAction/retryLater``: wait at least this long before reconnecting (0: use the backoff).
-    public var tryAgainAfterMilliseconds: Int64
+    package var tryAgainAfterMilliseconds: Int64
     /// The session concerned, `nil` for the whole connection (the server then closes it).
-    public var session: SessionID?
+    package var session: SessionID?
     /// The server's epoch for the session's realm (``SyncEpoch/none`` for connection errors).
-    public var epoch: SyncEpoch
+    package var epoch: SyncEpoch
     /// With ``ServerErrorCode/compensatingWrite``: the objects reverted.
-    public var compensatingWrites: [CompensatingWrite]
+    package var compensatingWrites: [CompensatingWrite]
 
-    public init(code: ServerErrorCode, message: String, action: ErrorAction? = nil, tryAgainAfterMilliseconds: Int64 = 0,
+    package init(code: ServerErrorCode, message: String, action: ErrorAction? = nil, tryAgainAfterMilliseconds: Int64 = 0,
                 session: SessionID? = nil, epoch: SyncEpoch = .none, compensatingWrites: [CompensatingWrite] = [])
     {
         self.code = code
@@ -287,7 +287,7 @@ public struct ErrorMessage: Hashable, Sendable {
     }
 
     /// The error a server sends back for a broken protocol rule.
-    public init(_ error: ProtocolError, epoch: SyncEpoch = .none) {
+    package init(_ error: ProtocolError, epoch: SyncEpoch = .none) {
         self.init(code: error.code, message: error.message, action: error.action, session: error.session, epoch: epoch)
     }
 }

@@ -13,44 +13,44 @@ import Foundation
 /// - An upload's shape before the store sees it (``prepare(_:flexible:epoch:)``), and the answer
 ///   to a refused one (``answer(to:session:epoch:)``).
 /// - When the client file is recorded as seen (``recordsSeen(now:integrated:fromUpload:)``).
-public struct ServerSession: Sendable, Hashable {
-    public enum State: Hashable, Sendable {
+package struct ServerSession: Sendable, Hashable {
+    package enum State: Hashable, Sendable {
         /// Bind received; ident expected next.
         case bound
         /// Ident received: uploads, marks and query changes are allowed.
         case identified
     }
 
-    public let id: SessionID
-    public let target: SyncTarget
-    public private(set) var state: State = .bound
+    package let id: SessionID
+    package let target: SyncTarget
+    package private(set) var state: State = .bound
     /// The highest client version uploaded in this session.
-    public private(set) var lastClientVersion: Int64 = 0
+    package private(set) var lastClientVersion: Int64 = 0
     /// The server version the client said it integrated in its ident.
-    public private(set) var identServerVersion: Int64 = 0
-    public private(set) var querySetVersion: Int64 = 0
+    package private(set) var identServerVersion: Int64 = 0
+    package private(set) var querySetVersion: Int64 = 0
     /// Whether a query change arrived in this session (the first may repeat the ident's version).
     private var hasQueryChange = false
     /// Flexible sync: whether the held objects arrived.
     private var hasHeldObjects = false
 
     /// The client file, once the ident is accepted.
-    public private(set) var file: FileIdent = .unassigned
+    package private(set) var file: FileIdent = .unassigned
     /// The newest server version sent to the client (or that it had at ident).
-    public private(set) var cursor: Int64 = 0
+    package private(set) var cursor: Int64 = 0
     /// The newest of the client's own client versions at or before ``cursor``.
-    public private(set) var lastOwnClientVersion: Int64 = 0
+    package private(set) var lastOwnClientVersion: Int64 = 0
     /// The newest of the client's own client versions at or before the server version its ident
     /// named: uploads at or below it are re-sent duplicates.
-    public private(set) var settledClientVersion: Int64 = 0
+    package private(set) var settledClientVersion: Int64 = 0
     /// When the session's access token expires; the session ends then unless it is refreshed.
-    public var tokenExpires: Date = .distantFuture
+    package var tokenExpires: Date = .distantFuture
     /// When the client file was last recorded as seen, and when an upload last recorded what the
     /// client had integrated.
     private var lastSeenRecorded: Date = .distantPast
     private var lastIntegratedRecorded: Date = .distantPast
 
-    public init(bind: Bind) {
+    package init(bind: Bind) {
         id = bind.session
         target = bind.target
     }
@@ -62,7 +62,7 @@ public struct ServerSession: Sendable, Hashable {
     /// - Throws: ``ProtocolError`` with ``ServerErrorCode/messageOutOfOrder`` (ident twice, upload
     ///   before ident, query change on partition sync, …) or ``ServerErrorCode/badClientVersion``
     ///   (client versions that do not increase) or ``ServerErrorCode/badServerVersion``.
-    public mutating func validate(_ message: ClientMessage) throws(ProtocolError) {
+    package mutating func validate(_ message: ClientMessage) throws(ProtocolError) {
         switch message {
         case .hello, .ping, .bind:
             throw error(.messageOutOfOrder, "\(message.kindName) is not a session message")
@@ -116,7 +116,7 @@ public struct ServerSession: Sendable, Hashable {
     /// The ident was accepted with client file `file`; the client's own newest client version at
     /// or before the server version it named is `ownClientVersion`: downloads start after that
     /// server version, and uploads at or below `ownClientVersion` are duplicates.
-    public mutating func accept(file: FileIdent, ownClientVersion: Int64) {
+    package mutating func accept(file: FileIdent, ownClientVersion: Int64) {
         self.file = file
         cursor = identServerVersion
         lastOwnClientVersion = ownClientVersion
@@ -125,18 +125,18 @@ public struct ServerSession: Sendable, Hashable {
 
     /// A download carried history up to `serverVersion`; `ownClientVersion` is the newest of the
     /// client's own changesets in it, if any.
-    public mutating func delivered(_ serverVersion: Int64, ownClientVersion: Int64?) {
+    package mutating func delivered(_ serverVersion: Int64, ownClientVersion: Int64?) {
         cursor = max(cursor, serverVersion)
         if let ownClientVersion { lastOwnClientVersion = max(lastOwnClientVersion, ownClientVersion) }
     }
 
     /// A flexible-sync catch-up moved the client to `serverVersion` (a view change may also move
     /// it without history).
-    public mutating func caughtUp(to serverVersion: Int64) {
+    package mutating func caughtUp(to serverVersion: Int64) {
         cursor = max(cursor, serverVersion)
     }
 
-    public func isTokenExpired(now: Date) -> Bool { tokenExpires <= now }
+    package func isTokenExpired(now: Date) -> Bool { tokenExpires <= now }
 
     // MARK: Uploads
 
@@ -144,7 +144,7 @@ public struct ServerSession: Sendable, Hashable {
     /// file, on their shared base; or the error that ends the session: the changesets of one upload
     /// must share one base (the client's current server version), and asymmetric types need
     /// flexible sync (a partition's realm is downloaded whole; their objects must never be).
-    public func prepare(_ upload: Upload, flexible: Bool, epoch: SyncEpoch) -> UploadPreparation {
+    package func prepare(_ upload: Upload, flexible: Bool, epoch: SyncEpoch) -> UploadPreparation {
         guard let first = upload.changesets.first else {
             return .ready(PreparedUpload(base: identServerVersion, changesets: [], lastClientVersion: 0))
         }
@@ -173,7 +173,7 @@ public struct ServerSession: Sendable, Hashable {
     }
 
     /// The error a refused upload gets.
-    public static func answer(to error: MergeError, session: SessionID, epoch: SyncEpoch) -> ErrorMessage {
+    package static func answer(to error: MergeError, session: SessionID, epoch: SyncEpoch) -> ErrorMessage {
         switch error.code {
         case .badBaseVersion:
             ErrorMessage(code: .badServerVersion, message: error.message, session: session, epoch: epoch)
@@ -194,7 +194,7 @@ public struct ServerSession: Sendable, Hashable {
     /// client `integrated` at an ident, at most every 10 s from uploads (each would otherwise
     /// cost a committed write; a value recorded late only makes compaction keep more), else at
     /// most once a minute (downloads ask often). Never before the file is assigned.
-    public mutating func recordsSeen(now: Date, integrated: Bool, fromUpload: Bool = false) -> Bool {
+    package mutating func recordsSeen(now: Date, integrated: Bool, fromUpload: Bool = false) -> Bool {
         guard file.isAssigned else { return false }
         if fromUpload {
             guard now.timeIntervalSince(lastIntegratedRecorded) > 10 else { return false }
@@ -222,9 +222,9 @@ public struct ServerSession: Sendable, Hashable {
 /// …
 /// }
 /// ```
-public struct ServerConnectionLogic: Sendable {
+package struct ServerConnectionLogic: Sendable {
     /// What the server does with a message (``receive(_:)``).
-    public enum Disposition: Sendable, Equatable {
+    package enum Disposition: Sendable, Equatable {
         /// Carry it out (a session's record is in ``sessions``).
         case handle
         /// The client unbound a session: its record, for the server to let go of what it holds.
@@ -237,23 +237,23 @@ public struct ServerConnectionLogic: Sendable {
         case refuse(ProtocolError)
     }
 
-    public let supportedVersions: ClosedRange<UInt32>
+    package let supportedVersions: ClosedRange<UInt32>
     /// The version agreed by hello, `nil` before it.
-    public private(set) var version: UInt32?
+    package private(set) var version: UInt32?
     /// The bound sessions: the one record of each.
-    public internal(set) var sessions: [SessionID: ServerSession] = [:]
+    package internal(set) var sessions: [SessionID: ServerSession] = [:]
     /// The sessions the server ended (an error, a reset), with the epoch their unbind is answered
     /// with, until the client binds the id again or unbinds it.
-    public private(set) var ended: EndedSessions
+    package private(set) var ended: EndedSessions
 
-    public init(supportedVersions: ClosedRange<UInt32> = ProtocolVersion.supported, maxEndedSessions: Int = 100) {
+    package init(supportedVersions: ClosedRange<UInt32> = ProtocolVersion.supported, maxEndedSessions: Int = 100) {
         self.supportedVersions = supportedVersions
         ended = EndedSessions(capacity: maxEndedSessions)
     }
 
     /// What to do with `message`, its effect recorded (a bound or unbound session, an agreed
     /// version, a session's order state).
-    public mutating func receive(_ message: ClientMessage) -> Disposition {
+    package mutating func receive(_ message: ClientMessage) -> Disposition {
         if let id = message.session, let epoch = ended.epoch(of: id) {
             switch message {
             case .bind: ended.forget(id)
@@ -282,7 +282,7 @@ public struct ServerConnectionLogic: Sendable {
     ///   ``ServerErrorCode/messageOutOfOrder`` (anything before hello, a second hello),
     ///   ``ServerErrorCode/unknownSession``, ``ServerErrorCode/sessionAlreadyBound``, or what
     ///   ``ServerSession/validate(_:)`` throws.
-    public mutating func validate(_ message: ClientMessage) throws(ProtocolError) {
+    package mutating func validate(_ message: ClientMessage) throws(ProtocolError) {
         if case .hello(let hello) = message {
             guard version == nil else { throw ProtocolError(.messageOutOfOrder, "second hello") }
             version = try ProtocolVersion.negotiate(offered: hello.versions, supported: supportedVersions)
@@ -315,14 +315,14 @@ public struct ServerConnectionLogic: Sendable {
     /// messages are dropped until the client binds it again or unbinds it (answered in `epoch`).
     /// An id that was not bound leaves nothing behind. Returns its record.
     @discardableResult
-    public mutating func endSession(_ id: SessionID, epoch: SyncEpoch) -> ServerSession? {
+    package mutating func endSession(_ id: SessionID, epoch: SyncEpoch) -> ServerSession? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
         ended.record(id, epoch: epoch)
         return session
     }
 
     /// Changes the record of bound session `id` (the shell's facts: an accepted ident, a download).
-    public mutating func update<R>(_ id: SessionID, _ change: (inout ServerSession) -> R) -> R? {
+    package mutating func update<R>(_ id: SessionID, _ change: (inout ServerSession) -> R) -> R? {
         guard var session = sessions[id] else { return nil }
         defer { sessions[id] = session }
         return change(&session)
@@ -332,46 +332,46 @@ public struct ServerConnectionLogic: Sendable {
 /// The sessions a connection ended, with the epoch their unbind is answered with: at most
 /// `capacity` (the sessions a connection may bind), the oldest forgotten first, so a flood of
 /// refused binds cannot grow it. A forgotten id's late messages get `unknownSession`.
-public struct EndedSessions: Sendable, Equatable {
-    public let capacity: Int
+package struct EndedSessions: Sendable, Equatable {
+    package let capacity: Int
     private var epochs: [SessionID: SyncEpoch] = [:]
     /// The ids of ``epochs``, oldest first (a few dozen: linear work is fine).
     private var order: [SessionID] = []
 
-    public init(capacity: Int) { self.capacity = max(1, capacity) }
+    package init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    public var count: Int { epochs.count }
+    package var count: Int { epochs.count }
 
-    public func epoch(of id: SessionID) -> SyncEpoch? { epochs[id] }
+    package func epoch(of id: SessionID) -> SyncEpoch? { epochs[id] }
 
-    public mutating func record(_ id: SessionID, epoch: SyncEpoch) {
+    package mutating func record(_ id: SessionID, epoch: SyncEpoch) {
         forget(id)
         epochs[id] = epoch
         order.append(id)
         if order.count > capacity { epochs[order.removeFirst()] = nil }
     }
 
-    public mutating func forget(_ id: SessionID) {
+    package mutating func forget(_ id: SessionID) {
         guard epochs.removeValue(forKey: id) != nil else { return }
         order.removeAll { $0 == id }
     }
 }
 
 /// What ``ServerSession/prepare(_:flexible:epoch:)`` makes of an upload.
-public enum UploadPreparation: Sendable, Hashable {
+package enum UploadPreparation: Sendable, Hashable {
     case ready(PreparedUpload)
     /// The session ends with this error.
     case refused(ErrorMessage)
 }
 
 /// An upload ready for the store (``ServerSession/prepare(_:flexible:epoch:)``).
-public struct PreparedUpload: Sendable, Hashable {
+package struct PreparedUpload: Sendable, Hashable {
     /// The server version the changesets are based on.
-    public var base: Int64
+    package var base: Int64
     /// The changesets, stamped with the client's file.
-    public var changesets: [Changeset]
+    package var changesets: [Changeset]
     /// The last client version of the upload (what its acknowledgement names).
-    public var lastClientVersion: Int64
+    package var lastClientVersion: Int64
 }
 
 extension ClientMessage {

@@ -35,7 +35,7 @@ public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
     /// The code a server error maps to: specific codes first (bad query → 10, compensating write
     /// → 11, permission → 9, sync disabled or a server warning → 14), then the action (reset → 7, log out or token → 5, warning → 14,
     /// retry later → 12, protocol violation → 4).
-    public init(serverCode: ServerErrorCode, action: ErrorAction) {
+    package init(serverCode: ServerErrorCode, action: ErrorAction) {
         switch (serverCode, action) {
         case (.badQuery, _): self = .invalidFlexibleSyncSubscriptions
         case (.syncDisabled, _), (.serverWarning, _): self = .serverWarning
@@ -54,20 +54,20 @@ public enum SyncErrorCode: Int, Sendable, Hashable, CaseIterable {
 
 /// An error a ``ClientSession`` reports: what the SDK turns into a `SyncError` for
 /// `syncManager.errorHandler`.
-public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var code: SyncErrorCode
-    public var message: String
+package struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var code: SyncErrorCode
+    package var message: String
     /// The server's code when the server sent the error, `nil` when the client found it.
-    public var serverCode: ServerErrorCode?
+    package var serverCode: ServerErrorCode?
     /// What the client does about it (the server's action, or the client's own decision).
-    public var action: ErrorAction
+    package var action: ErrorAction
     /// Whether the session stopped because of it. Non-fatal connection errors (12) are retried with
     /// backoff and only logged, unless the app asked async open to fail on them.
-    public var isFatal: Bool
+    package var isFatal: Bool
     /// With ``SyncErrorCode/writeRejected``: the objects the server reverted.
-    public var compensatingWrites: [CompensatingWrite]
+    package var compensatingWrites: [CompensatingWrite]
 
-    public init(code: SyncErrorCode, message: String, serverCode: ServerErrorCode? = nil, action: ErrorAction,
+    package init(code: SyncErrorCode, message: String, serverCode: ServerErrorCode? = nil, action: ErrorAction,
                 isFatal: Bool, compensatingWrites: [CompensatingWrite] = [])
     {
         self.code = code
@@ -79,7 +79,7 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error a server message reports.
-    public init(_ error: ErrorMessage) {
+    package init(_ error: ErrorMessage) {
         let fatal: Bool = switch error.action {
         case .warning, .retryLater, .refreshAccessToken: false
         case .clientReset, .deleteRealm, .logOut, .protocolViolation: true
@@ -89,9 +89,9 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A protocol rule the server broke, as the client saw it (code 4, fatal).
-    public init(_ error: ProtocolError) {
+    package init(_ error: ProtocolError) {
         self.init(code: .clientSessionError, message: error.message, serverCode: error.code, action: .protocolViolation, isFatal: true)
     }
 
-    public var description: String { "Sync error \(code.rawValue) (\(code)): \(message)" }
+    package var description: String { "Sync error \(code.rawValue) (\(code)): \(message)" }
 }

@@ -7,23 +7,23 @@
 ///                            objectType: "Task", schema: schema)
 /// query.evaluate(on: ["owner": .string("Frodo"), "priority": .int(3)], resolver: NoLinkResolver())  // true
 /// ```
-public struct BoundQuery: Sendable, Hashable {
-    public let schema: Schema
-    public let objectType: String
+package struct BoundQuery: Sendable, Hashable {
+    package let schema: Schema
+    package let objectType: String
     /// The query as parsed or built.
-    public let expression: QueryExpression
+    package let expression: QueryExpression
     package let predicate: BoundPredicate
     /// The tail clauses, in the order written.
-    public let clauses: [BoundClause]
+    package let clauses: [BoundClause]
 }
 
 /// A bound tail clause.
-public enum BoundClause: Sendable, Hashable, CustomStringConvertible {
+package enum BoundClause: Sendable, Hashable, CustomStringConvertible {
     case sort([BoundKey])
     case distinct([BoundKey])
     case limit(Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .sort(let keys):
             "SORT(" + keys.map { "\($0.keyPath) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ") + ")"
@@ -45,13 +45,13 @@ extension BoundPredicate {
 }
 
 /// A key of `SORT` or `DISTINCT`: a key path with one value per object (through to-one links only).
-public struct BoundKey: Sendable, Hashable {
-    public let keyPath: QueryKeyPath
+package struct BoundKey: Sendable, Hashable {
+    package let keyPath: QueryKeyPath
     /// Always `true` for `DISTINCT` keys.
-    public let ascending: Bool
+    package let ascending: Bool
     package let scalar: BoundScalar
     /// The property type the key path ends at (`.object` for a link).
-    public let type: PropertyType
+    package let type: PropertyType
 }
 
 /// How a bound predicate compares two values.

@@ -7,14 +7,14 @@
 /// let backlinks = ["Task": [ComputedBacklink(name: "assignee", originType: "User", originProperty: "tasks")]]
 /// try QueryExpression.parse("assignee.@count > 0").bind(to: "Task", in: schema, backlinks: backlinks)
 /// ```
-public struct ComputedBacklink: Sendable, Hashable {
+package struct ComputedBacklink: Sendable, Hashable {
     /// The property name on the linked type.
-    public var name: String
-    public var originType: String
+    package var name: String
+    package var originType: String
     /// A to-one link, list or set of `originType` pointing at the declaring type.
-    public var originProperty: String
+    package var originProperty: String
 
-    public init(name: String, originType: String, originProperty: String) {
+    package init(name: String, originType: String, originProperty: String) {
         self.name = name
         self.originType = originType
         self.originProperty = originProperty

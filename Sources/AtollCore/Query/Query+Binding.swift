@@ -9,7 +9,7 @@ extension QueryExpression {
     ///
     /// `backlinks` names the computed backlink properties of each type (a client's `LinkingObjects`),
     /// which the schema does not hold because they are neither stored nor synced.
-    public func bind(to objectType: String, in schema: Schema,
+    package func bind(to objectType: String, in schema: Schema,
                      backlinks: [String: [ComputedBacklink]] = [:]) throws(QueryError) -> BoundQuery {
         guard schema[objectType] != nil else {
             throw QueryError(.unknownType, "unknown object type '\(objectType)'")
@@ -38,7 +38,7 @@ extension QueryExpression {
 
 extension BoundQuery {
     /// Parses and binds in one step.
-    public init(parsing text: String, arguments: [Value] = [], objectType: String, schema: Schema,
+    package init(parsing text: String, arguments: [Value] = [], objectType: String, schema: Schema,
                 backlinks: [String: [ComputedBacklink]] = [:]) throws(QueryError) {
         self = try QueryExpression.parse(text, arguments: arguments).bind(to: objectType, in: schema, backlinks: backlinks)
     }

@@ -8,7 +8,7 @@ extension BoundQuery {
     /// ```swift
     /// let names = query.run(on: people, values: { $0 }, resolver: resolver).map { $0["name"] }
     /// ```
-    public func run<Element>(on elements: [Element], values: (Element) -> [String: Value],
+    package func run<Element>(on elements: [Element], values: (Element) -> [String: Value],
                              resolver: some ObjectResolver) -> [Element] {
         let matching = elements.filter { evaluate(on: values($0), resolver: resolver) }
         return apply(clauses, to: matching, values: values, resolver: resolver)
@@ -21,7 +21,7 @@ extension BoundQuery {
     /// - `DISTINCT`: keeps the first element of each group equal on every key.
     /// - `LIMIT(n)`: keeps the first `n`.
     /// - Complexity: O(*n* log *n*) per sort, O(*n*) per distinct or limit.
-    public func apply<Element>(_ clauses: [BoundClause], to elements: [Element], values: (Element) -> [String: Value],
+    package func apply<Element>(_ clauses: [BoundClause], to elements: [Element], values: (Element) -> [String: Value],
                                resolver: some ObjectResolver) -> [Element] {
         var result = elements
         for clause in clauses {
@@ -58,7 +58,7 @@ extension BoundQuery {
 
 extension BoundKey {
     /// The key's value for one object.
-    public func value(in object: [String: Value], resolver: some ObjectResolver) -> Value {
+    package func value(in object: [String: Value], resolver: some ObjectResolver) -> Value {
         QueryEvaluator(resolver: resolver, contexts: [0: .object(object)]).value(scalar)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Finds the objects that links point to, for evaluating queries in memory.
-public protocol ObjectResolver {
+package protocol ObjectResolver {
     /// The property values of the linked object, or `nil` if it does not exist.
     func object(for link: ObjectLink) -> [String: Value]?
 
@@ -12,12 +12,12 @@ public protocol ObjectResolver {
 }
 
 extension ObjectResolver {
-    public func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] { [] }
+    package func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] { [] }
 }
 
 extension ObjectResolver {
     /// Whether `fields[property]` links to `link` (directly, or as an element of a list or set).
-    public static func fields(_ fields: [String: Value], link property: String, to link: ObjectLink) -> Bool {
+    package static func fields(_ fields: [String: Value], link property: String, to link: ObjectLink) -> Bool {
         switch fields[property] {
         case .link(let l)?: return l == link
         case .list(let items)?, .set(let items)?: return items.contains(.link(link))
@@ -27,18 +27,18 @@ extension ObjectResolver {
 }
 
 /// A resolver for objects without links: every link resolves to nothing.
-public struct NoLinkResolver: ObjectResolver {
-    public init() {}
-    public func object(for link: ObjectLink) -> [String: Value]? { nil }
+package struct NoLinkResolver: ObjectResolver {
+    package init() {}
+    package func object(for link: ObjectLink) -> [String: Value]? { nil }
 }
 
 /// A resolver over objects held in a dictionary.
-public struct DictionaryObjectResolver: ObjectResolver, Sendable {
-    public var objects: [ObjectLink: [String: Value]]
-    public init(_ objects: [ObjectLink: [String: Value]]) { self.objects = objects }
-    public func object(for link: ObjectLink) -> [String: Value]? { objects[link] }
+package struct DictionaryObjectResolver: ObjectResolver, Sendable {
+    package var objects: [ObjectLink: [String: Value]]
+    package init(_ objects: [ObjectLink: [String: Value]]) { self.objects = objects }
+    package func object(for link: ObjectLink) -> [String: Value]? { objects[link] }
 
-    public func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
+    package func objects(linkingTo link: ObjectLink, from originType: String, through property: String) -> [Value] {
         objects.compactMap { key, fields in
             key.objectType == originType && Self.fields(fields, link: property, to: link) ? .link(key) : nil
         }
@@ -51,7 +51,7 @@ extension BoundQuery {
     ///
     /// Nulls behave as in Realm: `x == nil` holds for null, `x != "a"` holds for null, and `<`, `<=`, `>`,
     /// `>=` and the string operators never hold when either side is null.
-    public func evaluate(on object: [String: Value], resolver: some ObjectResolver) -> Bool {
+    package func evaluate(on object: [String: Value], resolver: some ObjectResolver) -> Bool {
         QueryEvaluator(resolver: resolver, contexts: [0: .object(object)]).test(predicate)
     }
 }

@@ -7,85 +7,85 @@
 /// ```
 extension QueryPredicate {
     /// `TRUEPREDICATE`.
-    public static let truePredicate = QueryPredicate(.constant(true))
+    package static let truePredicate = QueryPredicate(.constant(true))
     /// `FALSEPREDICATE`.
-    public static let falsePredicate = QueryPredicate(.constant(false))
+    package static let falsePredicate = QueryPredicate(.constant(false))
 
     /// `lhs op[options] rhs` between any two operands.
-    public static func comparison(_ lhs: QueryOperand, _ op: QueryOperator, _ rhs: QueryOperand,
+    package static func comparison(_ lhs: QueryOperand, _ op: QueryOperator, _ rhs: QueryOperand,
                                   options: QueryStringOptions = [],
                                   quantifier: QueryQuantifier? = nil) -> QueryPredicate {
         QueryPredicate(.comparison(QueryComparison(lhs, op, rhs, options: options, quantifier: quantifier)))
     }
 
     /// `keyPath op[options] value`, e.g. `.compare("age", .greater, .int(3))`.
-    public static func compare(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
+    package static func compare(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
                                options: QueryStringOptions = [],
                                quantifier: QueryQuantifier? = nil) -> QueryPredicate {
         comparison(.keyPath(keyPath), op, .value(value), options: options, quantifier: quantifier)
     }
 
     /// `keyPath IN {values…}`.
-    public static func isIn(_ keyPath: QueryKeyPath, _ values: [Value], options: QueryStringOptions = [],
+    package static func isIn(_ keyPath: QueryKeyPath, _ values: [Value], options: QueryStringOptions = [],
                             quantifier: QueryQuantifier? = nil) -> QueryPredicate {
         compare(keyPath, .in, .list(values), options: options, quantifier: quantifier)
     }
 
     /// `keyPath BETWEEN {low, high}`.
-    public static func between(_ keyPath: QueryKeyPath, _ low: Value, _ high: Value,
+    package static func between(_ keyPath: QueryKeyPath, _ low: Value, _ high: Value,
                                quantifier: QueryQuantifier? = nil) -> QueryPredicate {
         compare(keyPath, .between, .list([low, high]), quantifier: quantifier)
     }
 
     /// `ANY keyPath op value`: true when some element of the collection matches.
-    public static func any(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
+    package static func any(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
                            options: QueryStringOptions = []) -> QueryPredicate {
         compare(keyPath, op, value, options: options, quantifier: .any)
     }
 
     /// `ALL keyPath op value`: true when every element matches (and for an empty collection).
-    public static func all(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
+    package static func all(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
                            options: QueryStringOptions = []) -> QueryPredicate {
         compare(keyPath, op, value, options: options, quantifier: .all)
     }
 
     /// `NONE keyPath op value`: true when no element matches.
-    public static func none(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
+    package static func none(_ keyPath: QueryKeyPath, _ op: QueryOperator, _ value: Value,
                             options: QueryStringOptions = []) -> QueryPredicate {
         compare(keyPath, op, value, options: options, quantifier: QueryQuantifier.none)
     }
 
-    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+    package static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
         QueryPredicate(.and(lhs, rhs))
     }
 
-    public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
+    package static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
         QueryPredicate(.or(lhs, rhs))
     }
 
-    public static prefix func ! (operand: QueryPredicate) -> QueryPredicate {
+    package static prefix func ! (operand: QueryPredicate) -> QueryPredicate {
         QueryPredicate(.not(operand))
     }
 }
 
 extension QueryOperand {
-    public static func keyPath(_ keyPath: QueryKeyPath) -> QueryOperand { QueryOperand(.keyPath(keyPath)) }
-    public static func value(_ value: Value) -> QueryOperand { QueryOperand(.value(value)) }
+    package static func keyPath(_ keyPath: QueryKeyPath) -> QueryOperand { QueryOperand(.keyPath(keyPath)) }
+    package static func value(_ value: Value) -> QueryOperand { QueryOperand(.value(value)) }
 }
 
 extension QueryExpression {
     /// Appends `SORT(keyPath ASC|DESC)`.
-    public func sorted(by keyPath: QueryKeyPath, ascending: Bool = true) -> QueryExpression {
+    package func sorted(by keyPath: QueryKeyPath, ascending: Bool = true) -> QueryExpression {
         QueryExpression(predicate: predicate, clauses: clauses + [.sort([QuerySortKey(keyPath, ascending: ascending)])])
     }
 
     /// Appends `DISTINCT(keyPaths…)`.
-    public func distinct(by keyPaths: [QueryKeyPath]) -> QueryExpression {
+    package func distinct(by keyPaths: [QueryKeyPath]) -> QueryExpression {
         QueryExpression(predicate: predicate, clauses: clauses + [.distinct(keyPaths)])
     }
 
     /// Appends `LIMIT(count)`.
-    public func limited(to count: Int) -> QueryExpression {
+    package func limited(to count: Int) -> QueryExpression {
         QueryExpression(predicate: predicate, clauses: clauses + [.limit(count)])
     }
 }

@@ -4,13 +4,13 @@ import Foundation
 // Arguments are printed as literals. Link and embedded-object constants have no literal form.
 
 extension QueryExpression: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         ([predicate.description] + clauses.map(\.description)).joined(separator: " ")
     }
 }
 
 extension QueryPredicate: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch kind {
         case .constant(let value): return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .comparison(let comparison): return comparison.description
@@ -44,7 +44,7 @@ extension QueryPredicate: CustomStringConvertible {
 }
 
 extension QueryComparison: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         var text = quantifier.map { $0.rawValue + " " } ?? ""
         text += lhs.description + " " + op.rawValue
         if !options.isEmpty {
@@ -56,7 +56,7 @@ extension QueryComparison: CustomStringConvertible {
 }
 
 extension QueryOperand: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch kind {
         case .keyPath(let path): path.description
         case .value(let value): QueryLiteral.text(for: value)
@@ -68,7 +68,7 @@ extension QueryOperand: CustomStringConvertible {
 }
 
 extension QueryKeyPath: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         var text = ""
         for component in components {
             switch component {
@@ -104,7 +104,7 @@ extension QueryKeyPath: CustomStringConvertible {
 }
 
 extension QueryClause: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         switch self {
         case .sort(let keys):
             "SORT(" + keys.map { $0.keyPath.description + ($0.ascending ? " ASC" : " DESC") }

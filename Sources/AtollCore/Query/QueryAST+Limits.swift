@@ -23,15 +23,15 @@ extension QueryExpression {
     /// let text = String(repeating: "NOT ", count: 101) + "done == true"
     /// try QueryExpression.parse(text)   // throws: the query nests deeper than 100 levels …
     /// ```
-    public static let maximumNestingDepth = 100
+    package static let maximumNestingDepth = 100
 
     /// The most components a key path may have (`a.b.@count` has 3): 100. Longer key paths throw
     /// ``QueryError/Code/tooComplex``.
-    public static let maximumKeyPathLength = 100
+    package static let maximumKeyPathLength = 100
 
     /// The most `SUBQUERY`s that may enclose one another: 10. Each also counts as a level of
     /// ``maximumNestingDepth``. Deeper queries throw ``QueryError/Code/tooComplex``.
-    public static let maximumSubqueryDepth = 10
+    package static let maximumSubqueryDepth = 10
 }
 
 extension QueryPredicate {
@@ -69,7 +69,7 @@ extension QueryPredicate {
 /// Equality and hashing by meaning: `AND` and `OR` are associative, so chains compare by their operands
 /// whatever their grouping (the parser groups long chains as balanced trees, code groups them left-deep).
 extension QueryPredicate.Kind {
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         switch (a, b) {
         case let (.constant(x), .constant(y)): return x == y
         case let (.comparison(x), .comparison(y)): return x == y
@@ -80,7 +80,7 @@ extension QueryPredicate.Kind {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .constant(let value):
             hasher.combine(0)

@@ -2,13 +2,13 @@
 ///
 /// `offset` and `length` count characters from the start of the query; `line` and `column` start at 1.
 /// Nodes built in code carry ``SourceRange/none``.
-public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
-    public var offset: Int
-    public var length: Int
-    public var line: Int
-    public var column: Int
+package struct SourceRange: Hashable, Sendable, CustomStringConvertible {
+    package var offset: Int
+    package var length: Int
+    package var line: Int
+    package var column: Int
 
-    public init(offset: Int, length: Int, line: Int, column: Int) {
+    package init(offset: Int, length: Int, line: Int, column: Int) {
         self.offset = offset
         self.length = length
         self.line = line
@@ -16,20 +16,20 @@ public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The range of a node that was not parsed from text.
-    public static let none = SourceRange(offset: 0, length: 0, line: 0, column: 0)
+    package static let none = SourceRange(offset: 0, length: 0, line: 0, column: 0)
 
     /// Whether the range points into query text.
-    public var isKnown: Bool { line > 0 }
+    package var isKnown: Bool { line > 0 }
 
     /// The range from the start of `self` to the end of `other`.
-    public func through(_ other: SourceRange) -> SourceRange {
+    package func through(_ other: SourceRange) -> SourceRange {
         guard isKnown else { return other }
         guard other.isKnown else { return self }
         return SourceRange(offset: offset, length: max(length, other.offset + other.length - offset),
                            line: line, column: column)
     }
 
-    public var description: String { "line \(line), column \(column)" }
+    package var description: String { "line \(line), column \(column)" }
 }
 
 /// A parsed query: a predicate, then tail clauses (`SORT`, `DISTINCT`, `LIMIT`) in the order written.
@@ -41,19 +41,19 @@ public struct SourceRange: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Equality compares meaning only: two expressions parsed from differently spaced text, or one parsed
 /// and one built in code, are equal when they say the same thing. Source ranges are not compared.
-public struct QueryExpression: Hashable, Sendable {
-    public var predicate: QueryPredicate
-    public var clauses: [QueryClause]
+package struct QueryExpression: Hashable, Sendable {
+    package var predicate: QueryPredicate
+    package var clauses: [QueryClause]
 
-    public init(predicate: QueryPredicate, clauses: [QueryClause] = []) {
+    package init(predicate: QueryPredicate, clauses: [QueryClause] = []) {
         self.predicate = predicate
         self.clauses = clauses
     }
 }
 
 /// A boolean condition on one object.
-public struct QueryPredicate: Hashable, Sendable {
-    public indirect enum Kind: Hashable, Sendable {
+package struct QueryPredicate: Hashable, Sendable {
+    package indirect enum Kind: Hashable, Sendable {
         /// `TRUEPREDICATE` or `FALSEPREDICATE`.
         case constant(Bool)
         case and(QueryPredicate, QueryPredicate)
@@ -62,27 +62,27 @@ public struct QueryPredicate: Hashable, Sendable {
         case comparison(QueryComparison)
     }
 
-    public var kind: Kind
-    public var range: SourceRange
+    package var kind: Kind
+    package var range: SourceRange
 
-    public init(_ kind: Kind, range: SourceRange = .none) {
+    package init(_ kind: Kind, range: SourceRange = .none) {
         self.kind = kind
         self.range = range
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    package func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
 
 /// `ANY`/`SOME`, `ALL` or `NONE` in front of a comparison through a collection.
-public enum QueryQuantifier: String, Hashable, Sendable {
+package enum QueryQuantifier: String, Hashable, Sendable {
     case any = "ANY"
     case all = "ALL"
     case none = "NONE"
 }
 
 /// The operator of a comparison.
-public enum QueryOperator: String, Hashable, Sendable, CaseIterable {
+package enum QueryOperator: String, Hashable, Sendable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -102,34 +102,34 @@ public enum QueryOperator: String, Hashable, Sendable, CaseIterable {
     case geoWithin = "GEOWITHIN"
 
     /// Whether the operator orders its operands (`<`, `<=`, `>`, `>=`).
-    public var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
+    package var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
 
     /// Whether the operator works on strings only.
-    public var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
+    package var isStringOperator: Bool { [.beginsWith, .endsWith, .contains, .like].contains(self) }
 }
 
 /// The `[c]` and `[d]` modifiers of a string comparison.
-public struct QueryStringOptions: OptionSet, Hashable, Sendable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+package struct QueryStringOptions: OptionSet, Hashable, Sendable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
     /// `[c]`: compare the lowercased forms of both sides.
-    public static let caseInsensitive = QueryStringOptions(rawValue: 1)
+    package static let caseInsensitive = QueryStringOptions(rawValue: 1)
     /// `[d]`: compare with diacritics removed (canonical decomposition, combining marks dropped).
-    public static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
+    package static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
 }
 
 /// `lhs op[options] rhs`, optionally quantified (`ANY dogs.name == "Rex"`).
-public struct QueryComparison: Hashable, Sendable {
-    public var quantifier: QueryQuantifier?
-    public var lhs: QueryOperand
-    public var op: QueryOperator
-    public var options: QueryStringOptions
-    public var rhs: QueryOperand
+package struct QueryComparison: Hashable, Sendable {
+    package var quantifier: QueryQuantifier?
+    package var lhs: QueryOperand
+    package var op: QueryOperator
+    package var options: QueryStringOptions
+    package var rhs: QueryOperand
     /// Where the operator is written, for errors about it.
-    public var operatorRange: SourceRange
+    package var operatorRange: SourceRange
 
-    public init(_ lhs: QueryOperand, _ op: QueryOperator, _ rhs: QueryOperand,
+    package init(_ lhs: QueryOperand, _ op: QueryOperator, _ rhs: QueryOperand,
                 options: QueryStringOptions = [], quantifier: QueryQuantifier? = nil,
                 operatorRange: SourceRange = .none) {
         self.quantifier = quantifier
@@ -140,11 +140,11 @@ public struct QueryComparison: Hashable, Sendable {
         self.operatorRange = operatorRange
     }
 
-    public static func == (a: Self, b: Self) -> Bool {
+    package static func == (a: Self, b: Self) -> Bool {
         a.quantifier == b.quantifier && a.lhs == b.lhs && a.op == b.op && a.options == b.options && a.rhs == b.rhs
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(quantifier)
         hasher.combine(lhs)
         hasher.combine(op)
@@ -157,8 +157,8 @@ public struct QueryComparison: Hashable, Sendable {
 ///
 /// Arguments (`%@`, `$0`, …) are substituted while parsing, so they appear here as constants, and `%K`
 /// as a key path. A list literal `{1, 2}` is a constant ``Value/list(_:)``.
-public struct QueryOperand: Hashable, Sendable {
-    public enum Kind: Hashable, Sendable {
+package struct QueryOperand: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         case keyPath(QueryKeyPath)
         case value(Value)
         /// `SUBQUERY(collection, $x, predicate).@count`: how many elements match.
@@ -167,16 +167,16 @@ public struct QueryOperand: Hashable, Sendable {
         case geometry(GeoShape)
     }
 
-    public var kind: Kind
-    public var range: SourceRange
+    package var kind: Kind
+    package var range: SourceRange
 
-    public init(_ kind: Kind, range: SourceRange = .none) {
+    package init(_ kind: Kind, range: SourceRange = .none) {
         self.kind = kind
         self.range = range
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
-    public func hash(into hasher: inout Hasher) { hasher.combine(kind) }
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind }
+    package func hash(into hasher: inout Hasher) { hasher.combine(kind) }
 }
 
 /// A path of property names and collection operators, such as `owner.name` or `dogs.@sum.age`.
@@ -185,8 +185,8 @@ public struct QueryOperand: Hashable, Sendable {
 /// let path: QueryKeyPath = "dogs.@count"
 /// path.components   // [.property("dogs"), .count]
 /// ```
-public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
-    public enum Component: Hashable, Sendable {
+package struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
+    package enum Component: Hashable, Sendable {
         case property(String)
         /// A map subscript, `attrs['key']`; on a mixed value, the value of its dictionary at `key`.
         case key(String)
@@ -206,31 +206,31 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
     }
 
     /// A component and where it is written.
-    public struct Element: Hashable, Sendable {
-        public var component: Component
-        public var range: SourceRange
+    package struct Element: Hashable, Sendable {
+        package var component: Component
+        package var range: SourceRange
 
-        public init(_ component: Component, range: SourceRange = .none) {
+        package init(_ component: Component, range: SourceRange = .none) {
             self.component = component
             self.range = range
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.component == rhs.component }
-        public func hash(into hasher: inout Hasher) { hasher.combine(component) }
+        package static func == (lhs: Self, rhs: Self) -> Bool { lhs.component == rhs.component }
+        package func hash(into hasher: inout Hasher) { hasher.combine(component) }
     }
 
-    public var elements: [Element]
+    package var elements: [Element]
 
-    public init(elements: [Element]) { self.elements = elements }
+    package init(elements: [Element]) { self.elements = elements }
 
-    public init(_ components: [Component]) {
+    package init(_ components: [Component]) {
         elements = components.map { Element($0) }
     }
 
     /// Splits `path` at dots; `@count`, `@size`, `@sum`, `@avg`, `@min`, `@max`, `@keys` and `@values`
     /// become operators, `@links.Type.property` a backlink, a leading `$x` a subquery variable, anything
     /// else a property name (unknown names are reported when binding).
-    public init(_ path: String) {
+    package init(_ path: String) {
         let words = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var components: [Component] = []
         var index = 0
@@ -256,12 +256,12 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
         self.init(components)
     }
 
-    public init(stringLiteral value: String) { self.init(value) }
+    package init(stringLiteral value: String) { self.init(value) }
 
-    public var components: [Component] { elements.map(\.component) }
+    package var components: [Component] { elements.map(\.component) }
 
     /// The range covering every element.
-    public var range: SourceRange {
+    package var range: SourceRange {
         guard let first = elements.first, let last = elements.last else { return .none }
         return first.range.through(last.range)
     }
@@ -284,13 +284,13 @@ public struct QueryKeyPath: Hashable, Sendable, ExpressibleByStringLiteral {
 
 /// `SUBQUERY(collection, $variable, predicate)`: the elements of `collection` for which `predicate`
 /// holds, where key paths starting with `$variable` read the element. Only its `@count` is a value.
-public struct QuerySubquery: Hashable, Sendable {
-    public var collection: QueryKeyPath
+package struct QuerySubquery: Hashable, Sendable {
+    package var collection: QueryKeyPath
     /// The variable's name, without `$`.
-    public var variable: String
-    public var predicate: QueryPredicate
+    package var variable: String
+    package var predicate: QueryPredicate
 
-    public init(collection: QueryKeyPath, variable: String, predicate: QueryPredicate) {
+    package init(collection: QueryKeyPath, variable: String, predicate: QueryPredicate) {
         self.collection = collection
         self.variable = variable
         self.predicate = predicate
@@ -298,7 +298,7 @@ public struct QuerySubquery: Hashable, Sendable {
 }
 
 /// A tail clause, applied to the matching objects in the order written.
-public enum QueryClause: Hashable, Sendable {
+package enum QueryClause: Hashable, Sendable {
     /// A stable sort: objects equal on every key keep their previous order.
     case sort([QuerySortKey])
     /// Keeps the first object of each group that is equal on every key path.
@@ -308,11 +308,11 @@ public enum QueryClause: Hashable, Sendable {
 }
 
 /// One key of `SORT(…)`.
-public struct QuerySortKey: Hashable, Sendable {
-    public var keyPath: QueryKeyPath
-    public var ascending: Bool
+package struct QuerySortKey: Hashable, Sendable {
+    package var keyPath: QueryKeyPath
+    package var ascending: Bool
 
-    public init(_ keyPath: QueryKeyPath, ascending: Bool = true) {
+    package init(_ keyPath: QueryKeyPath, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending
     }

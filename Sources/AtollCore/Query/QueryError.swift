@@ -7,8 +7,8 @@ import Foundation
 /// catch { print(error) }   // expected a value after '==' at line 1, column 9
 /// ```
 /// `message` says what is wrong; `description` adds the position when it is known.
-public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
+package struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable {
         /// The text is not a well-formed query.
         case syntaxError
         /// The query names an object type the schema does not have.
@@ -32,22 +32,22 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooComplex
     }
 
-    public let code: Code
-    public let message: String
-    public let range: SourceRange
+    package let code: Code
+    package let message: String
+    package let range: SourceRange
 
-    public init(_ code: Code, _ message: String, at range: SourceRange = .none) {
+    package init(_ code: Code, _ message: String, at range: SourceRange = .none) {
         self.code = code
         self.message = message
         self.range = range
     }
 
-    public var description: String {
+    package var description: String {
         range.isKnown ? message + " at " + range.description : message
     }
 }
 
 /// `error.localizedDescription` is the message with where it is in the query.
 extension QueryError: LocalizedError {
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

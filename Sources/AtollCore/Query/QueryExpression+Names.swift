@@ -3,7 +3,7 @@
 ///
 /// An app may call a property by another name than the one stored and synced (Realm's
 /// `propertiesMapping()`); queries are written with the app's names and run with the stored ones.
-public typealias QueryNameResolver = (_ objectType: String, _ name: String) -> Property?
+package typealias QueryNameResolver = (_ objectType: String, _ name: String) -> Property?
 
 extension QueryExpression {
     /// The same query with every property name replaced by the stored name `resolve` gives,
@@ -14,7 +14,7 @@ extension QueryExpression {
     /// query.resolvingNames(from: "Person") { _, name in name == "name" ? fullName : nil }
     /// // full_name == "Ann" SORT(full_name ASC)
     /// ```
-    public func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryExpression {
+    package func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryExpression {
         QueryExpression(
             predicate: predicate.resolvingNames(from: objectType, resolve),
             clauses: clauses.map { clause in
@@ -32,7 +32,7 @@ extension QueryExpression {
 
 extension QueryPredicate {
     /// The same predicate with stored property names; see ``QueryExpression/resolvingNames(from:_:)``.
-    public func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryPredicate {
+    package func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryPredicate {
         resolvingNames(from: objectType, resolve, variables: [:])
     }
 
@@ -83,7 +83,7 @@ extension QueryKeyPath {
     /// ```swift
     /// QueryKeyPath("owner.name").resolvingNames(from: "Dog", resolve)   // owner.full_name
     /// ```
-    public func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryKeyPath {
+    package func resolvingNames(from objectType: String, _ resolve: QueryNameResolver) -> QueryKeyPath {
         resolving(from: objectType, resolve, variables: [:]).path
     }
 

@@ -20,16 +20,16 @@ import Foundation
 /// | `atoll_mixed_*` | | mixed values: comparison, text, `@type`, nested elements, sort keys (QueryOrdering+Mixed.swift) |
 ///
 /// Collation `ATOLL_DECIMAL` (the client store's `StorageLayout.decimalCollation`): ``compareDecimals(_:_:)``.
-public enum QueryFunctions {
-    public static let stringOperation = "atoll_string_op"
-    public static let size = "atoll_size"
-    public static let decimalSum = "atoll_decimal_sum"
-    public static let decimalAverage = "atoll_decimal_avg"
-    public static let geoWithin = "atoll_geo_within"
-    public static let decimalCollation = "ATOLL_DECIMAL"
+package enum QueryFunctions {
+    package static let stringOperation = "atoll_string_op"
+    package static let size = "atoll_size"
+    package static let decimalSum = "atoll_decimal_sum"
+    package static let decimalAverage = "atoll_decimal_avg"
+    package static let geoWithin = "atoll_geo_within"
+    package static let decimalCollation = "ATOLL_DECIMAL"
 
     /// Every SQL function the translator's SQL calls. All are deterministic.
-    public static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = scalarFunctions + mixedFunctions
+    package static let sqlFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = scalarFunctions + mixedFunctions
 
     private static let scalarFunctions: [(name: String, arity: Int, body: @Sendable ([SQLValue]) -> SQLValue)] = [
         (stringOperation, 4, { args in
@@ -58,7 +58,7 @@ public enum QueryFunctions {
 
     /// The `ATOLL_DECIMAL` collation: orders Decimal128 text by value (`"1.50" == "1.5"`, `"9" < "10"`).
     /// Text that is not a decimal sorts after every decimal, by its bytes.
-    public static func compareDecimals(_ a: String, _ b: String) -> ComparisonResult {
+    package static func compareDecimals(_ a: String, _ b: String) -> ComparisonResult {
         switch (try? Decimal128(string: a), try? Decimal128(string: b)) {
         case let (x?, y?): return compare(x, y)
         case (.some, nil): return .orderedAscending
@@ -72,7 +72,7 @@ public enum QueryFunctions {
     }
 
     /// Length as `@size` sees it: Unicode scalars of a string, bytes of data, `null` otherwise.
-    public static func sizeOf(_ value: SQLValue) -> SQLValue {
+    package static func sizeOf(_ value: SQLValue) -> SQLValue {
         switch value {
         case .text(let s): .integer(Int64(s.unicodeScalars.count))
         case .blob(let d): .integer(Int64(d.count))
@@ -81,12 +81,12 @@ public enum QueryFunctions {
     }
 
     /// The sum of decimals (0 for none), as `@sum` computes it.
-    public static func sumOfDecimals(_ values: [Decimal128]) -> Decimal128 {
+    package static func sumOfDecimals(_ values: [Decimal128]) -> Decimal128 {
         values.reduce(Decimal128(0), +)
     }
 
     /// The mean of decimals, or `nil` for none, as `@avg` computes it.
-    public static func averageOfDecimals(_ values: [Decimal128]) -> Decimal128? {
+    package static func averageOfDecimals(_ values: [Decimal128]) -> Decimal128? {
         values.isEmpty ? nil : sumOfDecimals(values) / Decimal128(values.count)
     }
 

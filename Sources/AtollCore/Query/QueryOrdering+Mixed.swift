@@ -50,19 +50,19 @@ extension QueryOrdering {
 }
 
 extension QueryFunctions {
-    public static let mixedCompare = "atoll_mixed_cmp"
-    public static let mixedText = "atoll_mixed_text"
-    public static let mixedSortKey = "atoll_mixed_sortkey"
-    public static let mixedType = "atoll_mixed_type"
+    package static let mixedCompare = "atoll_mixed_cmp"
+    package static let mixedText = "atoll_mixed_text"
+    package static let mixedSortKey = "atoll_mixed_sortkey"
+    package static let mixedType = "atoll_mixed_type"
     /// `(value, index or key)` → the element of the mixed value's list (integer) or dictionary (text), or NULL.
-    public static let mixedElement = "atoll_mixed_at"
+    package static let mixedElement = "atoll_mixed_at"
     /// `(value)` → the JSON array `[0, 1, …, n-1]` of the positions of the mixed value's list or dictionary.
-    public static let mixedPositions = "atoll_mixed_positions"
+    package static let mixedPositions = "atoll_mixed_positions"
     /// `(value, position)` → the element at a position of the list, or the value of the dictionary's key at that position in key order.
-    public static let mixedNth = "atoll_mixed_nth"
+    package static let mixedNth = "atoll_mixed_nth"
 
     /// The name `@type` gives the kind of value a mixed value holds.
-    public static func mixedTypeName(_ value: Value) -> String {
+    package static func mixedTypeName(_ value: Value) -> String {
         switch value {
         case .null: "null"
         case .bool: "bool"
@@ -83,7 +83,7 @@ extension QueryFunctions {
 
     /// The kinds a name written after `@type ==` stands for (Realm's names and aliases, any case);
     /// `nil` for a name that is not one.
-    public static func mixedTypeNames(matching name: String) -> [String]? {
+    package static func mixedTypeNames(matching name: String) -> [String]? {
         switch name.lowercased() {
         case "int", "integer", "long": ["int"]
         case "bool", "boolean": ["bool"]

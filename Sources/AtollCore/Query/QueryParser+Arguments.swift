@@ -1,5 +1,5 @@
 /// An argument substituted for a placeholder: a value, or a geospatial shape for `GEOWITHIN`.
-public enum QueryArgument: Hashable, Sendable {
+package enum QueryArgument: Hashable, Sendable {
     case value(Value)
     case geometry(GeoShape)
 }

@@ -8,7 +8,7 @@ extension QueryExpression {
     /// Placeholders: `%@` any value (an array for `IN`), `%d` an integer, `%f` a number, `%K` a key path
     /// given as a string, `$0`, `$1`, … by position. Missing, surplus or wrongly typed arguments throw
     /// ``QueryError/Code/badArgument``.
-    public static func parse(_ text: String, arguments: [Value] = []) throws(QueryError) -> QueryExpression {
+    package static func parse(_ text: String, arguments: [Value] = []) throws(QueryError) -> QueryExpression {
         try parse(text, arguments: arguments.map(QueryArgument.value))
     }
 
@@ -18,7 +18,7 @@ extension QueryExpression {
     /// let circle = GeoCircle(center: (48.85, 2.35), radius: .kilometers(5)!)!
     /// let q = try QueryExpression.parse("location GEOWITHIN $0", arguments: [.geometry(.circle(circle))])
     /// ```
-    public static func parse(_ text: String, arguments: [QueryArgument]) throws(QueryError) -> QueryExpression {
+    package static func parse(_ text: String, arguments: [QueryArgument]) throws(QueryError) -> QueryExpression {
         var parser = QueryParser(tokens: try QueryLexer.tokenize(text), arguments: arguments)
         return try parser.parseQuery()
     }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Strings are compared by Unicode scalars, as SQLite compares UTF-8 text; `[c]` lowercases both sides
 /// first (Unicode-aware, `"ÄB".lowercased() == "äb"`).
-public enum StringOperator: String, Sendable, Hashable, CaseIterable {
+package enum StringOperator: String, Sendable, Hashable, CaseIterable {
     /// Equality; used for `==[c]` and `!=[c]`.
     case equal = "=="
     case beginsWith = "BEGINSWITH"
@@ -20,20 +20,20 @@ public enum StringOperator: String, Sendable, Hashable, CaseIterable {
     /// ```swift
     /// StringOperator.evaluate(.like, "Frodo", "fr*o", caseInsensitive: true)   // true
     /// ```
-    public static func evaluate(_ op: StringOperator, _ lhs: String?, _ rhs: String?, caseInsensitive: Bool) -> Bool {
+    package static func evaluate(_ op: StringOperator, _ lhs: String?, _ rhs: String?, caseInsensitive: Bool) -> Bool {
         evaluate(op, lhs, rhs, options: caseInsensitive ? .caseInsensitive : [])
     }
 
     /// Applies `op` to two optional strings with `[c]` and `[d]`: `[c]` lowercases both sides, `[d]`
     /// decomposes them canonically (NFD) and drops the combining marks (`"Éloïse"` → `"Eloise"`).
-    public static func evaluate(_ op: StringOperator, _ lhs: String?, _ rhs: String?, options: QueryStringOptions) -> Bool {
+    package static func evaluate(_ op: StringOperator, _ lhs: String?, _ rhs: String?, options: QueryStringOptions) -> Bool {
         guard let lhs, let rhs else { return op == .equal && lhs == nil && rhs == nil }
         return match(op, scalars(lhs, options), scalars(rhs, options), star: "*", one: "?")
     }
 
     /// Applies `op` to two optional byte strings: byte by byte (`*` and `?` are the bytes 0x2A and
     /// 0x3F for `LIKE`); with `[c]` or `[d]`, both sides are read as UTF-8 text first.
-    public static func evaluate(_ op: StringOperator, bytes lhs: Data?, _ rhs: Data?, options: QueryStringOptions) -> Bool {
+    package static func evaluate(_ op: StringOperator, bytes lhs: Data?, _ rhs: Data?, options: QueryStringOptions) -> Bool {
         guard let lhs, let rhs else { return op == .equal && lhs == nil && rhs == nil }
         if !options.isEmpty {
             return evaluate(op, String(decoding: lhs, as: UTF8.self), String(decoding: rhs, as: UTF8.self), options: options)

@@ -4,19 +4,19 @@
 /// whole request: nothing of it is written.
 extension RemoteCollection {
     /// What a write does: the instructions, and each written object after it (nil: deleted).
-    public struct Write: Sendable {
-        public var instructions: [Instruction] = []
-        public var after: [ObjectID: [String: Value]] = [:]
+    package struct Write: Sendable {
+        package var instructions: [Instruction] = []
+        package var after: [ObjectID: [String: Value]] = [:]
         /// Objects whose fields the write changed (``UpdateResult/modifiedCount``).
-        public var modified = 0
+        package var modified = 0
     }
 
-    public typealias Rule = WriteCheck.Rule
+    package typealias Rule = WriteCheck.Rule
 
     var primaryKeyName: String { objectSchema.primaryKeyProperty?.name ?? "_id" }
 
     /// Documents to insert, with generated ObjectId primary keys where they have none.
-    public func insert(_ documents: [JSONNode], rule: Rule?) throws(RemoteError) -> (ids: [JSONNode], write: Write) {
+    package func insert(_ documents: [JSONNode], rule: Rule?) throws(RemoteError) -> (ids: [JSONNode], write: Write) {
         guard documents.count <= limits.maxWritten else {
             throw RemoteError(.limitExceeded, "one request inserts at most \(limits.maxWritten) documents")
         }
@@ -42,7 +42,7 @@ extension RemoteCollection {
     }
 
     /// `update` (operators) applied to each object of `ids`.
-    public func update(_ ids: [ObjectID], with update: JSONNode, rule: Rule?) throws(RemoteError) -> Write {
+    package func update(_ ids: [ObjectID], with update: JSONNode, rule: Rule?) throws(RemoteError) -> Write {
         guard RemoteUpdate.isOperatorDocument(update) else {
             throw RemoteError(.badRequest, "an update is a document of operators ($set, $unset, $inc, $push)")
         }
@@ -55,7 +55,7 @@ extension RemoteCollection {
 
     /// Each object of `ids` replaced by `replacement` (same primary key; absent fields take their
     /// defaults).
-    public func replace(_ ids: [ObjectID], with replacement: JSONNode, rule: Rule?) throws(RemoteError) -> Write {
+    package func replace(_ ids: [ObjectID], with replacement: JSONNode, rule: Rule?) throws(RemoteError) -> Write {
         guard case .object(let members) = replacement, !RemoteUpdate.isOperatorDocument(replacement) else {
             throw RemoteError(.badRequest, "a replacement is a document without operators")
         }
@@ -70,7 +70,7 @@ extension RemoteCollection {
     }
 
     /// Deletes each object of `ids`.
-    public func delete(_ ids: [ObjectID], rule: Rule?) throws(RemoteError) -> Write {
+    package func delete(_ ids: [ObjectID], rule: Rule?) throws(RemoteError) -> Write {
         guard ids.count <= limits.maxWritten else {
             throw RemoteError(.limitExceeded, "one request deletes at most \(limits.maxWritten) documents")
         }
@@ -86,7 +86,7 @@ extension RemoteCollection {
 
     /// The document an upsert inserts when nothing matched: the filter's equalities (top-level
     /// `field: value` and `field: {$eq: value}`), then `update` applied (or the replacement).
-    public func upsertDocument(filter: JSONNode?, update: JSONNode, replacing: Bool) throws(RemoteError) -> JSONNode {
+    package func upsertDocument(filter: JSONNode?, update: JSONNode, replacing: Bool) throws(RemoteError) -> JSONNode {
         if replacing { return update }
         var base: [(String, JSONNode)] = []
         if case .object(let members)? = filter {

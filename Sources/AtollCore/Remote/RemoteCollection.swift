@@ -8,11 +8,11 @@ import Foundation
 /// let tasks = try RemoteCollection(state: state, type: "Task", rules: rules)
 /// let ids = try tasks.find(filter: JSONNode.parse(Array(#"{"done": false}"#.utf8)))
 /// ```
-public struct RemoteCollection {
-    public let state: ReplicaState
-    public let type: String
-    public let objectSchema: ObjectSchema
-    public let limits: RemoteLimits
+package struct RemoteCollection {
+    package let state: ReplicaState
+    package let type: String
+    package let objectSchema: ObjectSchema
+    package let limits: RemoteLimits
     let schema: Schema
     let rules: FlexibleSync.Rules
     let mayRead: (ObjectID) -> Bool
@@ -21,7 +21,7 @@ public struct RemoteCollection {
 
     /// - Throws: ``RemoteError/Code/collectionNotFound`` when `type` is not a top-level type of
     ///   the state's schema.
-    public init(state: ReplicaState, type: String, rules: FlexibleSync.Rules, limits: RemoteLimits = RemoteLimits()) throws(RemoteError) {
+    package init(state: ReplicaState, type: String, rules: FlexibleSync.Rules, limits: RemoteLimits = RemoteLimits()) throws(RemoteError) {
         guard let objectSchema = state.schema[type], !objectSchema.isEmbedded, !objectSchema.isAsymmetric,
               objectSchema.primaryKeyProperty != nil,
               let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! })
@@ -42,7 +42,7 @@ public struct RemoteCollection {
     /// - Throws: `unsupported` for operators outside `$eq $ne $gt $gte $lt $lte $in $nin $exists
     ///   $and $or $nor`, `permissionDenied` for a field the user may not read, `badRequest` for
     ///   a field the type lacks or a value its type cannot be compared with.
-    public func filter(_ node: JSONNode?) throws(RemoteError) -> BoundQuery? {
+    package func filter(_ node: JSONNode?) throws(RemoteError) -> BoundQuery? {
         guard let node, case .object(let members) = node else {
             if node == nil || node == .null { return nil }
             throw RemoteError(.badRequest, "a filter is a document")
@@ -88,7 +88,7 @@ public struct RemoteCollection {
     /// (0: no limit) after sorting by `sort`.
     /// - Throws: `limitExceeded` past ``RemoteLimits/maxExamined`` objects; `CancellationError`
     ///   when the task is cancelled (the server's time limit).
-    public func find(filter: BoundQuery?, sort: [(field: String, ascending: Bool)] = [], limit: Int = 0) throws -> [ObjectID] {
+    package func find(filter: BoundQuery?, sort: [(field: String, ascending: Bool)] = [], limit: Int = 0) throws -> [ObjectID] {
         let objects = state.objects[type] ?? [:]
         guard objects.count <= limits.maxExamined else {
             throw RemoteError(.limitExceeded, "\(type) has \(objects.count) objects, more than one request may examine (\(limits.maxExamined))")
@@ -113,7 +113,7 @@ public struct RemoteCollection {
     }
 
     /// A sort specification: a document `{"field": 1 | -1, …}` or an array of them.
-    public func sort(_ node: JSONNode?) throws(RemoteError) -> [(field: String, ascending: Bool)] {
+    package func sort(_ node: JSONNode?) throws(RemoteError) -> [(field: String, ascending: Bool)] {
         guard let node, node != .null else { return [] }
         var keys: [(String, Bool)] = []
         let documents: [JSONNode]
@@ -155,13 +155,13 @@ public struct RemoteCollection {
 
     /// A projection: `{"field": 1, …}` (those fields and `_id`) or `{"field": 0, …}` (all but
     /// those); `_id: 0` leaves the primary key out.
-    public struct Projection: Sendable {
+    package struct Projection: Sendable {
         var fields: Set<String>
         var including: Bool
         var primaryKey: Bool
     }
 
-    public func projection(_ node: JSONNode?) throws(RemoteError) -> Projection? {
+    package func projection(_ node: JSONNode?) throws(RemoteError) -> Projection? {
         guard let node, node != .null else { return nil }
         guard case .object(let members) = node else { throw RemoteError(.badRequest, "a projection is a document") }
         guard !members.isEmpty else { return nil }
@@ -192,7 +192,7 @@ public struct RemoteCollection {
 
     /// An object as the user may see it: canonical Extended JSON without the fields it may not
     /// read, projected.
-    public func document(_ fields: [String: Value], projection: Projection? = nil) -> JSONNode {
+    package func document(_ fields: [String: Value], projection: Projection? = nil) -> JSONNode {
         let text = ExtendedJSON.canonical(fields, of: objectSchema, schema: state.schema)
         // The server's own canonical output parses (no user limits apply to it).
         var limits = JSONLimits()
@@ -211,7 +211,7 @@ public struct RemoteCollection {
     }
 
     /// The object `id` as the user may see it, nil when it does not exist.
-    public func document(_ id: ObjectID, projection: Projection? = nil) -> JSONNode? {
+    package func document(_ id: ObjectID, projection: Projection? = nil) -> JSONNode? {
         state.object(id).map { document($0, projection: projection) }
     }
 }

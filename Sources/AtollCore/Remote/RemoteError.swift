@@ -1,7 +1,7 @@
 /// Why a remote data access request (`collection.find(filter:)` …, docs/protocol.md §1.6) was
 /// refused: a code to match, and what was wrong. Messages never echo values beyond a short prefix.
-public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
+package struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable {
         /// The body is not what the action takes (not JSON, a member of the wrong kind …).
         case badRequest
         /// An operator, stage or form Atoll does not serve (`$where`, `$regex`, `$lookup` …).
@@ -17,39 +17,39 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A document the collection's schema cannot hold.
         case invalidDocument
     }
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    package var description: String { "\(code.rawValue): \(message)" }
 }
 
 /// What one remote data access request may use. Every bound is the caller's to hit, never the
 /// server's: past one the request is refused with ``RemoteError/Code/limitExceeded``.
-public struct RemoteLimits: Sendable, Hashable {
+package struct RemoteLimits: Sendable, Hashable {
     /// Bytes of a request's body.
-    public var maxRequestBytes = 1 << 20
+    package var maxRequestBytes = 1 << 20
     /// Nesting of the body's JSON (a filter's `$and`/`$or` nest in it).
-    public var maxDepth = 24
+    package var maxDepth = 24
     /// JSON values in a filter, sort, projection or update (operators and operands).
-    public var maxFilterNodes = 2_000
+    package var maxFilterNodes = 2_000
     /// Objects one request may look at.
-    public var maxExamined = 100_000
+    package var maxExamined = 100_000
     /// Documents one answer may carry.
-    public var maxReturned = 1_000
+    package var maxReturned = 1_000
     /// Objects one request may insert, change or delete.
-    public var maxWritten = 1_000
+    package var maxWritten = 1_000
     /// Stages of an aggregation pipeline.
-    public var maxStages = 16
+    package var maxStages = 16
 
-    public init() {}
+    package init() {}
 
     /// The JSON parser's limits for a body.
-    public var json: JSONLimits {
+    package var json: JSONLimits {
         var limits = JSONLimits()
         limits.maxDepth = maxDepth
         limits.maxDocumentBytes = maxRequestBytes

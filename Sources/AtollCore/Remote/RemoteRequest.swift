@@ -5,14 +5,14 @@
 /// let request = try RemoteRequest(action: "find", body: bytes)
 /// let answer = try collection.perform(request, rule: writeRule)
 /// ```
-public struct RemoteRequest: Sendable {
-    public enum Action: String, Sendable, CaseIterable {
+package struct RemoteRequest: Sendable {
+    package enum Action: String, Sendable, CaseIterable {
         case find, findOne, count, aggregate, insertOne, insertMany, updateOne, updateMany
         case deleteOne, deleteMany, findOneAndUpdate, findOneAndReplace, findOneAndDelete
         /// A change stream (server-sent events), served apart from ``RemoteCollection/perform(_:rule:)``.
         case watch
 
-        public var writes: Bool {
+        package var writes: Bool {
             switch self {
             case .find, .findOne, .count, .aggregate, .watch: false
             default: true
@@ -20,17 +20,17 @@ public struct RemoteRequest: Sendable {
         }
     }
 
-    public var action: Action
-    public var service: String
-    public var database: String
-    public var collection: String
+    package var action: Action
+    package var service: String
+    package var database: String
+    package var collection: String
     /// The body's other members (`filter`, `update` …).
-    public var body: JSONNode
+    package var body: JSONNode
 
     /// - Throws: ``RemoteError`` `unsupported` for an unknown action, `badRequest` for a body
     ///   that is not a JSON document naming `database` and `collection`, `limitExceeded` past
     ///   the limits (its size, nesting or elements).
-    public init(action name: String, body bytes: some Collection<UInt8>, limits: RemoteLimits = RemoteLimits()) throws(RemoteError) {
+    package init(action name: String, body bytes: some Collection<UInt8>, limits: RemoteLimits = RemoteLimits()) throws(RemoteError) {
         guard let action = Action(rawValue: name) else { throw RemoteError(.unsupported, "the action \(name.prefix(40))") }
         guard bytes.count <= limits.maxRequestBytes else {
             throw RemoteError(.limitExceeded, "the body has more than \(limits.maxRequestBytes) bytes")
@@ -81,7 +81,7 @@ extension RemoteCollection {
     /// Carries out `request`: the answer (canonical Extended JSON), and for writes what to
     /// integrate. `rule` checks every object written (nil: the user may write anything).
     /// - Throws: ``RemoteError``, or `CancellationError` when the task is cancelled.
-    public func perform(_ request: RemoteRequest, rule: Rule?) throws -> (answer: JSONNode, write: Write?) {
+    package func perform(_ request: RemoteRequest, rule: Rule?) throws -> (answer: JSONNode, write: Write?) {
         let body = request.body
         func number(_ n: Int) -> JSONNode { .number(String(n), isInteger: true) }
         switch request.action {

@@ -4,11 +4,11 @@
 /// ```swift
 /// let after = try RemoteUpdate.apply(update, to: document, primaryKey: "_id")
 /// ```
-public enum RemoteUpdate {
-    public static let operators: Set<String> = ["$set", "$unset", "$inc", "$push"]
+package enum RemoteUpdate {
+    package static let operators: Set<String> = ["$set", "$unset", "$inc", "$push"]
 
     /// Whether `update` is an update document (operators only) rather than a replacement.
-    public static func isOperatorDocument(_ update: JSONNode) -> Bool {
+    package static func isOperatorDocument(_ update: JSONNode) -> Bool {
         guard case .object(let members) = update, let first = members.first else { return false }
         return first.0.hasPrefix("$")
     }
@@ -16,7 +16,7 @@ public enum RemoteUpdate {
     /// `document` with `update`'s operators applied in order.
     /// - Throws: `unsupported` for another operator or a path into an array, `badRequest` for a
     ///   malformed operand, a change to `primaryKey`, or `$inc` of a value that is not a number.
-    public static func apply(_ update: JSONNode, to document: JSONNode, primaryKey: String) throws(RemoteError) -> JSONNode {
+    package static func apply(_ update: JSONNode, to document: JSONNode, primaryKey: String) throws(RemoteError) -> JSONNode {
         guard case .object(let operations) = update, !operations.isEmpty else {
             throw RemoteError(.badRequest, "an update is a document of operators ($set, $unset, $inc, $push)")
         }

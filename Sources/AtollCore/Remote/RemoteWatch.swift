@@ -7,17 +7,17 @@
 /// let watch = try RemoteWatch(matchFilter: json(#"{"operationType": "insert"}"#), ids: nil, in: collection)
 /// let events = try watch.events(from: before, to: after, database: "tracker", version: 12)
 /// ```
-public struct RemoteWatch: Sendable {
+package struct RemoteWatch: Sendable {
     /// The operation types wanted; nil: all.
-    public var operations: Set<String>?
+    package var operations: Set<String>?
     /// What the object must match (`fullDocument.<field>` members of the match filter).
-    public var documentFilter: JSONNode?
+    package var documentFilter: JSONNode?
     /// The primary keys wanted (`watch(filterIds:)`); nil: all.
-    public var ids: Set<Value>?
+    package var ids: Set<Value>?
 
     /// - Throws: `unsupported` for match filter members other than `operationType` and
     ///   `fullDocument.<field>`, and what ``RemoteCollection/filter(_:)`` throws for those.
-    public init(matchFilter: JSONNode?, ids: JSONNode?, in collection: RemoteCollection) throws(RemoteError) {
+    package init(matchFilter: JSONNode?, ids: JSONNode?, in collection: RemoteCollection) throws(RemoteError) {
         if case .object(let members)? = matchFilter {
             var documentMembers: [(String, JSONNode)] = []
             for (key, value) in members {
@@ -57,7 +57,7 @@ public struct RemoteWatch: Sendable {
     /// user), in primary key order; `touched`: only those primary keys can have changed.
     /// `version` names the change in each event's `_id`.
     /// - Throws: `limitExceeded` when the objects to compare are more than one request may examine.
-    public func events(from old: RemoteCollection, to new: RemoteCollection, database: String, version: Int64,
+    package func events(from old: RemoteCollection, to new: RemoteCollection, database: String, version: Int64,
                        touched: Set<Value>? = nil) throws(RemoteError) -> [JSONNode] {
         let before = old.state.objects[new.type] ?? [:]
         let after = new.state.objects[new.type] ?? [:]

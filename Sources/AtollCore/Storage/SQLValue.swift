@@ -16,7 +16,7 @@ import Foundation
 /// | decimal128 | text, canonical form, compared with the `ATOLL_DECIMAL` collation |
 /// | link, embedded | integer, the target's row |
 /// | mixed | blob, the value's sync encoding (Value+Mixed.swift); `NULL` for null |
-public enum SQLValue: Hashable, Sendable {
+package enum SQLValue: Hashable, Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -27,7 +27,7 @@ public enum SQLValue: Hashable, Sendable {
 extension Value {
     /// The stored form of a scalar. Links and collections have no direct encoding: the store maps
     /// links to rows and keeps collections in their own tables.
-    public var sqlValue: SQLValue {
+    package var sqlValue: SQLValue {
         switch self {
         case .null: .null
         case .bool(let b): .integer(b ? 1 : 0)
@@ -48,7 +48,7 @@ extension Value {
 
     /// Decodes a stored scalar of the given property type. Returns `nil` when the stored value does
     /// not have the shape the type requires (a corrupted file or a foreign writer).
-    public init?(sql: SQLValue, type: PropertyType) {
+    package init?(sql: SQLValue, type: PropertyType) {
         switch (type, sql) {
         case (.any, _): self.init(mixedSQL: sql)
         case (_, .null): self = .null

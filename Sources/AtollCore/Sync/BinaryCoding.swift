@@ -1,14 +1,14 @@
 import Foundation
 
 /// Appends values in Atoll's binary form: little-endian fixed integers, LEB128 lengths, UTF-8.
-public struct BinaryWriter: Sendable {
-    public private(set) var bytes: [UInt8] = []
+package struct BinaryWriter: Sendable {
+    package private(set) var bytes: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func byte(_ b: UInt8) { bytes.append(b) }
+    package mutating func byte(_ b: UInt8) { bytes.append(b) }
 
-    public mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(v & 0x7f) | 0x80)
@@ -18,13 +18,13 @@ public struct BinaryWriter: Sendable {
     }
 
     /// Zig-zag encoded signed integer.
-    public mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    package mutating func int(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
-    public mutating func fixed64(_ value: UInt64) {
+    package mutating func fixed64(_ value: UInt64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    public mutating func string(_ s: String) {
+    package mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -32,40 +32,40 @@ public struct BinaryWriter: Sendable {
         }
     }
 
-    public mutating func blob<C: Collection>(_ data: C) where C.Element == UInt8 {
+    package mutating func blob<C: Collection>(_ data: C) where C.Element == UInt8 {
         varint(UInt64(data.count))
         bytes.append(contentsOf: data)
     }
 }
 
 /// Reads what ``BinaryWriter`` wrote; every read checks bounds and throws ``DecodingFailure``.
-public struct BinaryReader {
+package struct BinaryReader {
     let bytes: [UInt8]
-    public private(set) var offset = 0
+    package private(set) var offset = 0
 
-    public init<C: Collection>(_ data: C) where C.Element == UInt8 { bytes = Array(data) }
+    package init<C: Collection>(_ data: C) where C.Element == UInt8 { bytes = Array(data) }
 
-    public var isAtEnd: Bool { offset >= bytes.count }
+    package var isAtEnd: Bool { offset >= bytes.count }
 
     /// How many more values and instructions may be decoded: a bound on what a message costs
     /// in memory once decoded (a 2-byte instruction takes about 70 bytes as a value).
-    public var elementBudget = Int.max
+    package var elementBudget = Int.max
 
     /// Counts one decoded value or instruction against ``elementBudget``.
-    public mutating func spendElement() throws(DecodingFailure) {
+    package mutating func spendElement() throws(DecodingFailure) {
         guard elementBudget > 0 else {
             throw DecodingFailure("the message decodes to more values and instructions than the limit allows (at byte \(offset))")
         }
         elementBudget -= 1
     }
 
-    public mutating func byte() throws(DecodingFailure) -> UInt8 {
+    package mutating func byte() throws(DecodingFailure) -> UInt8 {
         guard offset < bytes.count else { throw DecodingFailure("unexpected end of data at byte \(offset)") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    public mutating func varint() throws(DecodingFailure) -> UInt64 {
+    package mutating func varint() throws(DecodingFailure) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -77,12 +77,12 @@ public struct BinaryReader {
         }
     }
 
-    public mutating func int() throws(DecodingFailure) -> Int64 {
+    package mutating func int() throws(DecodingFailure) -> Int64 {
         let raw = try varint()
         return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
     }
 
-    public mutating func count(limit: Int = 1 << 30) throws(DecodingFailure) -> Int {
+    package mutating func count(limit: Int = 1 << 30) throws(DecodingFailure) -> Int {
         let raw = try varint()
         guard raw <= UInt64(limit), raw <= UInt64(bytes.count - offset) || limit != 1 << 30 else {
             throw DecodingFailure("length \(raw) at byte \(offset) exceeds the data")
@@ -90,7 +90,7 @@ public struct BinaryReader {
         return Int(raw)
     }
 
-    public mutating func fixed64() throws(DecodingFailure) -> UInt64 {
+    package mutating func fixed64() throws(DecodingFailure) -> UInt64 {
         guard offset + 8 <= bytes.count else { throw DecodingFailure("unexpected end of data at byte \(offset)") }
         var value: UInt64 = 0
         for i in 0..<8 { value |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
@@ -98,14 +98,14 @@ public struct BinaryReader {
         return value
     }
 
-    public mutating func blob() throws(DecodingFailure) -> [UInt8] {
+    package mutating func blob() throws(DecodingFailure) -> [UInt8] {
         let n = try count()
         guard offset + n <= bytes.count else { throw DecodingFailure("blob of \(n) bytes at byte \(offset) exceeds the data") }
         defer { offset += n }
         return Array(bytes[offset..<offset + n])
     }
 
-    public mutating func string() throws(DecodingFailure) -> String {
+    package mutating func string() throws(DecodingFailure) -> String {
         let raw = try blob()
         guard let s = String(utf8Validating: raw) else { throw DecodingFailure("invalid UTF-8 at byte \(offset)") }
         return s
@@ -131,8 +131,8 @@ extension String {
 }
 
 /// Malformed binary input: says what and where.
-public struct DecodingFailure: Error, Sendable, CustomStringConvertible, Equatable {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { "Malformed data: \(message)" }
+package struct DecodingFailure: Error, Sendable, CustomStringConvertible, Equatable {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { "Malformed data: \(message)" }
 }

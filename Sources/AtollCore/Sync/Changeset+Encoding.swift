@@ -10,7 +10,7 @@ extension Value {
         case null = 0, bool, int, double, float, string, data, legacyDate, objectId, uuid, decimal, link, object, list, set, map, date
     }
 
-    public func encode(into w: inout BinaryWriter) {
+    package func encode(into w: inout BinaryWriter) {
         switch self {
         case .null: w.byte(Tag.null.rawValue)
         case .bool(let b): w.byte(Tag.bool.rawValue); w.byte(b ? 1 : 0)
@@ -38,7 +38,7 @@ extension Value {
         }
     }
 
-    public static func decode(from r: inout BinaryReader, depth: Int = 0) throws(DecodingFailure) -> Value {
+    package static func decode(from r: inout BinaryReader, depth: Int = 0) throws(DecodingFailure) -> Value {
         try r.spendElement()
         guard depth < 64 else { throw DecodingFailure("values nested deeper than 64 levels") }
         let raw = try r.byte()
@@ -163,7 +163,7 @@ extension Changeset {
     static let format: UInt8 = 2
 
     /// The changeset in Atoll's binary form.
-    public func encoded() -> Data {
+    package func encoded() -> Data {
         var c = ChangesetWriter()
         c.w.byte(Self.format)
         c.w.int(version)
@@ -175,13 +175,13 @@ extension Changeset {
     }
 
     /// Decodes ``encoded()``; malformed input throws a ``DecodingFailure`` saying where.
-    public init(decoding data: Data) throws(DecodingFailure) {
+    package init(decoding data: Data) throws(DecodingFailure) {
         var unlimited = Int.max
         try self.init(decoding: data, elementBudget: &unlimited)
     }
 
     /// Decodes ``encoded()``, spending one of `elementBudget` per instruction and per value.
-    public init(decoding data: Data, elementBudget: inout Int) throws(DecodingFailure) {
+    package init(decoding data: Data, elementBudget: inout Int) throws(DecodingFailure) {
         var c = ChangesetReader(BinaryReader(data))
         c.r.elementBudget = elementBudget
         defer { elementBudget = c.r.elementBudget }

@@ -9,19 +9,19 @@
 /// let limits = FlexibleClaimLimits(heldObjects: 250_000, queries: 1_000, queryBytes: 256 << 10)
 /// if let refusal = limits.excess(in: bytes) { /* refuse refusal.session: refusal.excess */ }
 /// ```
-public struct FlexibleClaimLimits: Sendable, Hashable {
-    public var heldObjects: Int
-    public var queries: Int
-    public var queryBytes: Int
+package struct FlexibleClaimLimits: Sendable, Hashable {
+    package var heldObjects: Int
+    package var queries: Int
+    package var queryBytes: Int
 
-    public init(heldObjects: Int, queries: Int, queryBytes: Int) {
+    package init(heldObjects: Int, queries: Int, queryBytes: Int) {
         self.heldObjects = heldObjects
         self.queries = queries
         self.queryBytes = queryBytes
     }
 
     /// Which limit a message goes past.
-    public enum Excess: Sendable, Hashable, CustomStringConvertible {
+    package enum Excess: Sendable, Hashable, CustomStringConvertible {
         /// A `heldObjects` message claiming more than ``heldObjects`` objects (at least `count`).
         case heldObjects(count: Int, limit: Int)
         /// A subscription set of `count` queries, more than ``queries``.
@@ -30,7 +30,7 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
         case queryBytes(bytes: Int, limit: Int)
 
         /// The configuration name of the limit, for metrics and logs.
-        public var limitName: String {
+        package var limitName: String {
             switch self {
             case .heldObjects: "heldObjectsPerSession"
             case .queries: "queriesPerSubscriptionSet"
@@ -38,7 +38,7 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .heldObjects(let count, let limit):
                 "the held objects claim more than \(limit) objects (\(count) at least); a session may claim at most \(limit)"
@@ -51,11 +51,11 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
     }
 
     /// A message past a limit.
-    public struct Refusal: Sendable, Hashable {
-        public var session: SessionID
-        public var excess: Excess
+    package struct Refusal: Sendable, Hashable {
+        package var session: SessionID
+        package var excess: Excess
         /// The version of a refused subscription set (nil for held objects).
-        public var querySetVersion: Int64?
+        package var querySetVersion: Int64?
     }
 
     /// Counts are taken as declared, not checked against the bytes at hand: `bytes` may be the
@@ -65,7 +65,7 @@ public struct FlexibleClaimLimits: Sendable, Hashable {
     /// The session and the limit an encoded `heldObjects` or `queryChange` message goes past; nil
     /// when it stays within them, is another message, or is malformed (decoding reports that).
     /// `bytes` may be the start of the message only: a count past a limit is found from it.
-    public func excess(in bytes: some Collection<UInt8>) -> Refusal? {
+    package func excess(in bytes: some Collection<UInt8>) -> Refusal? {
         var r = BinaryReader(bytes)
         do {
             switch MessageTag(rawValue: try r.byte()) {

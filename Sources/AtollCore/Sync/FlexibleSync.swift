@@ -23,34 +23,34 @@ import Foundation
 /// let matching = set.matches(in: state)
 /// let change = FlexibleSync.viewChange(from: heldView, to: matching, in: state)
 /// ```
-public enum FlexibleSync {
+package enum FlexibleSync {
     /// The file ident of view-change changesets (server file idents start at 1).
-    public static let viewChangeFileIdent: Int64 = 0
+    package static let viewChangeFileIdent: Int64 = 0
 
     /// The realm path of an app's single flexible-sync history.
-    public static let realmPath = "flx"
+    package static let realmPath = "flx"
 
     /// What the server allows an app's flexible-sync queries to do and whom it lets read what.
-    public struct Rules: Sendable, Hashable {
+    package struct Rules: Sendable, Hashable {
         /// Fields queries may use: `"owner"` (any type) or `"Task.owner"`. Empty allows every field.
-        public var queryableFields: [String]
+        package var queryableFields: [String]
         /// Read rules as query text per type (`nil` type: every type without its own rule), with
         /// `%user.id` standing for the user. A type with no rule at all is readable by everyone.
-        public var readRules: [(type: String?, query: String)]
+        package var readRules: [(type: String?, query: String)]
         /// The user `%user.…` placeholders stand for.
-        public var user: RuleUser
+        package var user: RuleUser
         /// Field-level permissions of the rule that applies to a type (`""`: the rule of every type
         /// without its own read rule); a type without an entry may read all its fields.
-        public var fieldAccess: [String: FieldAccess]
+        package var fieldAccess: [String: FieldAccess]
 
         /// The id `%user.id` stands for.
-        public var userID: String { user.id }
+        package var userID: String { user.id }
 
-        public init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], userID: String = "") {
+        package init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], userID: String = "") {
             self.init(queryableFields: queryableFields, readRules: readRules, user: RuleUser(id: userID))
         }
 
-        public init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], user: RuleUser,
+        package init(queryableFields: [String] = [], readRules: [(type: String?, query: String)] = [], user: RuleUser,
                     fieldAccess: [String: FieldAccess] = [:]) {
             self.queryableFields = queryableFields
             self.readRules = readRules
@@ -58,12 +58,12 @@ public enum FlexibleSync {
             self.fieldAccess = fieldAccess
         }
 
-        public static func == (a: Rules, b: Rules) -> Bool {
+        package static func == (a: Rules, b: Rules) -> Bool {
             a.queryableFields == b.queryableFields && a.user == b.user && a.fieldAccess == b.fieldAccess
                 && a.readRules.map(\.type) == b.readRules.map(\.type) && a.readRules.map(\.query) == b.readRules.map(\.query)
         }
 
-        public func hash(into hasher: inout Hasher) {
+        package func hash(into hasher: inout Hasher) {
             hasher.combine(queryableFields)
             hasher.combine(user)
             hasher.combine(fieldAccess)
@@ -82,12 +82,12 @@ public enum FlexibleSync {
         }
 
         /// The field-level permissions that apply to `type`, nil when every field is readable.
-        public func fieldAccess(for type: String) -> FieldAccess? {
+        package func fieldAccess(for type: String) -> FieldAccess? {
             readRules.contains(where: { $0.type == type }) ? fieldAccess[type] : fieldAccess[""]
         }
 
         /// The fields of each type of `schema` the user may not read (types with none left out).
-        public func hiddenFields(in schema: [String: ObjectSchema]) -> [String: Set<String>] {
+        package func hiddenFields(in schema: [String: ObjectSchema]) -> [String: Set<String>] {
             guard !fieldAccess.isEmpty else { return [:] }
             var out: [String: Set<String>] = [:]
             for (name, type) in schema {
@@ -101,26 +101,26 @@ public enum FlexibleSync {
         /// The write rule `rule` bound to `type` of `state`'s schema for `userID`; nil when it does
         /// not fit the type (an unknown property): then no one may write the type. Bind once per
         /// upload and evaluate with ``BoundQuery/evaluate(on:in:)``: binding builds a schema.
-        public static func bindWrite(_ rule: String, userID: String, type: String, in state: ReplicaState) -> BoundQuery? {
+        package static func bindWrite(_ rule: String, userID: String, type: String, in state: ReplicaState) -> BoundQuery? {
             bindWrite(rule, user: RuleUser(id: userID), type: type, in: state)
         }
 
         /// The write rule `rule` bound to `type` of `state`'s schema for `user`.
-        public static func bindWrite(_ rule: String, user: RuleUser, type: String, in state: ReplicaState) -> BoundQuery? {
+        package static func bindWrite(_ rule: String, user: RuleUser, type: String, in state: ReplicaState) -> BoundQuery? {
             guard let schema = try? Schema(state.schema.keys.sorted().map { state.schema[$0]! }) else { return nil }
             return bind(rule, user: user, objectType: type, schema: schema)
         }
 
         /// A permission rule bound for one user: `%user.id` stands for `userID`. Nil when the
         /// rule does not parse or does not fit the type.
-        public static func bind(_ rule: String, userID: String, objectType: String, schema: Schema) -> BoundQuery? {
+        package static func bind(_ rule: String, userID: String, objectType: String, schema: Schema) -> BoundQuery? {
             bind(rule, user: RuleUser(id: userID), objectType: objectType, schema: schema)
         }
 
         /// A permission rule bound for one user: each `%user.…` placeholder stands for the user's
         /// value (``RuleUser``). Nil when the rule does not parse, does not fit the type, or names
         /// a value the user does not have.
-        public static func bind(_ rule: String, user: RuleUser, objectType: String, schema: Schema) -> BoundQuery? {
+        package static func bind(_ rule: String, user: RuleUser, objectType: String, schema: Schema) -> BoundQuery? {
             // `true` and `false` (the configuration's defaults) are the constant predicates.
             let constant = ["true": "TRUEPREDICATE", "false": "FALSEPREDICATE"][rule.trimmingCharacters(in: .whitespaces).lowercased()]
             if let constant { return try? BoundQuery(parsing: constant, objectType: objectType, schema: schema) }
@@ -131,7 +131,7 @@ public enum FlexibleSync {
         /// Whether `condition`, a rule on the user alone (`%user.custom_data.role == 'admin'`),
         /// holds for `user`: a role's condition. One that does not parse, or names a value the
         /// user does not have, does not hold.
-        public static func holds(_ condition: String, for user: RuleUser) -> Bool {
+        package static func holds(_ condition: String, for user: RuleUser) -> Bool {
             guard let schema = try? Schema([ObjectSchema(name: "_User", properties: [Property(name: "_id", type: .string, isPrimaryKey: true)])]),
                   let query = bind(condition, user: user, objectType: "_User", schema: schema)
             else { return false }
@@ -141,7 +141,7 @@ public enum FlexibleSync {
         /// The rules as far as they decide what a user sees: without the user when no read rule
         /// names a `%user.` placeholder, so the sessions of every user with the same queries
         /// share one evaluation of them.
-        public var visibility: Rules {
+        package var visibility: Rules {
             guard !readRules.contains(where: { $0.query.contains("%user.") }) else { return self }
             return Rules(queryableFields: queryableFields, readRules: readRules, user: RuleUser(id: ""), fieldAccess: fieldAccess)
         }
@@ -156,14 +156,14 @@ public enum FlexibleSync {
 
     /// The instructions that give a client object `id` whole, as it is in `state` (the client does
     /// not hold it).
-    public static func instructions(creating id: ObjectID, in state: ReplicaState) -> [Instruction] {
+    package static func instructions(creating id: ObjectID, in state: ReplicaState) -> [Instruction] {
         guard let fields = state.object(id), let schema = state.schema[id.type] else { return [] }
         return instructions(creating: id, fields: fields, schema: schema)
     }
 
     /// The instructions that create object `id` of `schema` whole, with `fields` (collections as
     /// whole `.list`/`.set`/`.map` values; an absent field keeps the property's default).
-    public static func instructions(creating id: ObjectID, fields: [String: Value], schema: ObjectSchema) -> [Instruction] {
+    package static func instructions(creating id: ObjectID, fields: [String: Value], schema: ObjectSchema) -> [Instruction] {
         var out: [Instruction] = [.createObject(id)]
         for p in schema.properties where !p.isPrimaryKey {
             guard let value = fields[p.name] else { continue }  // absent: the property's default
@@ -186,7 +186,7 @@ public enum FlexibleSync {
 
     /// The view change that takes a client from holding `held` to holding `matching` in `state`:
     /// erasures first (in canonical order), then creations.
-    public static func viewChange(from held: Set<ObjectID>, to matching: Set<ObjectID>, in state: ReplicaState) -> [Instruction] {
+    package static func viewChange(from held: Set<ObjectID>, to matching: Set<ObjectID>, in state: ReplicaState) -> [Instruction] {
         var out: [Instruction] = []
         for id in held.subtracting(matching).sorted(by: ObjectID.canonicalOrder) where state.object(id) != nil {
             out.append(.eraseObject(id))
@@ -199,7 +199,7 @@ public enum FlexibleSync {
 
     /// `changeset` with only what a client holding `view` receives: schema instructions and
     /// instructions on objects of the view.
-    public static func filter(_ changeset: Changeset, to view: Set<ObjectID>) -> Changeset {
+    package static func filter(_ changeset: Changeset, to view: Set<ObjectID>) -> Changeset {
         var filtered = changeset
         filtered.instructions = changeset.instructions.filter { instruction in
             instruction.object.map(view.contains) ?? true
@@ -210,34 +210,34 @@ public enum FlexibleSync {
 
 extension ObjectID {
     /// Type name first, then primary key in canonical value order.
-    public static func canonicalOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
+    package static func canonicalOrder(_ a: ObjectID, _ b: ObjectID) -> Bool {
         a.type != b.type ? a.type < b.type : a.primaryKey.canonicalBytes.lexicographicallyPrecedes(b.primaryKey.canonicalBytes)
     }
 }
 
 /// Why a flexible-sync query set is refused (SDK code 10).
-public struct FlexibleSyncError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct FlexibleSyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// A client's subscriptions, checked against the server's schema and rules: per type, the
 /// queries (an object matches one of them) and the read rule (it must also hold).
-public struct FlexibleQuerySet: Sendable {
-    public let version: Int64
+package struct FlexibleQuerySet: Sendable {
+    package let version: Int64
     private let queries: [String: [BoundQuery]]
     private let readRules: [String: BoundQuery]
     /// Types the set names that the schema did not have yet (development mode): they match
     /// nothing until the set is checked again against a schema that has them.
-    public let unknownTypes: Set<String>
+    package let unknownTypes: Set<String>
 
     /// Parses and checks every query.
     ///
     /// - Throws: ``FlexibleSyncError`` naming the query and why: an unknown type (the server has
     ///   not seen it declared), a parse or binding error, a field the rules do not let queries
     ///   use, a `SORT`/`DISTINCT`/`LIMIT` clause, or a subscription to an embedded type.
-    public init(version: Int64, queries: [TypeQuery], schema objectSchemas: [String: ObjectSchema], rules: FlexibleSync.Rules,
+    package init(version: Int64, queries: [TypeQuery], schema objectSchemas: [String: ObjectSchema], rules: FlexibleSync.Rules,
                 allowingUnknownTypes: Bool = false) throws(FlexibleSyncError) {
         self.version = version
         let schema: Schema
@@ -290,14 +290,14 @@ public struct FlexibleQuerySet: Sendable {
     /// The objects of `state` the set selects and the rules let the user read.
     /// Whether the object `id` with `fields` (defaults filled in) is in the view: a query of its
     /// type matches it and the read rule lets the user see it. `state` resolves links.
-    public func contains(_ id: ObjectID, fields: [String: Value], in state: ReplicaState) -> Bool {
+    package func contains(_ id: ObjectID, fields: [String: Value], in state: ReplicaState) -> Bool {
         guard let queries = queries[id.type] else { return false }
         let resolver = ReplicaResolver(state: state)
         guard queries.contains(where: { $0.evaluate(on: fields, resolver: resolver) }) else { return false }
         return readRules[id.type].map { $0.evaluate(on: fields, resolver: resolver) } ?? true
     }
 
-    public func matches(in state: ReplicaState) -> Set<ObjectID> {
+    package func matches(in state: ReplicaState) -> Set<ObjectID> {
         var out = Set<ObjectID>()
         let resolver = ReplicaResolver(state: state)
         for (type, queries) in queries {
@@ -396,7 +396,7 @@ struct ReplicaResolver: ObjectResolver {
 
 extension BoundQuery {
     /// Whether the query holds for an object's `fields` (defaults filled in), links resolved in `state`.
-    public func evaluate(on fields: [String: Value], in state: ReplicaState) -> Bool {
+    package func evaluate(on fields: [String: Value], in state: ReplicaState) -> Bool {
         evaluate(on: fields, resolver: ReplicaResolver(state: state))
     }
 }
@@ -405,16 +405,16 @@ extension BoundQuery {
 
 extension FlexibleSync {
     /// What one catch-up sends a session, and what the session holds afterwards.
-    public struct CatchUp: Sendable {
+    package struct CatchUp: Sendable {
         /// The history entries to send, each restricted to what the session may receive (the
         /// session's own entries whole); entries of others with nothing left are dropped.
-        public var entries: [HistoryEntry]
+        package var entries: [HistoryEntry]
         /// The view change at the newest version: erasures, then creations.
-        public var viewChange: [Instruction]
+        package var viewChange: [Instruction]
         /// The objects the session holds afterwards.
-        public var held: Set<ObjectID>
+        package var held: Set<ObjectID>
         /// Those of ``held`` the server has only the client's word for (absent from the server).
-        public var unconfirmed: Set<ObjectID>
+        package var unconfirmed: Set<ObjectID>
     }
 
     /// Plans the catch-up of a session from its cursor *c* to the state `state` at *S*, sending it
@@ -442,7 +442,7 @@ extension FlexibleSync {
     ///   - mayRead: whether the user may read an object that exists in `state` (the app's read rules).
     /// - Complexity: O(*i* + *h*) in the instructions of `entries` and the held objects, plus the
     ///   query set's evaluation over `state`.
-    public static func catchUp(
+    package static func catchUp(
         held: Set<ObjectID>, unconfirmed: Set<ObjectID>, entries: [HistoryEntry], ownFile: Int64,
         state: ReplicaState, querySet: FlexibleQuerySet?, mayRead: (ObjectID) -> Bool
     ) -> CatchUp {
@@ -459,7 +459,7 @@ extension FlexibleSync {
     /// server soon after it connects), not for good. A forgotten object the client does hold is
     /// then like one it created online: its own upload comes back whole, and the view change
     /// sends it if the subscriptions match it.
-    public static func catchUp(
+    package static func catchUp(
         held: Set<ObjectID>, unconfirmed: Set<ObjectID>, entries: [HistoryEntry], ownFile: Int64,
         state: ReplicaState, matching: Set<ObjectID>?, keepingAbsent: Bool = true, mayRead: (ObjectID) -> Bool
     ) -> CatchUp {
@@ -535,7 +535,7 @@ extension FlexibleSync.Rules {
     /// Whether the user may read an object of `state` by the app's read rules: a type without a
     /// rule is readable, one whose rule does not fit the type is not, nor is an absent object.
     /// The returned function binds each type's rule once.
-    public func readAccess(in state: ReplicaState) -> (ObjectID) -> Bool {
+    package func readAccess(in state: ReplicaState) -> (ObjectID) -> Bool {
         var bound: [String: BoundQuery?] = [:]
         var schema: Schema?
         let resolver = ReplicaResolver(state: state)

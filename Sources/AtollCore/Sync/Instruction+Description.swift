@@ -1,7 +1,7 @@
 /// A readable one-line rendering of an instruction, for logs and for the archive of changes a
 /// client reset discarded: `set Task("abc").owner = "frodo"`, `insert Task("abc").tags[2] = "x"`.
 extension Instruction: CustomStringConvertible {
-    public var description: String {
+    package var description: String {
         func at(_ id: ObjectID, _ path: [PathElement]) -> String {
             "\(id.type)(\(id.primaryKey))" + path.map { element in
                 switch element {

@@ -2,7 +2,7 @@ import Foundation
 
 /// One step into an object: a property, a list position or a map key. Paths address fields of
 /// embedded objects from their top-level owner, e.g. `address.lines[2]`.
-public enum PathElement: Hashable, Sendable {
+package enum PathElement: Hashable, Sendable {
     case property(String)
     case index(Int)
     case key(String)
@@ -10,11 +10,11 @@ public enum PathElement: Hashable, Sendable {
 
 /// An object's identity in history: its type and primary key. Types without a primary key are
 /// local-only and are identified by their local row (`.int(row)`); sync never sees them.
-public struct ObjectID: Hashable, Sendable {
-    public var type: String
-    public var primaryKey: Value
+package struct ObjectID: Hashable, Sendable {
+    package var type: String
+    package var primaryKey: Value
 
-    public init(type: String, primaryKey: Value) {
+    package init(type: String, primaryKey: Value) {
         self.type = type
         self.primaryKey = primaryKey
     }
@@ -24,7 +24,7 @@ public struct ObjectID: Hashable, Sendable {
 ///
 /// Field paths start at a top-level object (`object`) and end at the field changed; collection
 /// operations address the collection at `path`.
-public enum Instruction: Hashable, Sendable {
+package enum Instruction: Hashable, Sendable {
     case addTable(ObjectSchema)
     case addColumn(type: String, Property)
     case createObject(ObjectID)
@@ -42,7 +42,7 @@ public enum Instruction: Hashable, Sendable {
     case mapErase(ObjectID, path: [PathElement], key: String)
 
     /// The object the instruction changes, if any.
-    public var object: ObjectID? {
+    package var object: ObjectID? {
         switch self {
         case .addTable, .addColumn: nil
         case .createObject(let o), .eraseObject(let o): o
@@ -55,16 +55,16 @@ public enum Instruction: Hashable, Sendable {
 }
 
 /// The instructions of one committed write transaction, stamped with where and when it was made.
-public struct Changeset: Hashable, Sendable {
+package struct Changeset: Hashable, Sendable {
     /// The local version this transaction produced.
-    public var version: Int64
+    package var version: Int64
     /// Milliseconds since 1970 at commit, for last-writer-wins ordering.
-    public var timestamp: Int64
+    package var timestamp: Int64
     /// The writing file's identity (assigned by the server; 0 until then).
-    public var fileIdent: Int64
-    public var instructions: [Instruction]
+    package var fileIdent: Int64
+    package var instructions: [Instruction]
 
-    public init(version: Int64, timestamp: Int64, fileIdent: Int64 = 0, instructions: [Instruction]) {
+    package init(version: Int64, timestamp: Int64, fileIdent: Int64 = 0, instructions: [Instruction]) {
         self.version = version
         self.timestamp = timestamp
         self.fileIdent = fileIdent

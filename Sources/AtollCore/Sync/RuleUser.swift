@@ -11,21 +11,21 @@
 /// let user = RuleUser(id: "u1", customData: ["team": .string("blue")])
 /// let query = FlexibleSync.Rules.bind("team == %user.custom_data.team", user: user, objectType: "Task", schema: schema)
 /// ```
-public struct RuleUser: Sendable, Hashable {
-    public var id: String
+package struct RuleUser: Sendable, Hashable {
+    package var id: String
     /// The user's custom data, as the access token carries it.
-    public var customData: [String: Value]
+    package var customData: [String: Value]
     /// The user's profile (`email`).
-    public var data: [String: Value]
+    package var data: [String: Value]
     /// How the user logs in: one entry per identity.
-    public var identities: [Identity]
+    package var identities: [Identity]
 
     /// One identity of the user: the provider (`custom-token`, `local-userpass` …) and the id there.
-    public struct Identity: Sendable, Hashable {
-        public var id: String
-        public var providerType: String
+    package struct Identity: Sendable, Hashable {
+        package var id: String
+        package var providerType: String
 
-        public init(id: String, providerType: String) {
+        package init(id: String, providerType: String) {
             self.id = id
             self.providerType = providerType
         }
@@ -33,9 +33,9 @@ public struct RuleUser: Sendable, Hashable {
 
     /// The longest list a placeholder may stand for: a rule naming a longer one holds for no
     /// object (every object would be compared with every element).
-    public static let maximumListCount = 1_000
+    package static let maximumListCount = 1_000
 
-    public init(id: String, customData: [String: Value] = [:], data: [String: Value] = [:], identities: [Identity] = []) {
+    package init(id: String, customData: [String: Value] = [:], data: [String: Value] = [:], identities: [Identity] = []) {
         self.id = id
         self.customData = customData
         self.data = data
@@ -44,7 +44,7 @@ public struct RuleUser: Sendable, Hashable {
 
     /// The value a placeholder (without `%user.`: `id`, `custom_data.team`) stands for; nil when
     /// the user has no such value (a rule that needs it holds for no object).
-    public func value(at path: String) -> Value? {
+    package func value(at path: String) -> Value? {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard let head = parts.first else { return nil }
         switch head {
@@ -71,7 +71,7 @@ public struct RuleUser: Sendable, Hashable {
     /// arguments; nil when a placeholder names a value the user does not have.
     ///
     /// - Complexity: O(*n*) in the rule's length.
-    public func substituting(_ rule: String) -> (text: String, arguments: [Value])? {
+    package func substituting(_ rule: String) -> (text: String, arguments: [Value])? {
         let (text, paths) = Self.template(of: rule)
         var arguments: [Value] = []
         for path in paths {
@@ -86,7 +86,7 @@ public struct RuleUser: Sendable, Hashable {
     /// for a user, and what a configuration check parses without one.
     ///
     /// - Complexity: O(*n*) in the rule's length.
-    public static func template(of rule: String) -> (text: String, paths: [String]) {
+    package static func template(of rule: String) -> (text: String, paths: [String]) {
         var text = ""
         var paths: [String] = []
         var rest = Substring(rule)

@@ -11,30 +11,30 @@
 /// }
 /// // append outcome.allowed, then outcome.compensation as a changeset of its own
 /// ```
-public enum WriteCheck {
+package enum WriteCheck {
     /// The file ident of the server's own changesets in a history (compensating writes); client
     /// files start at 1.
-    public static let serverFileIdent: Int64 = 0
+    package static let serverFileIdent: Int64 = 0
 
     /// Why the change of object `id` is refused, or nil when it is allowed. `before` and `after`
     /// are the object's fields (defaults filled in) before and after the changeset; nil when the
     /// object does not exist then. `state` resolves links.
-    public typealias Rule = (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
+    package typealias Rule = (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
 
-    public struct Outcome: Hashable, Sendable {
+    package struct Outcome: Hashable, Sendable {
         /// The changesets without the refused objects' instructions, in order (possibly empty).
-        public var allowed: [Changeset] = []
+        package var allowed: [Changeset] = []
         /// The refused objects, first refusal first, each once.
-        public var rejected: [CompensatingWrite] = []
+        package var rejected: [CompensatingWrite] = []
         /// What makes the uploading client's copy of the refused objects equal to the server's.
-        public var compensation: [Instruction] = []
+        package var compensation: [Instruction] = []
     }
 
     /// Splits `changesets` (rebased onto `state`, in order) into what `rule` allows and what it
     /// refuses, and computes the compensating write for the refused objects.
     ///
     /// - Complexity: O(*i* + *t*) in the instructions and the objects they touch; `state` is only read.
-    public static func check(_ changesets: [Changeset], over state: ReplicaState, rule: Rule) -> Outcome {
+    package static func check(_ changesets: [Changeset], over state: ReplicaState, rule: Rule) -> Outcome {
         let touched = Set(changesets.flatMap { $0.instructions.compactMap(\.object) })
         guard !touched.isEmpty else { return Outcome(allowed: changesets) }
         // The server's and the client's copy of just the objects concerned.
@@ -78,7 +78,7 @@ public enum WriteCheck {
 
 extension ReplicaState {
     /// The schema with only the objects `ids` (those that exist).
-    public func restricted(to ids: Set<ObjectID>) -> ReplicaState {
+    package func restricted(to ids: Set<ObjectID>) -> ReplicaState {
         var out = ReplicaState()
         out.schema = schema
         for id in ids {
@@ -88,7 +88,7 @@ extension ReplicaState {
     }
 
     /// An object's fields with every property's default filled in, or nil when it does not exist.
-    public func filledObject(_ id: ObjectID) -> [String: Value]? {
+    package func filledObject(_ id: ObjectID) -> [String: Value]? {
         guard let fields = object(id) else { return nil }
         guard let type = schema[id.type] else { return fields }
         return ReplicaResolver(state: self).filled(fields, type)

@@ -16,14 +16,14 @@ import Foundation
 extension Date {
     /// The date `seconds` and `nanoseconds` after 1970-01-01 00:00 UTC. Both have the same sign
     /// (or are zero), as in Realm.
-    public init(seconds: Int64, nanoseconds: Int64) {
+    package init(seconds: Int64, nanoseconds: Int64) {
         self.init(timeIntervalSinceReferenceDate:
             Double(seconds) - Date.timeIntervalBetween1970AndReferenceDate + Double(nanoseconds) / 1e9)
     }
 
     /// Whole seconds since 1970 (rounded down) and the nanoseconds after them (0..<1e9, rounded to
     /// the nearest). Dates beyond what 64-bit seconds hold are clamped to them.
-    public var timestamp: (seconds: Int64, nanoseconds: Int64) {
+    package var timestamp: (seconds: Int64, nanoseconds: Int64) {
         let t = timeIntervalSinceReferenceDate
         guard t.isFinite else { return t.isNaN ? (0, 0) : (t < 0 ? (Int64.min, 0) : (Int64.max, 999_999_999)) }
         var whole = t.rounded(.down)

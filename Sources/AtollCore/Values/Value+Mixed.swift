@@ -15,7 +15,7 @@ import Foundation
 /// bytes (map keys are sorted), so set membership and equality can compare bytes.
 extension Value {
     /// Whether a mixed property can hold this value.
-    public var isMixedStorable: Bool {
+    package var isMixedStorable: Bool {
         switch self {
         case .object, .set: false
         case .list(let items): items.allSatisfy(\.isMixedStorable)
@@ -25,7 +25,7 @@ extension Value {
     }
 
     /// The stored form of a mixed value.
-    public var mixedSQLValue: SQLValue {
+    package var mixedSQLValue: SQLValue {
         if case .null = self { return .null }
         var w = BinaryWriter()
         encode(into: &w)
@@ -34,7 +34,7 @@ extension Value {
 
     /// Decodes the stored form of a mixed value; `nil` when the bytes are not one (a corrupted
     /// file or a foreign writer).
-    public init?(mixedSQL sql: SQLValue) {
+    package init?(mixedSQL sql: SQLValue) {
         switch sql {
         case .null: self = .null
         case .blob(let data):
@@ -46,7 +46,7 @@ extension Value {
     }
 
     /// The stored form of this value in a column (or collection element) of type `type`.
-    public func sqlValue(as type: PropertyType) -> SQLValue {
+    package func sqlValue(as type: PropertyType) -> SQLValue {
         type == .any ? mixedSQLValue : sqlValue
     }
 }

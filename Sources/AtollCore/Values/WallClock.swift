@@ -8,24 +8,24 @@ import Foundation
 /// ```swift
 /// let server = try await AtollServer(configuration: configuration, clock: .system).start()
 /// ```
-public struct WallClock: Sendable {
+package struct WallClock: Sendable {
     /// The time now.
-    public let now: @Sendable () -> Date
+    package let now: @Sendable () -> Date
     /// Returns once ``now`` reached `deadline`; throws `CancellationError` when the task is cancelled first.
-    public let sleep: @Sendable (_ deadline: Date) async throws -> Void
+    package let sleep: @Sendable (_ deadline: Date) async throws -> Void
 
-    public init(now: @escaping @Sendable () -> Date, sleep: @escaping @Sendable (_ deadline: Date) async throws -> Void) {
+    package init(now: @escaping @Sendable () -> Date, sleep: @escaping @Sendable (_ deadline: Date) async throws -> Void) {
         self.now = now
         self.sleep = sleep
     }
 
     /// Returns once `seconds` passed on this clock.
-    public func sleep(for seconds: TimeInterval) async throws {
+    package func sleep(for seconds: TimeInterval) async throws {
         try await sleep(now().addingTimeInterval(seconds))
     }
 
     /// The system's clock.
-    public static let system = WallClock(now: { Date() }) { deadline in
+    package static let system = WallClock(now: { Date() }) { deadline in
         try await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSinceNow)))
     }
 }

@@ -1,3 +1,4 @@
+import AtollAdminAPI
 import Foundation
 import Hummingbird
 
@@ -8,37 +9,19 @@ extension AdminRoutes {
     func addServerAPIKeys(to admin: RouterGroup<AtollRequestContext>) {
         admin.post("apps/:app/api_keys") { request, context in
             let app = try await requireApp(context, creating: true)
-            let body = try await JSONBody.decode(NewKey.self, from: request)
+            let body = try await JSONBody.decode(AdminAPI.NewServerAPIKey.self, from: request)
             let key = try await auth.createServerAPIKey(appID: app.id, name: body.name)
-            return try JSONBody.response(KeyBody(id: key.id, name: key.name, key: key.key, disabled: false, userID: nil), status: .created)
+            return try JSONBody.response(AdminAPI.ServerAPIKey(id: key.id, name: key.name, key: key.key, disabled: false, userID: nil), status: .created)
         }
         admin.get("apps/:app/api_keys") { _, context in
             let app = try await requireApp(context)
             let keys = try await auth.serverAPIKeys(appID: app.id)
-            return try JSONBody.response(keys.map { KeyBody(id: $0.key.id, name: $0.key.name, key: nil, disabled: $0.key.disabled, userID: $0.userID) })
+            return try JSONBody.response(keys.map { AdminAPI.ServerAPIKey(id: $0.key.id, name: $0.key.name, key: nil, disabled: $0.key.disabled, userID: $0.userID) })
         }
         admin.delete("apps/:app/api_keys/:id") { _, context in
             let app = try await requireApp(context)
             try await auth.deleteServerAPIKey(appID: app.id, id: try context.parameters.require("id"))
             return JSONBody.empty()
-        }
-    }
-
-    struct NewKey: Decodable {
-        var name: String
-    }
-
-    struct KeyBody: Encodable {
-        var id: String
-        var name: String
-        var key: String?
-        var disabled: Bool
-        var userID: String?
-
-        enum CodingKeys: String, CodingKey {
-            case id = "_id"
-            case name, key, disabled
-            case userID = "user_id"
         }
     }
 }

@@ -1,3 +1,4 @@
+import AtollAdminAPI
 import AtollAppConfig
 import AtollCore
 import Foundation
@@ -13,29 +14,13 @@ import Hummingbird
 /// secret replaced by `"<secret>"` (``AppConfig/App/redacted``), where it comes from and its
 /// generation: `atoll apps show`. A redacted configuration sent back as it is, is refused.
 extension AdminRoutes {
-    struct PutAppAnswer: Codable {
-        var app: String
-        /// `created`, `unchanged` or `replaced`.
-        var status: String
-    }
-
-    /// What `GET apps/:app/configuration` answers.
-    struct AppConfigurationView: Encodable {
-        var app: String
-        /// `configurationFile` or `runtime`.
-        var origin: String
-        var generation: UInt64
-        /// With every secret as `"<secret>"`.
-        var configuration: ServerConfiguration.App
-    }
-
     func addAppConfiguration(to admin: RouterGroup<AtollRequestContext>) {
         admin.get("apps/:app/configuration") { _, context in
             let id = try context.parameters.require("app")
             guard let entry = auth.apps.entry(id: id) else {
                 throw ServerError(.appNotFound, "app \(id) has no configuration on this server")
             }
-            return try JSONBody.response(AppConfigurationView(
+            return try JSONBody.response(AdminAPI.AppConfiguration(
                 app: id, origin: entry.origin.rawValue, generation: entry.generation, configuration: entry.app.redacted))
         }
         admin.put("apps/:app/configuration") { request, context in
@@ -58,7 +43,7 @@ extension AdminRoutes {
                 throw ServerError(.invalidAppConfiguration, "app.id: the body configures \"\(app.id)\", the path names another app")
             }
             let (outcome, _) = try await runtimeApps.put(app, replace: replace)
-            return try JSONBody.response(PutAppAnswer(app: id, status: outcome.rawValue), status: outcome == .created ? .created : .ok)
+            return try JSONBody.response(AdminAPI.AppConfigurationAnswer(app: id, status: outcome.rawValue), status: outcome == .created ? .created : .ok)
         }
     }
 

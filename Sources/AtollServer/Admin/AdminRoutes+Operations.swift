@@ -1,3 +1,4 @@
+import AtollAdminAPI
 import AtollCore
 import Foundation
 import Hummingbird
@@ -8,14 +9,14 @@ extension AdminRoutes {
     func addOperations(to admin: RouterGroup<AtollRequestContext>) {
         admin.get("apps/:app/backups") { _, context in
             let app = try await requireApp(context)
-            return try JSONBody.response(try await backups.list(appID: app.id).map(BackupBody.init))
+            return try JSONBody.response(try await backups.list(appID: app.id).map(AdminAPI.Backup.init))
         }
         admin.post("apps/:app/backups") { request, context in
             let app = try await requireApp(context)
-            let body = try await JSONBody.decode(BackupRequest.self, from: request)
+            let body = try await JSONBody.decode(AdminAPI.BackupRequest.self, from: request)
             let backup = try await translating { try await coordinator.backup(appID: app.id, path: body.realm, id: backups.newID(appID: app.id, now: coordinator.now())) }
             try await backups.write(backup)
-            return try JSONBody.response(BackupBody(backup), status: .created)
+            return try JSONBody.response(AdminAPI.Backup(backup), status: .created)
         }
         admin.post("apps/:app/backups/:backup/restore") { _, context in
             let app = try await requireApp(context)
@@ -24,7 +25,7 @@ extension AdminRoutes {
                 throw ServerError(.notFound, "app \(app.id) has no backup \(id)")
             }
             let restored = try await translating { try await coordinator.restore(backup) }
-            return try JSONBody.response(["realms": restored])
+            return try JSONBody.response(AdminAPI.Realms(realms: restored))
         }
         admin.get("apps/:app/settings") { _, context in
             let app = try await requireApp(context)
@@ -32,7 +33,7 @@ extension AdminRoutes {
         }
         admin.patch("apps/:app/settings") { request, context in
             let app = try await requireApp(context)
-            let body = try await JSONBody.decode(SettingsRequest.self, from: request)
+            let body = try await JSONBody.decode(AdminAPI.SettingsChange.self, from: request)
             if let seconds = body.maxOfflineTime, seconds < 0 || !seconds.isFinite {
                 throw ServerError(.badRequest, "maxOfflineTime must be a number of seconds, 0 or more (0 keeps all history)")
             }
@@ -44,20 +45,20 @@ extension AdminRoutes {
             let app = try await requireApp(context)
             let results = try await translating { try await coordinator.compact(appID: app.id) }
             return try JSONBody.response(results.map {
-                CompactionBody(realm: $0.path, compactedThrough: $0.result.compactedThrough, removedEntries: $0.result.removedEntries)
+                AdminAPI.Compaction(realm: $0.path, compactedThrough: $0.result.compactedThrough, removedEntries: $0.result.removedEntries)
             })
         }
         admin.post("apps/:app/schema/remove-property") { request, context in
             let app = try await requireApp(context)
-            let body = try await JSONBody.decode(PropertyRequest.self, from: request)
+            let body = try await JSONBody.decode(AdminAPI.PropertyChange.self, from: request)
             let realms = try await translating {
                 try await coordinator.applyBreakingChange(.removeProperty(type: body.type, name: body.property), appID: app.id)
             }
-            return try JSONBody.response(["realms": realms])
+            return try JSONBody.response(AdminAPI.Realms(realms: realms))
         }
         admin.post("apps/:app/schema/change-property-type") { request, context in
             let app = try await requireApp(context)
-            let body = try await JSONBody.decode(PropertyRequest.self, from: request)
+            let body = try await JSONBody.decode(AdminAPI.PropertyChange.self, from: request)
             guard let name = body.newType else { throw ServerError(.badRequest, "newType is missing (bool, int, double, string …)") }
             guard let newType = PropertyType(storedName: name), newType != .object else {
                 throw ServerError(.badRequest, "newType \"\(name)\" is not a scalar type: use one of "
@@ -67,7 +68,7 @@ extension AdminRoutes {
                 try await coordinator.applyBreakingChange(
                     .changePropertyType(type: body.type, name: body.property, to: newType, isOptional: body.optional), appID: app.id)
             }
-            return try JSONBody.response(["realms": realms])
+            return try JSONBody.response(AdminAPI.Realms(realms: realms))
         }
     }
 
@@ -82,63 +83,11 @@ extension AdminRoutes {
         }
     }
 
-    private func settings(_ appID: String) async throws -> SettingsBody {
+    private func settings(_ appID: String) async throws -> AdminAPI.Settings {
         let stored = try await store.app(id: appID)
-        return SettingsBody(
+        return AdminAPI.Settings(
             clientRecovery: try await coordinator.clientRecoveryAllowed(appID: appID),
             maxOfflineTime: try await coordinator.maxOfflineTime(appID: appID),
             overrides: .init(clientRecovery: stored?.clientRecovery, maxOfflineTime: stored?.maxOfflineTime))
-    }
-
-    struct BackupRequest: Decodable {
-        /// The realm's path (`s:tasks`, `flx`); nil backs up every realm of the app.
-        var realm: String?
-    }
-
-    struct BackupBody: Codable {
-        var id: String
-        var app: String
-        var realm: String?
-        var createdAt: Date
-        var realms: [String]
-
-        init(_ backup: ServerBackup) {
-            id = backup.id
-            app = backup.appID
-            realm = backup.path
-            createdAt = backup.createdAt
-            realms = backup.realms.map(\.path)
-        }
-    }
-
-    struct SettingsRequest: Decodable {
-        var clientRecovery: Bool?
-        var maxOfflineTime: Double?
-    }
-
-    struct SettingsBody: Codable {
-        struct Overrides: Codable {
-            var clientRecovery: Bool?
-            var maxOfflineTime: Double?
-        }
-        /// In effect: the operator's setting, else the configuration's.
-        var clientRecovery: Bool
-        /// In effect, in seconds; absent when all history is kept.
-        var maxOfflineTime: Double?
-        /// What operators set (absent: the configuration decides).
-        var overrides: Overrides
-    }
-
-    struct CompactionBody: Codable {
-        var realm: String
-        var compactedThrough: Int64
-        var removedEntries: Int
-    }
-
-    struct PropertyRequest: Decodable {
-        var type: String
-        var property: String
-        var newType: String?
-        var optional: Bool?
     }
 }

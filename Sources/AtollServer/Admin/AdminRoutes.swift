@@ -1,3 +1,4 @@
+import AtollAdminAPI
 import AtollCore
 import Foundation
 import HTTPTypes
@@ -19,15 +20,15 @@ struct AdminRoutes: Sendable {
         let admin = router.group("api/admin/v1").add(middleware: AdminKeyMiddleware(key: key))
         admin.get("apps") { _, _ in
             let apps = try await store.apps()
-            return try JSONBody.response(apps.map { AppBody(id: $0.id, syncEnabled: $0.syncEnabled, createdAt: $0.createdAt) })
+            return try JSONBody.response(apps.map(AdminAPI.App.init))
         }
         admin.post("apps/:app") { _, context in
             let app = try await requireApp(context, creating: true)
-            return try JSONBody.response(AppBody(id: app.id, syncEnabled: app.syncEnabled, createdAt: app.createdAt), status: .created)
+            return try JSONBody.response(AdminAPI.App(app), status: .created)
         }
         admin.get("apps/:app/users") { _, context in
             let app = try await requireApp(context)
-            return try JSONBody.response(try await store.users(appID: app.id).map(UserBody.init))
+            return try JSONBody.response(try await store.users(appID: app.id).map(AdminAPI.User.init))
         }
         for (action, disabled) in [("enable", false), ("disable", true)] {
             admin.post("apps/:app/users/:user/\(action)") { _, context in
@@ -45,7 +46,7 @@ struct AdminRoutes: Sendable {
         }
         admin.get("apps/:app/sessions") { _, context in
             let app = try await requireApp(context)
-            return try JSONBody.response(await coordinator.sessions(appID: app.id).map(SessionBody.init))
+            return try JSONBody.response(await coordinator.sessions(appID: app.id).map(AdminAPI.Session.init))
         }
         admin.post("apps/:app/sync/terminate") { _, context in
             let app = try await requireApp(context)
@@ -83,43 +84,33 @@ struct AdminRoutes: Sendable {
         }
         return user
     }
+}
 
-    struct AppBody: Codable {
-        var id: String
-        var syncEnabled: Bool
-        var createdAt: Date
+// The admin API's bodies made from the server's records.
+extension AdminAPI.App {
+    init(_ app: StoredApp) {
+        self.init(id: app.id, syncEnabled: app.syncEnabled, createdAt: app.createdAt)
     }
+}
 
-    struct UserBody: Codable {
-        var id: String
-        var email: String?
-        var disabled: Bool
-        var providers: [String]
-        var createdAt: Date
-
-        init(_ user: StoredUser) {
-            id = user.id
-            email = user.email
-            disabled = user.disabled
-            providers = user.identities.map(\.providerType)
-            createdAt = user.createdAt
-        }
+extension AdminAPI.User {
+    init(_ user: StoredUser) {
+        self.init(id: user.id, email: user.email, disabled: user.disabled,
+                  providers: user.identities.map(\.providerType), createdAt: user.createdAt)
     }
+}
 
-    struct SessionBody: Codable {
-        var user: String
-        var realm: String
-        var fileIdent: Int64
-        var connection: UInt64
-        var session: UInt64
+extension AdminAPI.Session {
+    init(_ info: SessionInfo) {
+        self.init(user: info.userID, realm: info.path, fileIdent: info.fileIdent,
+                  connection: info.connection, session: info.session.rawValue)
+    }
+}
 
-        init(_ info: SessionInfo) {
-            user = info.userID
-            realm = info.path
-            fileIdent = info.fileIdent
-            connection = info.connection
-            session = info.session.rawValue
-        }
+extension AdminAPI.Backup {
+    init(_ backup: ServerBackup) {
+        self.init(id: backup.id, app: backup.appID, realm: backup.path, createdAt: backup.createdAt,
+                  realms: backup.realms.map(\.path))
     }
 }
 

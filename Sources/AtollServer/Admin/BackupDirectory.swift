@@ -9,7 +9,7 @@ import Foundation
 /// ```
 /// Where backups are kept: files of one node's data folder (``BackupDirectory``, the embedded
 /// store's), or a table every node on a shared store reads (``PostgresBackups``).
-public protocol BackupShelf: Sendable {
+package protocol BackupShelf: Sendable {
     /// Keeps a backup.
     func write(_ backup: ServerBackup) async throws
     /// The backup with this id, or nil when there is none.
@@ -20,7 +20,7 @@ public protocol BackupShelf: Sendable {
 
 extension BackupShelf {
     /// A new backup id: the app, the time (UTC) and a random suffix, e.g. `tasks-20260101T120000Z-3fa2c1`.
-    public func newID(appID: String, now: Date) -> String {
+    package func newID(appID: String, now: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -30,15 +30,15 @@ extension BackupShelf {
     }
 }
 
-public struct BackupDirectory: BackupShelf {
-    public let url: URL
+package struct BackupDirectory: BackupShelf {
+    package let url: URL
 
-    public init(dataDirectory: String) {
+    package init(dataDirectory: String) {
         url = URL(fileURLWithPath: dataDirectory, isDirectory: true).appendingPathComponent("backups", isDirectory: true)
     }
 
     /// Writes a backup (creating the folder), readable by the server's user only.
-    public func write(_ backup: ServerBackup) throws {
+    package func write(_ backup: ServerBackup) throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
@@ -48,7 +48,7 @@ public struct BackupDirectory: BackupShelf {
     }
 
     /// The backup with this id, or nil when there is none (or the id could not name one).
-    public func read(_ id: String) throws -> ServerBackup? {
+    package func read(_ id: String) throws -> ServerBackup? {
         guard let file = try? self.file(id), FileManager.default.fileExists(atPath: file.path) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -56,7 +56,7 @@ public struct BackupDirectory: BackupShelf {
     }
 
     /// The backups of an app, oldest first.
-    public func list(appID: String) throws -> [ServerBackup] {
+    package func list(appID: String) throws -> [ServerBackup] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         return try names.filter { $0.hasSuffix(".json") }
             .compactMap { try read(String($0.dropLast(".json".count))) }

@@ -3,25 +3,25 @@ import JWTKit
 
 /// The claims of an access token (docs/protocol.md §1): `sub` user id, `app` app id, `exp`, `iat`,
 /// `typ: "access"`.
-public struct AccessTokenClaims: JWTPayload, Equatable {
-    public var sub: SubjectClaim
-    public var app: String
-    public var exp: ExpirationClaim
-    public var iat: IssuedAtClaim
-    public var typ: String
+package struct AccessTokenClaims: JWTPayload, Equatable {
+    package var sub: SubjectClaim
+    package var app: String
+    package var exp: ExpirationClaim
+    package var iat: IssuedAtClaim
+    package var typ: String
     /// A random id, so two tokens issued in the same second differ (a refresh always gives a
     /// new token).
-    public var jti: IDClaim?
+    package var jti: IDClaim?
     /// The device (login) the token was issued to: logging out there ends its sync sessions.
-    public var dev: String?
+    package var dev: String?
     /// The user's custom data when the app has some (`customUserData`), as App Services put it in
     /// its access tokens: the SDK reads `user.customData` from here.
-    public var user_data: [String: JSONValue]?
+    package var user_data: [String: JSONValue]?
     /// The API key the login was made with, when it was: such a login may use the user's data but
     /// not add a way in (link an identity, create a key).
-    public var api_key: String?
+    package var api_key: String?
 
-    public init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date,
+    package init(userID: String, appID: String, deviceID: String? = nil, issuedAt: Date, expiresAt: Date,
                 userData: [String: JSONValue]? = nil, apiKeyID: String? = nil) {
         sub = SubjectClaim(value: userID)
         app = appID
@@ -35,7 +35,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     }
 
     /// Signature and type; the expiry is checked against the server's clock by ``AccessTokens/verify(_:now:)``.
-    public func verify(using algorithm: some JWTAlgorithm) async throws {
+    package func verify(using algorithm: some JWTAlgorithm) async throws {
         guard typ == "access" else {
             throw JWTError.claimVerificationFailure(failedClaim: nil, reason: "not an access token")
         }
@@ -49,13 +49,13 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
 /// let jwt = try await tokens.issue(userID: user.id, appID: "tasks", now: .now)
 /// let claims = try await tokens.verify(jwt, now: clock.now()) // throws ServerError(.invalidToken) when expired or forged
 /// ```
-public struct AccessTokens: Sendable {
+package struct AccessTokens: Sendable {
     let keys: JWTKeyCollection
     /// How long a new token is valid, in seconds.
-    public let lifetime: TimeInterval
+    package let lifetime: TimeInterval
 
     /// - Parameter secret: at least 32 bytes.
-    public init(secret: String, lifetime: TimeInterval) async {
+    package init(secret: String, lifetime: TimeInterval) async {
         precondition(secret.utf8.count >= 32, "the access token secret must be at least 32 bytes")
         keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
@@ -63,7 +63,7 @@ public struct AccessTokens: Sendable {
     }
 
     /// A new signed token for `userID` of `appID`, on the device (login) `deviceID`.
-    public func issue(userID: String, appID: String, deviceID: String? = nil, now: Date, userData: [String: JSONValue]? = nil,
+    package func issue(userID: String, appID: String, deviceID: String? = nil, now: Date, userData: [String: JSONValue]? = nil,
                       apiKeyID: String? = nil) async throws -> String
     {
         // JWT times are whole seconds; rounding down keeps `iat` from lying about the future.
@@ -76,7 +76,7 @@ public struct AccessTokens: Sendable {
 
     /// The claims of a token this server signed and that has not expired at `now`.
     /// - Throws: `ServerError(.invalidToken)` otherwise.
-    public func verify(_ token: String, now: Date) async throws -> AccessTokenClaims {
+    package func verify(_ token: String, now: Date) async throws -> AccessTokenClaims {
         guard let claims = try? await keys.verify(token, as: AccessTokenClaims.self), claims.exp.value > now else {
             throw ServerError(.invalidToken, "the access token is invalid or expired")
         }

@@ -1,6 +1,6 @@
 /// The ways a user logs in, named as in the HTTP API's paths
 /// (`/api/client/v1/app/{app}/auth/providers/{provider}/login`).
-public enum AuthProvider: String, Sendable, Hashable, CaseIterable {
+package enum AuthProvider: String, Sendable, Hashable, CaseIterable {
     /// A new user with no credentials each time.
     case anonymous = "anon-user"
     /// Email and password, registered first.

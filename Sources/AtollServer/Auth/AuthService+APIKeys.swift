@@ -3,18 +3,18 @@ import Foundation
 
 extension AuthService {
     /// A new API key: `key` is the secret, shown once.
-    public struct CreatedAPIKey: Sendable, Equatable {
-        public var id: String
-        public var key: String
-        public var name: String
-        public var disabled: Bool
+    package struct CreatedAPIKey: Sendable, Equatable {
+        package var id: String
+        package var key: String
+        package var name: String
+        package var disabled: Bool
     }
 
     /// Creates an API key for the holder of `refreshToken`. A login made with an API key cannot:
     /// revoking a key must revoke everything it let in, and a key made through it would outlive it.
     /// - Throws: `ServerError(.badRequest)` for an empty or taken name or a login made with an API
     ///   key, the refresh token's errors.
-    public func createAPIKey(refreshToken: String, name: String) async throws -> CreatedAPIKey {
+    package func createAPIKey(refreshToken: String, name: String) async throws -> CreatedAPIKey {
         let (user, login) = try await login(forRefreshToken: refreshToken)
         guard login.apiKeyID == nil else {
             throw ServerError(.badRequest, "a login made with an API key cannot create API keys; log in with the user's own credentials")
@@ -35,21 +35,21 @@ extension AuthService {
     }
 
     /// The API keys of the holder of `refreshToken`.
-    public func apiKeys(refreshToken: String) async throws -> [StoredAPIKey] {
+    package func apiKeys(refreshToken: String) async throws -> [StoredAPIKey] {
         let user = try await user(forRefreshToken: refreshToken)
         return try await store.apiKeys(userID: user.id)
     }
 
     /// One API key of the holder of `refreshToken`.
     /// - Throws: `ServerError(.apiKeyNotFound)`.
-    public func apiKey(id: String, refreshToken: String) async throws -> StoredAPIKey {
+    package func apiKey(id: String, refreshToken: String) async throws -> StoredAPIKey {
         let user = try await user(forRefreshToken: refreshToken)
         guard let key = try await store.apiKey(id: id, userID: user.id) else { throw Self.noSuchKey(id) }
         return key
     }
 
     /// Deletes one API key of the holder of `refreshToken`, revoking what its logins opened.
-    public func deleteAPIKey(id: String, refreshToken: String) async throws {
+    package func deleteAPIKey(id: String, refreshToken: String) async throws {
         let user = try await user(forRefreshToken: refreshToken)
         guard try await store.deleteAPIKey(id: id, userID: user.id) else { throw Self.noSuchKey(id) }
         try await revokeLogins(ofAPIKey: id, userID: user.id, reason: "API key \(id) was deleted")
@@ -57,7 +57,7 @@ extension AuthService {
 
     /// Enables or disables one API key of the holder of `refreshToken`. Disabling revokes what
     /// its logins opened; enabling again does not bring them back.
-    public func setAPIKeyDisabled(id: String, disabled: Bool, refreshToken: String) async throws {
+    package func setAPIKeyDisabled(id: String, disabled: Bool, refreshToken: String) async throws {
         let user = try await user(forRefreshToken: refreshToken)
         guard try await store.setAPIKeyDisabled(id: id, userID: user.id, disabled: disabled) else {
             throw Self.noSuchKey(id)

@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads the object holding a user's custom data from an app's synced data: the fields of the
 /// object of `settings.type` whose `settings.userIdField` is `userID`, or nil when there is none.
-public typealias CustomUserDataReader = @Sendable (
+package typealias CustomUserDataReader = @Sendable (
     _ appID: String, _ settings: ServerConfiguration.CustomUserData, _ userID: String
 ) async throws -> [String: Value]?
 
@@ -19,7 +19,7 @@ extension AuthService {
     /// The user's custom data as extended JSON, or nil: no `customUserData` for the app, no object
     /// for the user, the data could not be read (logged), or the document is larger than the
     /// configured `maxBytes` (left out whole, logged: a token never carries part of a document).
-    public func customUserData(for user: StoredUser) async -> [String: JSONValue]? {
+    package func customUserData(for user: StoredUser) async -> [String: JSONValue]? {
         guard let settings = apps.settings(forApp: user.appID).customUserData else { return nil }
         let fields: [String: Value]?
         do {

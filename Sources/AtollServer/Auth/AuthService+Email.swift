@@ -62,7 +62,7 @@ extension AuthService {
     /// Confirms the registration a confirmation token was made for.
     /// - Throws: `ServerError(.badRequest)` for an unknown, used, expired or forged token,
     ///   `.userAlreadyConfirmed`.
-    public func confirmUser(appID: String, token: String, tokenID: String) async throws {
+    package func confirmUser(appID: String, token: String, tokenID: String) async throws {
         _ = try await emailApp(appID)
         guard let taken = try await store.takeAccountToken(
             appID: appID, tokenID: tokenID, digest: Secrets.digest(token), purpose: .confirm, now: now())
@@ -86,7 +86,7 @@ extension AuthService {
     /// Sends a new confirmation token to a pending registration's delivery.
     /// - Throws: `ServerError`: `.userNotFound`, `.userAlreadyConfirmed`, `.badRequest` when the
     ///   app does not confirm by token, `.tooManyRequests`.
-    public func resendConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
+    package func resendConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
         try countRequest(app: app, email: email, clientAddress: clientAddress)
@@ -100,7 +100,7 @@ extension AuthService {
 
     /// Runs the confirmation function again for a pending registration.
     /// - Throws: as ``resendConfirmation(appID:email:)``, and `.authError` when the function refuses.
-    public func retryCustomConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
+    package func retryCustomConfirmation(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
         try countRequest(app: app, email: email, clientAddress: clientAddress)
@@ -167,7 +167,7 @@ extension AuthService {
     /// Sends a reset token to the delivery for the user named `email`.
     /// - Throws: `ServerError`: `.userNotFound`, `.badRequest` when the app has no delivery,
     ///   `.tooManyRequests`.
-    public func sendPasswordReset(appID: String, email: String, clientAddress: String = "unknown") async throws {
+    package func sendPasswordReset(appID: String, email: String, clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)
         try countRequest(app: app, email: email, clientAddress: clientAddress)
@@ -184,7 +184,7 @@ extension AuthService {
     /// API keys. The keys themselves stay, as in App Services (a revoked refresh token cannot make
     /// a new one; the user reviews them in `user.apiKeys`).
     /// - Throws: `ServerError`: `.invalidPassword`, `.badRequest` for a bad token, `.userNotFound`.
-    public func resetPassword(appID: String, token: String, tokenID: String, password: String) async throws {
+    package func resetPassword(appID: String, token: String, tokenID: String, password: String) async throws {
         _ = try await emailApp(appID)
         try Self.checkPassword(password)
         guard let taken = try await store.takeAccountToken(
@@ -199,7 +199,7 @@ extension AuthService {
     /// - Throws: `ServerError`: `.userNotFound`, `.invalidPassword`, `.authError` when the function
     ///   refuses, `.badRequest` when the app has no reset function, `.tooManyRequests`,
     ///   `.internalError` when the function does not answer.
-    public func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue],
+    package func callResetFunction(appID: String, email: String, password: String, arguments: [JSONValue],
                                   clientAddress: String = "unknown") async throws {
         let app = try await emailApp(appID)
         let email = Self.normalizedEmail(email)

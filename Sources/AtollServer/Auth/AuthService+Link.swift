@@ -3,9 +3,9 @@ import Foundation
 
 extension AuthService {
     /// What linking answers: a new access token for the same device, and the user as it is now.
-    public struct LinkResult: Sendable, Equatable {
-        public var accessToken: String
-        public var user: StoredUser
+    package struct LinkResult: Sendable, Equatable {
+        package var accessToken: String
+        package var user: StoredUser
     }
 
     /// Adds the identity of `request`'s credentials (provider `providerName`) to the user of
@@ -21,7 +21,7 @@ extension AuthService {
     ///   token of a login made with an API key and for an identity the user already has, `.accountNameInUse` for an identity of another user,
     ///   `.invalidCredentials`, `.userDisabled`, `.invalidToken` (also for a revoked login),
     ///   `.authProviderDisabled`, `.tooManyRequests` (failed e-mail links count as failed logins).
-    public func link(accessToken: String, appID: String, providerName: String, request: LoginRequest,
+    package func link(accessToken: String, appID: String, providerName: String, request: LoginRequest,
                      clientAddress: String = "unknown") async throws -> LinkResult {
         let (user, deviceID, apiKeyID) = try await liveUser(forAccessToken: accessToken)
         guard user.appID == appID else { throw ServerError(.invalidToken, "the access token is for another app") }
@@ -114,7 +114,7 @@ extension AuthService {
     /// A new server API key of `appID` (admin API): a user of its own, with an `api-key` identity
     /// named by the key's id, logs in with it (`Credentials.serverAPIKey`).
     /// - Throws: `ServerError(.badRequest)` for an empty or overlong name, `.appNotFound`.
-    public func createServerAPIKey(appID: String, name: String) async throws -> CreatedAPIKey {
+    package func createServerAPIKey(appID: String, name: String) async throws -> CreatedAPIKey {
         _ = try await app(appID)
         let name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty, name.count <= 256 else {
@@ -132,7 +132,7 @@ extension AuthService {
     }
 
     /// The server API keys of `appID`, with the id of the user each logs in as.
-    public func serverAPIKeys(appID: String) async throws -> [(key: StoredAPIKey, userID: String)] {
+    package func serverAPIKeys(appID: String) async throws -> [(key: StoredAPIKey, userID: String)] {
         var keys: [(key: StoredAPIKey, userID: String)] = []
         for user in try await store.users(appID: appID) where user.identities.contains(where: { $0.providerType == AuthProvider.apiKey.rawValue }) {
             for key in try await store.apiKeys(userID: user.id) where user.identities.contains(where: { $0.id == key.id }) {
@@ -144,7 +144,7 @@ extension AuthService {
 
     /// Deletes a server API key with its user (and that user's sessions).
     /// - Throws: `ServerError(.apiKeyNotFound)`.
-    public func deleteServerAPIKey(appID: String, id: String) async throws {
+    package func deleteServerAPIKey(appID: String, id: String) async throws {
         guard let user = try await store.user(appID: appID, providerType: AuthProvider.apiKey.rawValue, identityID: id) else {
             throw Self.noSuchKey(id)
         }

@@ -3,21 +3,21 @@ import Foundation
 
 extension AuthService {
     /// The fields of every provider's login body; each provider reads its own.
-    public struct LoginRequest: Sendable, Decodable {
-        public var username: String?
-        public var password: String?
-        public var key: String?
-        public var token: String?
+    package struct LoginRequest: Sendable, Decodable {
+        package var username: String?
+        package var password: String?
+        package var key: String?
+        package var token: String?
         /// An OpenID Connect ID token (`oauth2-apple`, `oauth2-google`).
-        public var idToken: String?
+        package var idToken: String?
         /// A Google server auth code (`oauth2-google`).
-        public var authCode: String?
+        package var authCode: String?
         /// A Facebook user access token (`oauth2-facebook`).
-        public var accessToken: String?
+        package var accessToken: String?
         /// The whole body but the SDK's `options`: a `custom-function` login's payload.
-        public var payload: [String: JSONValue]?
+        package var payload: [String: JSONValue]?
 
-        public init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
+        package init(username: String? = nil, password: String? = nil, key: String? = nil, token: String? = nil,
                     idToken: String? = nil, authCode: String? = nil, accessToken: String? = nil, payload: [String: JSONValue]? = nil) {
             self.accessToken = accessToken
             self.payload = payload
@@ -34,7 +34,7 @@ extension AuthService {
             case idToken = "id_token"
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             func text(_ key: CodingKeys) -> String? { (try? container.decodeIfPresent(String.self, forKey: key)) ?? nil }
             // A function payload may use these names for anything: only strings count here (a
@@ -56,7 +56,7 @@ extension AuthService {
     /// - Throws: `ServerError`: `.authProviderDisabled` for an unknown or disabled provider,
     ///   `.invalidCredentials`, `.userDisabled`, `.badRequest` for a missing field, `.appNotFound`,
     ///   `.tooManyRequests`.
-    public func logIn(appID: String, providerName: String, request: LoginRequest, clientAddress: String = "unknown") async throws -> Session {
+    package func logIn(appID: String, providerName: String, request: LoginRequest, clientAddress: String = "unknown") async throws -> Session {
         let app = try await app(appID)
         guard let provider = AuthProvider(rawValue: providerName) else {
             throw ServerError(.authProviderDisabled, "there is no auth provider \"\(providerName)\"")
@@ -205,7 +205,7 @@ extension AuthService {
     ///   (fewer than 6 or more than 128 characters), `.badRequest` for an empty or overlong name,
     ///   `.authProviderDisabled`, `.appNotFound`, `.tooManyRequests` past
     ///   ``ServerConfiguration/Limits/newUsersPerAddressPerHour`` from `clientAddress`.
-    public func register(appID: String, email: String, password: String, clientAddress: String = "unknown") async throws {
+    package func register(appID: String, email: String, password: String, clientAddress: String = "unknown") async throws {
         let app = try await app(appID)
         guard app.accepts(.emailPassword) else {
             throw ServerError(.authProviderDisabled, "the local-userpass provider is off for this app")

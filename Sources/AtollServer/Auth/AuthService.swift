@@ -6,13 +6,13 @@ import Logging
 ///
 /// Every method takes and returns values and throws ``ServerError`` for what the client did wrong, so the
 /// routes only translate between JSON and these calls.
-public struct AuthService: Sendable {
-    public let store: any ServerStore
-    public let configuration: ServerConfiguration
+package struct AuthService: Sendable {
+    package let store: any ServerStore
+    package let configuration: ServerConfiguration
     /// The apps served: the configuration file's and those added at run time. Read an app's
     /// settings here, not from ``configuration``.
-    public let apps: AppRegistry
-    public let accessTokens: AccessTokens
+    package let apps: AppRegistry
+    package let accessTokens: AccessTokens
     let customTokens: CustomTokens
     /// Sign in with Apple and Google ID tokens.
     let openIDTokens: OpenIDTokens
@@ -84,7 +84,7 @@ public struct AuthService: Sendable {
 
     /// The settings of app `id`, creating it in development mode.
     /// - Throws: `ServerError(.appNotFound)` for an unknown app outside development mode.
-    public func app(_ id: String) async throws -> ServerConfiguration.App {
+    package func app(_ id: String) async throws -> ServerConfiguration.App {
         if let declared = apps.app(id: id) { return declared }
         // Outside development mode only declared apps are served. An app with data here but no
         // settings (created in development mode, or its runtime configuration file removed) would
@@ -107,11 +107,11 @@ public struct AuthService: Sendable {
     // MARK: Sessions
 
     /// What a login answers.
-    public struct Session: Sendable, Equatable {
-        public var accessToken: String
-        public var refreshToken: String
-        public var userID: String
-        public var deviceID: String
+    package struct Session: Sendable, Equatable {
+        package var accessToken: String
+        package var refreshToken: String
+        package var userID: String
+        package var deviceID: String
     }
 
     /// Starts a session for `user`: a new refresh token (stored hashed) and an access token.
@@ -130,7 +130,7 @@ public struct AuthService: Sendable {
 
     /// The user a refresh token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for an unknown, revoked or expired token, `.userDisabled`.
-    public func user(forRefreshToken token: String) async throws -> StoredUser {
+    package func user(forRefreshToken token: String) async throws -> StoredUser {
         try await login(forRefreshToken: token).user
     }
 
@@ -151,7 +151,7 @@ public struct AuthService: Sendable {
 
     /// The user an access token belongs to.
     /// - Throws: `ServerError(.invalidToken)` for a forged or expired token or a removed user, `.userDisabled`.
-    public func user(forAccessToken token: String) async throws -> StoredUser {
+    package func user(forAccessToken token: String) async throws -> StoredUser {
         try await user(for: try await accessTokens.verify(token, now: now()))
     }
 
@@ -196,13 +196,13 @@ public struct AuthService: Sendable {
     }
 
     /// A new access token for the holder of a refresh token.
-    public func refreshAccessToken(refreshToken: String) async throws -> String {
+    package func refreshAccessToken(refreshToken: String) async throws -> String {
         let (user, stored) = try await login(forRefreshToken: refreshToken)
         return try await issueAccessToken(for: user, deviceID: stored.deviceID, apiKeyID: stored.apiKeyID, now: now())
     }
 
     /// Revokes a refresh token (log out) and ends the sync sessions of its device.
-    public func logOut(refreshToken: String) async throws {
+    package func logOut(refreshToken: String) async throws {
         let digest = Secrets.digest(refreshToken)
         guard let stored = try await store.refreshToken(digest: digest), try await store.revokeRefreshToken(digest: digest) else {
             throw ServerError(.invalidToken, "the refresh token is invalid or already revoked")
@@ -212,7 +212,7 @@ public struct AuthService: Sendable {
 
     /// Deletes the user an access token belongs to, with its tokens and API keys. The token's
     /// login must be live (``liveUser(forAccessToken:)``).
-    public func deleteUser(accessToken: String) async throws {
+    package func deleteUser(accessToken: String) async throws {
         let (user, _, _) = try await liveUser(forAccessToken: accessToken)
         try await store.deleteUser(id: user.id)
         await revoked(userID: user.id, deviceID: nil, reason: "user \(user.id) was deleted")
@@ -221,7 +221,7 @@ public struct AuthService: Sendable {
 
     /// Disables or enables a user; disabling revokes its refresh tokens.
     /// - Throws: `ServerError(.userNotFound)`.
-    public func setUserDisabled(_ userID: String, disabled: Bool) async throws {
+    package func setUserDisabled(_ userID: String, disabled: Bool) async throws {
         guard try await store.setUserDisabled(id: userID, disabled: disabled) else {
             throw ServerError(.userNotFound, "there is no user \(userID)")
         }

@@ -3,11 +3,11 @@ import Foundation
 
 extension ServerConfiguration.CustomJWT {
     /// At most this many metadata fields.
-    public static let maximumMetadataFields = 32
+    package static let maximumMetadataFields = 32
     /// The longest path or field name, in UTF-8 bytes.
-    public static let maximumMetadataNameBytes = 128
+    package static let maximumMetadataNameBytes = 128
     /// The largest value of one field, in bytes of JSON; a token with a larger one is refused.
-    public static let maximumMetadataValueBytes = 4096
+    package static let maximumMetadataValueBytes = 4096
 
     func validateMetadataFields(field: String) throws(ConfigurationError) {
         guard metadataFields.count <= Self.maximumMetadataFields else {

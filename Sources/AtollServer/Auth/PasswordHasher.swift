@@ -22,19 +22,19 @@ public struct PasswordHasher: Sendable {
     static let saltByteCount = 16
     static let keyByteCount = 32
 
-    public let rounds: Int
+    package let rounds: Int
     /// Runs the hashes off the event loops, a bounded number at once.
     let workers: HashingPool
 
     /// - Parameter concurrency: hashes computed at once; the rest wait their turn (a flood of logins
     ///   then costs queueing, not every core of the machine).
-    public init(rounds: Int = PasswordHasher.defaultRounds, concurrency: Int = 2) {
+    package init(rounds: Int = PasswordHasher.defaultRounds, concurrency: Int = 2) {
         self.rounds = max(rounds, Self.minimumRounds)
         workers = HashingPool(concurrency: concurrency)
     }
 
     /// A new salted hash of `password`.
-    public func hash(_ password: String) throws -> String {
+    package func hash(_ password: String) throws -> String {
         let salt = Secrets.randomBytes(Self.saltByteCount)
         let key = try Self.pbkdf2(
             password: Array(password.utf8), salt: salt, rounds: rounds, byteCount: Self.keyByteCount)
@@ -43,7 +43,7 @@ public struct PasswordHasher: Sendable {
     }
 
     /// Whether `password` is the one `stored` was made from. A malformed `stored` never matches.
-    public func verify(_ password: String, against stored: String) -> Bool {
+    package func verify(_ password: String, against stored: String) -> Bool {
         let parts = stored.split(separator: "$", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == Self.scheme, let rounds = Int(parts[1]), rounds > 0,
             let salt = Data(base64Encoded: String(parts[2])), let expected = Data(base64Encoded: String(parts[3])),
@@ -56,25 +56,25 @@ public struct PasswordHasher: Sendable {
 
     /// ``hash(_:)`` on a worker thread: a slow hash must not hold up the server's event loops or
     /// the cooperative pool, or every connection stalls while someone logs in.
-    public func hashOffLoop(_ password: String) async throws -> String {
+    package func hashOffLoop(_ password: String) async throws -> String {
         try await workers.run { try self.hash(password) }
     }
 
     /// ``verify(_:against:)`` on a worker thread.
     /// - Throws: `ServerError(.tooManyRequests)` when too many hashes already wait their turn.
-    public func verifyOffLoop(_ password: String, against stored: String) async throws -> Bool {
+    package func verifyOffLoop(_ password: String, against stored: String) async throws -> Bool {
         try await workers.run { self.verify(password, against: stored) }
     }
 
     /// The digest a PBKDF2 may be built on.
-    public enum Digest: Sendable {
+    package enum Digest: Sendable {
         case sha256
         /// Only for checking against published test vectors (RFC 6070).
         case insecureSHA1
     }
 
     /// PBKDF2 (RFC 8018) over HMAC with `digest`: `byteCount` bytes derived from `password` and `salt`.
-    public static func pbkdf2(
+    package static func pbkdf2(
         password: [UInt8], salt: [UInt8], rounds: Int, byteCount: Int, digest: Digest = .sha256
     ) throws -> [UInt8] {
         let function: KDF.Insecure.PBKDF2.HashFunction =

@@ -11,9 +11,9 @@ import Foundation
 /// let registry = AppRegistry(configuration.apps)
 /// let settings = registry.settings(forApp: "tasks")
 /// ```
-public final class AppRegistry: Sendable {
+package final class AppRegistry: Sendable {
     /// Where an app's settings come from.
-    public enum Origin: String, Sendable, Hashable {
+    package enum Origin: String, Sendable, Hashable {
         /// The server's configuration file: the admin API may not change it.
         case configurationFile
         /// The admin API (`atoll apps import`).
@@ -21,12 +21,12 @@ public final class AppRegistry: Sendable {
     }
 
     /// One app's settings and the generation they were installed in.
-    public struct Entry: Sendable {
-        public var app: ServerConfiguration.App
-        public var origin: Origin
+    package struct Entry: Sendable {
+        package var app: ServerConfiguration.App
+        package var origin: Origin
         /// Grows each time an app is installed or replaced: a session bound under an older
         /// generation of its app may no longer write.
-        public var generation: UInt64
+        package var generation: UInt64
     }
 
     private struct State {
@@ -37,7 +37,7 @@ public final class AppRegistry: Sendable {
     private let state: Locked<State>
 
     /// A registry of the configuration file's apps.
-    public init(_ apps: [ServerConfiguration.App] = []) {
+    package init(_ apps: [ServerConfiguration.App] = []) {
         var state = State()
         for app in apps {
             state.entries[app.id] = Entry(app: app, origin: .configurationFile, generation: state.nextGeneration)
@@ -47,26 +47,26 @@ public final class AppRegistry: Sendable {
     }
 
     /// The app `id`'s entry, or nil when no one declared it.
-    public func entry(id: String) -> Entry? { state.withLock { $0.entries[id] } }
+    package func entry(id: String) -> Entry? { state.withLock { $0.entries[id] } }
 
     /// The declared app `id`, or nil.
-    public func app(id: String) -> ServerConfiguration.App? { entry(id: id)?.app }
+    package func app(id: String) -> ServerConfiguration.App? { entry(id: id)?.app }
 
     /// The settings of an app: the declared ones, or the defaults for an app created in
     /// development mode; and the generation (0 for an undeclared app).
-    public func current(_ id: String) -> (app: ServerConfiguration.App, generation: UInt64) {
+    package func current(_ id: String) -> (app: ServerConfiguration.App, generation: UInt64) {
         guard let entry = entry(id: id) else { return (ServerConfiguration.App(id: id), 0) }
         return (entry.app, entry.generation)
     }
 
     /// The settings of an app: the declared ones, or the defaults for an app created in development mode.
-    public func settings(forApp id: String) -> ServerConfiguration.App { current(id).app }
+    package func settings(forApp id: String) -> ServerConfiguration.App { current(id).app }
 
     /// The generation of app `id`'s settings (0: not declared).
-    public func generation(of id: String) -> UInt64 { entry(id: id)?.generation ?? 0 }
+    package func generation(of id: String) -> UInt64 { entry(id: id)?.generation ?? 0 }
 
     /// Every declared app, by id.
-    public var apps: [ServerConfiguration.App] {
+    package var apps: [ServerConfiguration.App] {
         state.withLock { $0.entries.values.map(\.app) }.sorted { $0.id < $1.id }
     }
 

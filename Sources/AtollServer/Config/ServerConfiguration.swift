@@ -137,7 +137,7 @@ extension ServerConfiguration {
 
 extension ServerConfiguration.App {
     /// Whether logins through `provider` are accepted.
-    public func accepts(_ provider: AuthProvider) -> Bool {
+    package func accepts(_ provider: AuthProvider) -> Bool {
         switch provider {
         case .anonymous: authProviders.anonymous
         case .emailPassword: authProviders.emailPassword

@@ -20,7 +20,7 @@ extension AuthService {
     /// - Throws: `ServerError`: `.invalidToken`, `.userDisabled`, `.badRequest` for a malformed
     ///   body, `.functionNotFound`, `.notCallable`, `.functionInvalid` (no webhook yet),
     ///   `.tooManyRequests`, `.executionTimeLimitExceeded`, `.functionExecutionError`.
-    public func callFunction(appID: String, accessToken: String, body: Data) async throws -> Data {
+    package func callFunction(appID: String, accessToken: String, body: Data) async throws -> Data {
         let app = try await app(appID)
         let (user, _, _) = try await liveUser(forAccessToken: accessToken)
         guard user.appID == appID else { throw ServerError(.invalidToken, "the access token belongs to another app") }

@@ -8,27 +8,27 @@ import Prometheus
 /// metrics.countLogin(provider: .anonymous, succeeded: true)
 /// let text = metrics.exposition() // "# TYPE atoll_logins_total counter…"
 /// ```
-public final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     /// The registry every metric of this server lives in.
-    public let registry: PrometheusCollectorRegistry
+    package let registry: PrometheusCollectorRegistry
     /// A swift-metrics factory writing into ``registry``, for code that uses the swift-metrics API.
-    public let factory: any MetricsFactory
+    package let factory: any MetricsFactory
 
     /// Sync sessions open now (the WebSocket endpoint keeps it; 0 until sync lands).
-    public let activeSessions: Prometheus.Gauge
+    package let activeSessions: Prometheus.Gauge
     /// Changesets received from clients.
-    public let uploads: Prometheus.Counter
+    package let uploads: Prometheus.Counter
     /// Changesets sent to clients.
-    public let downloads: Prometheus.Counter
+    package let downloads: Prometheus.Counter
     /// How long integrating one uploaded changeset takes.
-    public let integrationLatency: Prometheus.DurationHistogram
+    package let integrationLatency: Prometheus.DurationHistogram
     /// How long the store takes to answer a trivial query (checked every few seconds).
-    public let storeLatency: Prometheus.DurationHistogram
+    package let storeLatency: Prometheus.DurationHistogram
     /// With several nodes: from another node's commit to this node hearing of it.
-    public let notificationLag: Prometheus.DurationHistogram
+    package let notificationLag: Prometheus.DurationHistogram
     /// Evaluations of a flexible-sync query set over a realm's state (one per distinct set and
     /// server version, shared by the sessions that have it).
-    public let queryEvaluations: Prometheus.Counter
+    package let queryEvaluations: Prometheus.Counter
     /// History announcements heard, by outcome (``countHistoryAnnouncement(_:)``): made once, as
     /// they are counted for every line of every node.
     let announcementsSkipped: Prometheus.Counter
@@ -41,7 +41,7 @@ public final class ServerMetrics: Sendable {
         .milliseconds(500), .seconds(1), .seconds(5),
     ]
 
-    public init() {
+    package init() {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -81,7 +81,7 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one answered HTTP request; `route` is the route's pattern (`/api/client/v1/auth/session`),
     /// never the raw path, so ids do not multiply the series.
-    public func countRequest(route: String, method: String, status: Int) {
+    package func countRequest(route: String, method: String, status: Int) {
         registry.makeCounter(
             descriptor: Self.name("http_requests", unit: "total", help: "HTTP requests answered, by route, method and status."),
             labels: [("route", route), ("method", method), ("status", String(status))]
@@ -90,7 +90,7 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one change notification ignored because it is not authentic: `reason` is
     /// `unreadable`, `forged`, `stale` or `replayed` (``AnnouncementSeal``).
-    public func countRejectedNotification(reason: String) {
+    package func countRejectedNotification(reason: String) {
         registry.makeCounter(
             descriptor: Self.name("store_notifications_rejected", unit: "total",
                                   help: "Change notifications ignored as not from a node of this deployment, by reason."),
@@ -101,13 +101,13 @@ public final class ServerMetrics: Sendable {
     /// Counts one history announcement heard from the nodes' change channel: `outcome` is
     /// `skipped` (a realm not served here, dropped unread), `own` (this node's, dropped unread) or
     /// `read` (checked and acted on) (``RealmInterest``).
-    public func countHistoryAnnouncement(_ outcome: String) {
+    package func countHistoryAnnouncement(_ outcome: String) {
         (outcome == "skipped" ? announcementsSkipped : outcome == "own" ? announcementsOwn : announcementsRead).increment()
     }
 
     /// Counts one read of a realm's history for downloads: `for` is `session` (one session
     /// catching up) or `node` (what another node appended, read once for every session here).
-    public func countHistoryRead(for reader: String) {
+    package func countHistoryRead(for reader: String) {
         registry.makeCounter(
             descriptor: Self.name("sync_history_reads", unit: "total",
                                   help: "History reads for downloads: by one session, or once per node for another node's writes."),
@@ -116,7 +116,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// Counts one login attempt through `provider`.
-    public func countLogin(provider: AuthProvider, succeeded: Bool) {
+    package func countLogin(provider: AuthProvider, succeeded: Bool) {
         registry.makeCounter(
             descriptor: Self.name("logins", unit: "total", help: "Login attempts, by auth provider and outcome."),
             labels: [("provider", provider.rawValue), ("outcome", succeeded ? "success" : "failure")]
@@ -125,7 +125,7 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one request, connection, session or login refused by a configured limit
     /// (``ServerConfiguration/Limits``), by the limit's name.
-    public func countRefusal(limit: String) {
+    package func countRefusal(limit: String) {
         registry.makeCounter(
             descriptor: Self.name("limit_refusals", unit: "total", help: "Requests refused by a configured limit, by limit."),
             labels: [("limit", limit)]
@@ -138,7 +138,7 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The registry in the Prometheus text format.
-    public func exposition() -> String {
+    package func exposition() -> String {
         registry.emitToString()
     }
 }

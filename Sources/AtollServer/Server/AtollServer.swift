@@ -30,12 +30,20 @@ public struct AtollServer: Sendable {
     public let logger: Logger
     /// The wall clock of tokens, sessions and history (tests pass one they move).
     let clock: WallClock
+    /// Where a test holds the sync coordinator; none in production.
+    let interleaving: any SyncInterleaving
 
-    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server"),
-                clock: WallClock = .system) {
+    public init(configuration: ServerConfiguration = ServerConfiguration(), logger: Logger = Logger(label: "atoll-server")) {
+        self.init(configuration: configuration, logger: logger, clock: .system)
+    }
+
+    /// A server reading `clock` (tests pass one they move) whose coordinator `interleaving` can
+    /// hold at its test points (AtollTesting's `InterleavingGate`).
+    package init(configuration: ServerConfiguration, logger: Logger, clock: WallClock, interleaving: any SyncInterleaving = NoInterleaving()) {
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
+        self.interleaving = interleaving
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way and closes the store.
@@ -156,7 +164,7 @@ public struct AtollServer: Sendable {
             let coordinator = SyncCoordinator(store: store, metrics: metrics, logger: logger,
                                               cachedRealms: configuration.limits.cachedRealms,
                                               appSettings: { [apps] in apps.settings(forApp: $0) }, clock: clock,
-                                              liveLogins: liveLogins)
+                                              liveLogins: liveLogins, interleaving: interleaving)
             let auth = try await AuthService(
                 store: store, configuration: configuration, secret: secret, metrics: metrics, logger: logger, now: clock.now,
                 endSyncSessions: { userID, deviceID, reason in
@@ -265,14 +273,14 @@ public final class RunningAtollServer: Sendable {
     /// Whether the server serves HTTPS and `wss://` (the configuration has `tls`).
     public let usesTLS: Bool
     /// The server's auth service, for operations the HTTP API does not offer yet (disabling users).
-    public let auth: AuthService
-    public let metrics: ServerMetrics
+    package let auth: AuthService
+    package let metrics: ServerMetrics
     /// The sync coordinator: sessions, terminate and enable sync.
-    public let coordinator: SyncCoordinator
+    package let coordinator: SyncCoordinator
     /// The bearer key of the admin API.
     public let adminKey: String
     /// Tests only: the heads of the requests received while recording is on.
-    @_spi(Testing) public let requestHeads: RequestHeadRecorder
+    package let requestHeads: RequestHeadRecorder
     let group: ServiceGroup
     let task: Task<Void, any Error>
 

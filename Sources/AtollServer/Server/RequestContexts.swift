@@ -5,11 +5,11 @@ import NIOCore
 
 /// The request context of the HTTP API: Hummingbird's basic one plus the client's address, which
 /// login throttling counts failures by.
-public struct AtollRequestContext: RequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: SocketAddress?
+package struct AtollRequestContext: RequestContext, RemoteAddressRequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package let remoteAddress: SocketAddress?
 
-    public init(source: Source) {
+    package init(source: Source) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }
@@ -25,15 +25,15 @@ extension ClientAddressResolver {
 
 /// The request context of the WebSocket sync endpoint, with the client's address (connections
 /// per address are limited).
-public struct SyncRequestContext: RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let webSocket: WebSocketHandlerReference<Self>
-    public let remoteAddress: SocketAddress?
+package struct SyncRequestContext: RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package let webSocket: WebSocketHandlerReference<Self>
+    package let remoteAddress: SocketAddress?
     /// The connection's channel: closed by the server when a client stops reading (its writes
     /// would otherwise wait for good).
     let channel: any Channel
 
-    public init(source: Source) {
+    package init(source: Source) {
         coreContext = .init(source: source)
         webSocket = .init()
         remoteAddress = source.channel.remoteAddress

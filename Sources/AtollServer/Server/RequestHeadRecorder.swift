@@ -12,13 +12,13 @@ import Hummingbird
 /// server.requestHeads.start()
 /// … let heads = server.requestHeads.recorded
 /// ```
-public final class RequestHeadRecorder: Sendable {
+package final class RequestHeadRecorder: Sendable {
     /// One request's head.
-    public struct Head: Sendable, Hashable {
-        public var method: String
-        public var path: String
+    package struct Head: Sendable, Hashable {
+        package var method: String
+        package var path: String
         /// Header names lowercased; a repeated header's values joined with ", ".
-        public var headers: [String: String]
+        package var headers: [String: String]
     }
 
     private let isOn = ManagedAtomic<Bool>(false)
@@ -29,15 +29,15 @@ public final class RequestHeadRecorder: Sendable {
     init() {}
 
     /// Starts recording (and forgets what was recorded before).
-    public func start() {
+    package func start() {
         heads.withLock { $0 = [] }
         isOn.store(true, ordering: .releasing)
     }
 
-    public func stop() { isOn.store(false, ordering: .releasing) }
+    package func stop() { isOn.store(false, ordering: .releasing) }
 
     /// The heads recorded since `start()`, oldest first.
-    public var recorded: [Head] { heads.withLock { $0 } }
+    package var recorded: [Head] { heads.withLock { $0 } }
 
     func record(_ request: Request) {
         guard isOn.load(ordering: .acquiring) else { return }

@@ -7,9 +7,9 @@ import Hummingbird
 /// ```swift
 /// throw ServerError(.invalidCredentials, "unauthorized")
 /// ```
-public struct ServerError: Error, Sendable, CustomStringConvertible {
+package struct ServerError: Error, Sendable, CustomStringConvertible {
     /// The `error_code` values of the HTTP API.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
+    package enum Code: String, Sendable, Hashable, CaseIterable {
         case invalidCredentials = "InvalidCredentials"
         case invalidToken = "InvalidToken"
         case userDisabled = "UserDisabled"
@@ -50,7 +50,7 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         case appReadOnly = "AppReadOnly"
 
         /// The HTTP status that goes with the code.
-        public var status: HTTPResponse.Status {
+        package var status: HTTPResponse.Status {
             switch self {
             case .invalidCredentials, .invalidToken, .authError: .unauthorized
             case .userDisabled, .authProviderDisabled: .forbidden
@@ -66,36 +66,36 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    public let code: Code
+    package let code: Code
     /// A readable message; it never carries a password, token or key.
-    public let message: String
+    package let message: String
     /// Seconds after which a refused request may be tried again (the `Retry-After` header).
-    public var retryAfter: Int?
+    package var retryAfter: Int?
 
-    public init(_ code: Code, _ message: String, retryAfter: Int? = nil) {
+    package init(_ code: Code, _ message: String, retryAfter: Int? = nil) {
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    package var description: String { "\(code.rawValue): \(message)" }
 }
 
 extension ServerError: HTTPResponseError {
-    public var status: HTTPResponse.Status { code.status }
+    package var status: HTTPResponse.Status { code.status }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = try JSONBody.response(Body(error: message, errorCode: code.rawValue), status: status)
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
     }
 
     /// The JSON shape of every error answer.
-    public struct Body: Codable, Sendable, Equatable {
-        public var error: String
-        public var errorCode: String
+    package struct Body: Codable, Sendable, Equatable {
+        package var error: String
+        package var errorCode: String
 
-        public init(error: String, errorCode: String) {
+        package init(error: String, errorCode: String) {
             self.error = error
             self.errorCode = errorCode
         }

@@ -4,12 +4,12 @@ import PostgresNIO
 /// Backups kept in the PostgreSQL store's `backups` table, so a backup made through one node can
 /// be listed and restored through any other (a ``BackupDirectory`` is one node's files). A backup
 /// is its JSON, as in a backup file.
-public struct PostgresBackups: BackupShelf {
+package struct PostgresBackups: BackupShelf {
     let store: PostgresServerStore
 
-    public init(store: PostgresServerStore) { self.store = store }
+    package init(store: PostgresServerStore) { self.store = store }
 
-    public func write(_ backup: ServerBackup) async throws {
+    package func write(_ backup: ServerBackup) async throws {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         let body = try encoder.encode(backup)
@@ -20,12 +20,12 @@ public struct PostgresBackups: BackupShelf {
             """, logger: store.logger)
     }
 
-    public func read(_ id: String) async throws -> ServerBackup? {
+    package func read(_ id: String) async throws -> ServerBackup? {
         let rows = try await store.client.query("SELECT body FROM backups WHERE id = \(id)", logger: store.logger).collect()
         return try rows.first.map { try Self.decode(try $0.decode(Data.self)) }
     }
 
-    public func list(appID: String) async throws -> [ServerBackup] {
+    package func list(appID: String) async throws -> [ServerBackup] {
         try await store.client.query("SELECT body FROM backups WHERE app_id = \(appID) ORDER BY created_at, id", logger: store.logger)
             .collect().map { try Self.decode(try $0.decode(Data.self)) }
     }

@@ -228,15 +228,15 @@ enum PostgresMigrations {
 /// changeset cross the network) unless the host is a loopback address, where it defaults to
 /// `prefer` (TLS when the server offers it), as libpq does. The password may also come from
 /// `PGPASSWORD`.
-public struct PostgresURL: Sendable, Hashable {
-    public var host: String
-    public var port: Int
-    public var username: String
-    public var password: String?
-    public var database: String
-    public var sslMode: String
+package struct PostgresURL: Sendable, Hashable {
+    package var host: String
+    package var port: Int
+    package var username: String
+    package var password: String?
+    package var database: String
+    package var sslMode: String
 
-    public init(_ text: String) throws {
+    package init(_ text: String) throws {
         guard let components = URLComponents(string: text), let scheme = components.scheme,
               ["postgres", "postgresql"].contains(scheme.lowercased())
         else { throw PostgresStoreError("a store URL starts with postgres:// (got \(Self.redacted(text)))") }
@@ -257,7 +257,7 @@ public struct PostgresURL: Sendable, Hashable {
     }
 
     /// The URL without its password, for logs and errors.
-    public static func redacted(_ text: String) -> String {
+    package static func redacted(_ text: String) -> String {
         guard var components = URLComponents(string: text), components.password != nil else { return text }
         components.password = "***"
         return components.string ?? "postgres://…"
@@ -307,7 +307,7 @@ extension PostgresServerStore {
 }
 
 extension PostgresServerStore {
-    public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? {
+    package func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? {
         // The first node's secret wins; the others read it.
         try await client.query(
             "INSERT INTO shared_secrets (name, value) VALUES (\(name), \(making())) ON CONFLICT (name) DO NOTHING", logger: logger)
@@ -316,7 +316,7 @@ extension PostgresServerStore {
         return value
     }
 
-    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool {
+    package func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool {
         try await count(client.query(
             "UPDATE shared_secrets SET value = \(replacement) WHERE name = \(name) AND value = \(stored) RETURNING 1", logger: logger)) == 1
     }

@@ -27,18 +27,18 @@ extension PostgresServerStore {
 
     /// Seals this node's announcements, and accepts the other nodes', under a key derived from
     /// `tokenSecret` (the same on every node of a deployment).
-    public func authenticateAnnouncements(tokenSecret: String) {
+    package func authenticateAnnouncements(tokenSecret: String) {
         announcementSeal.withLock { $0 = AnnouncementSeal(tokenSecret: tokenSecret) }
     }
 
     /// Calls `record` with the reason (``AnnouncementSeal/Rejection``) of every notification
     /// ignored as not authentic (`/metrics`).
-    public func observeRejectedNotifications(_ record: @escaping @Sendable (_ reason: String) -> Void) {
+    package func observeRejectedNotifications(_ record: @escaping @Sendable (_ reason: String) -> Void) {
         rejectionObserver.withLock { $0 = record }
     }
 
     /// Calls `record` with the lag of every notification heard from another node (`/metrics`).
-    public func observeNotificationLag(_ record: @escaping @Sendable (Duration) -> Void) {
+    package func observeNotificationLag(_ record: @escaping @Sendable (Duration) -> Void) {
         lagObserver.withLock { $0 = record }
     }
 
@@ -47,11 +47,11 @@ extension PostgresServerStore {
         try await connection.query("SELECT pg_notify(\(Self.changeChannel), \(notification(change)))", logger: logger)
     }
 
-    public func publish(_ change: StoreChange) async throws {
+    package func publish(_ change: StoreChange) async throws {
         try await client.query("SELECT pg_notify(\(Self.changeChannel), \(notification(change)))", logger: logger)
     }
 
-    public func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? {
+    package func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? {
         let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .bufferingNewest(100_000))
         let listener = Task { [self] in
             var delay = Duration.milliseconds(100)

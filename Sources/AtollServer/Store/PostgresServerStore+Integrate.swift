@@ -14,9 +14,9 @@ import PostgresNIO
 extension PostgresServerStore {
     /// The integration runs before the append, outside the realm's lock (under it only when the
     /// node's fence was stale): the coordinator need not rebase uploads early.
-    public var integratesOutsideTheLock: Bool { true }
+    package var integratesOutsideTheLock: Bool { true }
 
-    public func integrate(
+    package func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {

@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresServerStore {
     // MARK: Backup and restore
 
-    public func archive(realmID: Int64) async throws -> RealmArchive {
+    package func archive(realmID: Int64) async throws -> RealmArchive {
         // One snapshot for the realm row, its client files and its history.
         try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
@@ -54,7 +54,7 @@ extension PostgresServerStore {
             nextFileIdent: realm.4, compactedThrough: realm.5, clientFiles: files, history: history)
     }
 
-    public func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm {
+    package func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm {
         try await transaction { connection in
             guard try await Self.appExists(connection, appID, logger: logger) else {
                 throw ServerStoreError(.missingOwner, "no app \(appID)")
@@ -101,7 +101,7 @@ extension PostgresServerStore {
 
     // MARK: Retention
 
-    public func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws {
+    package func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws {
         guard !idents.isEmpty else { return }
         try await client.query(
             """
@@ -111,7 +111,7 @@ extension PostgresServerStore {
             """, logger: logger)
     }
 
-    public func compact(realmID: Int64, liveSince: Date,
+    package func compact(realmID: Int64, liveSince: Date,
                         _ snapshot: @Sendable ([HistoryEntry]) throws -> Changeset) async throws -> CompactionResult {
         try await transaction { connection in
             let realm = try await Self.lockRealm(connection, realmID, logger: logger)
@@ -154,7 +154,7 @@ extension PostgresServerStore {
 
     // MARK: Pending registrations
 
-    public func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
+    package func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
         try await transaction { connection in
             guard try await Self.appExists(connection, user.appID, logger: logger) else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
@@ -186,7 +186,7 @@ extension PostgresServerStore {
         }
     }
 
-    public func pendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
+    package func pendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
         for (hash, created) in try await client.query(
             "SELECT password_hash, created_at FROM pending_users WHERE app_id = \(appID) AND email = \(email)", logger: logger
         ).collect().map({ try $0.decode((String, Double).self) }) {
@@ -195,7 +195,7 @@ extension PostgresServerStore {
         return nil
     }
 
-    public func deletePendingUser(appID: String, email: String) async throws -> Bool {
+    package func deletePendingUser(appID: String, email: String) async throws -> Bool {
         try await transaction { connection in
             let deleted = try await count(connection.query(
                 "DELETE FROM pending_users WHERE app_id = \(appID) AND email = \(email) RETURNING 1", logger: logger))
@@ -208,7 +208,7 @@ extension PostgresServerStore {
         }
     }
 
-    public func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
+    package func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
         -> StoredUser?
     {
         try await transaction { connection in
@@ -235,7 +235,7 @@ extension PostgresServerStore {
 
     // MARK: Account tokens
 
-    public func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws {
+    package func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws {
         try await transaction { connection in
             try await connection.query(
                 """
@@ -256,7 +256,7 @@ extension PostgresServerStore {
         }
     }
 
-    public func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
+    package func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
         -> StoredAccountToken?
     {
         // One statement: of two requests with the same token, one deletes it and the other finds nothing.
@@ -275,12 +275,12 @@ extension PostgresServerStore {
         return nil
     }
 
-    public func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws {
+    package func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws {
         try await client.query(
             "DELETE FROM account_tokens WHERE app_id = \(appID) AND email = \(email) AND purpose = \(purpose.rawValue)", logger: logger)
     }
 
-    public func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
+    package func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
         try await count(client.query(
             """
             UPDATE identities SET password_hash = \(hash)

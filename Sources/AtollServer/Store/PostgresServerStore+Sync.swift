@@ -23,7 +23,7 @@ extension PostgresServerStore {
         return nil
     }
 
-    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
+    package func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
         async throws -> StoredRealm
     {
         if let existing = try await client.withConnection({ connection in
@@ -60,7 +60,7 @@ extension PostgresServerStore {
         }
     }
 
-    public func realms(appID: String) async throws -> [StoredRealm] {
+    package func realms(appID: String) async throws -> [StoredRealm] {
         var realms: [StoredRealm] = []
         for row in try await client.query(
             "SELECT \(unescaped: Self.realmColumns) FROM realms WHERE app_id = \(appID) ORDER BY id", logger: logger
@@ -68,14 +68,14 @@ extension PostgresServerStore {
         return realms
     }
 
-    public func latestServerVersion(realmID: Int64) async throws -> Int64 {
+    package func latestServerVersion(realmID: Int64) async throws -> Int64 {
         for try await version in try await client.execute(PostgresStatements.LatestVersion(realmID: realmID), logger: logger) {
             return version
         }
         throw ServerStoreError(.notFound, "no realm \(realmID)")
     }
 
-    public func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
+    package func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
         var versions: [Int64: Int64] = [:]
         guard !realmIDs.isEmpty else { return versions }
         for try await (id, version) in try await client.execute(PostgresStatements.LatestVersions(realmIDs: realmIDs), logger: logger) {
@@ -99,7 +99,7 @@ extension PostgresServerStore {
 
     // MARK: Client files
 
-    public func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
+    package func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
         try await transaction { connection in
             if let userID, let maxPerUser {
                 // One registration of a user at a time, on every node, so the limit holds exactly.
@@ -130,7 +130,7 @@ extension PostgresServerStore {
     /// The first key of the advisory locks taken per user (the second is the id's hash).
     static let userLockClass: Int32 = 0x4174_6F01
 
-    public func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
+    package func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
         for row in try await client.query(
             """
             SELECT salt, last_client_version, created_at, last_seen, last_server_version
@@ -150,7 +150,7 @@ extension PostgresServerStore {
     /// Entries read per query while paging through history.
     static let historyPage = 256
 
-    public func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
+    package func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
         var entries: [HistoryEntry] = []
         var bytes = 0
         var after = serverVersion
@@ -186,7 +186,7 @@ extension PostgresServerStore {
         return entries
     }
 
-    public func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
+    package func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
         // Changesets a compaction folded into its snapshot count through `compacted_client_version`.
         for version in try await client.query(
             """
@@ -211,14 +211,14 @@ extension PostgresServerStore {
 
     // MARK: Restarting history
 
-    public func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
+    package func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
         try await transaction { connection in
             _ = try await Self.lockRealm(connection, realmID, logger: logger)
             try await Self.restartHistory(connection, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot, logger: logger)
         }
     }
 
-    public func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
+    package func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
                                _ rewrite: @Sendable ([HistoryEntry]) throws -> Changeset?) async throws -> Bool {
         try await transaction { connection in
             _ = try await Self.lockRealm(connection, realmID, logger: logger)

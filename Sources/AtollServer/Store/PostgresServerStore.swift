@@ -15,7 +15,7 @@ import PostgresNIO
 /// let store = try await PostgresServerStore.open(url: "postgres://atoll@db.internal/atoll", logger: logger)
 /// defer { await store.shutdown() }
 /// ```
-public final class PostgresServerStore: ServerStore {
+package final class PostgresServerStore: ServerStore {
     let client: PostgresClient
     let logger: Logger
     /// This store's id among the nodes on the database: its own change notifications are skipped.
@@ -40,7 +40,7 @@ public final class PostgresServerStore: ServerStore {
     /// `?sslmode=require` or `disable`; see ``PostgresURL``) and migrates its schema.
     /// - Throws: ``PostgresStoreError`` for a URL it cannot read or a database whose schema is newer
     ///   than this binary; postgres-nio's `PSQLError` when the server cannot be reached.
-    public static func open(url: String, maximumConnections: Int = 20, logger: Logger) async throws -> PostgresServerStore {
+    package static func open(url: String, maximumConnections: Int = 20, logger: Logger) async throws -> PostgresServerStore {
         var configuration = try PostgresURL(url).clientConfiguration()
         configuration.options.maximumConnections = maximumConnections
         let store = PostgresServerStore(configuration: configuration, logger: logger)
@@ -62,13 +62,13 @@ public final class PostgresServerStore: ServerStore {
     }
 
     /// Closes the pool's connections. The store must not be used afterwards.
-    public func shutdown() async {
+    package func shutdown() async {
         await announcer.finish()
         runner.cancel()
         await runner.value
     }
 
-    public func checkReachable() async throws {
+    package func checkReachable() async throws {
         _ = try await client.query("SELECT 1", logger: logger).collect()
     }
 
@@ -122,20 +122,20 @@ public final class PostgresServerStore: ServerStore {
                   maxOfflineTime: row.4)
     }
 
-    public func app(id: String) async throws -> StoredApp? {
+    package func app(id: String) async throws -> StoredApp? {
         let rows = try await client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE id = \(id)", logger: logger)
         for try await row in rows.decode(AppRow.self) { return Self.app(row) }
         return nil
     }
 
-    public func apps() async throws -> [StoredApp] {
+    package func apps() async throws -> [StoredApp] {
         let rows = try await client.query("SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY id", logger: logger)
         var apps: [StoredApp] = []
         for try await row in rows.decode(AppRow.self) { apps.append(Self.app(row)) }
         return apps
     }
 
-    public func createApp(_ app: StoredApp) async throws {
+    package func createApp(_ app: StoredApp) async throws {
         try await client.query(
             """
             INSERT INTO apps (id, created_at, sync_enabled, client_recovery, max_offline_time)
@@ -144,15 +144,15 @@ public final class PostgresServerStore: ServerStore {
             """, logger: logger)
     }
 
-    public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
+    package func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
         try await count(client.query("UPDATE apps SET sync_enabled = \(enabled) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
     }
 
-    public func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool {
+    package func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool {
         try await count(client.query("UPDATE apps SET client_recovery = \(allowed) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
     }
 
-    public func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool {
+    package func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool {
         try await count(client.query("UPDATE apps SET max_offline_time = \(seconds) WHERE id = \(appID) RETURNING 1", logger: logger)) > 0
     }
 
@@ -177,11 +177,11 @@ public final class PostgresServerStore: ServerStore {
                           disabled: row.4, createdAt: Date(timeIntervalSince1970: row.5), metadata: StoredUser.metadata(row.6))
     }
 
-    public func user(id: String) async throws -> StoredUser? {
+    package func user(id: String) async throws -> StoredUser? {
         try await client.withConnection { connection in try await Self.fetchUser(connection, id: id, logger: logger) }
     }
 
-    public func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
+    package func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
         try await client.withConnection { connection in
             var userID: String?
             for id in try await connection.query(
@@ -195,7 +195,7 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func createUser(_ user: StoredUser) async throws {
+    package func createUser(_ user: StoredUser) async throws {
         try await transaction { connection in
             guard try await Self.appExists(connection, user.appID, logger: logger) else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
@@ -225,21 +225,21 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
+    package func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
         let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
         return try await count(client.query("UPDATE users SET metadata = \(text) WHERE id = \(id) RETURNING 1", logger: logger)) > 0
     }
 
-    public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
+    package func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
         try await count(client.query("UPDATE users SET disabled = \(disabled) WHERE id = \(id) RETURNING 1", logger: logger)) > 0
     }
 
-    public func deleteUser(id: String) async throws -> Bool {
+    package func deleteUser(id: String) async throws -> Bool {
         // Identities, refresh tokens and API keys go with the user (ON DELETE CASCADE).
         try await count(client.query("DELETE FROM users WHERE id = \(id) RETURNING 1", logger: logger)) > 0
     }
 
-    public func users(appID: String) async throws -> [StoredUser] {
+    package func users(appID: String) async throws -> [StoredUser] {
         try await client.withConnection { connection in
             var ids: [String] = []
             for id in try await connection.query(
@@ -251,7 +251,7 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    public func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser {
+    package func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser {
         try await transaction { connection in
             // The user's row is locked: two links to one user at once take positions in turn.
             _ = try await connection.query("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE", logger: logger).collect()
@@ -313,7 +313,7 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Refresh tokens
 
-    public func insertRefreshToken(_ token: StoredRefreshToken) async throws {
+    package func insertRefreshToken(_ token: StoredRefreshToken) async throws {
         try await client.query(
             """
             INSERT INTO refresh_tokens (digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id)
@@ -322,7 +322,7 @@ public final class PostgresServerStore: ServerStore {
             """, logger: logger)
     }
 
-    public func refreshToken(digest: String) async throws -> StoredRefreshToken? {
+    package func refreshToken(digest: String) async throws -> StoredRefreshToken? {
         let rows = try await client.query(
             """
             SELECT digest, user_id, app_id, device_id, created_at, expires_at, revoked, api_key_id FROM refresh_tokens
@@ -337,22 +337,22 @@ public final class PostgresServerStore: ServerStore {
         return nil
     }
 
-    public func revokeRefreshToken(digest: String) async throws -> Bool {
+    package func revokeRefreshToken(digest: String) async throws -> Bool {
         try await count(client.query(
             "UPDATE refresh_tokens SET revoked = TRUE WHERE digest = \(digest) AND NOT revoked RETURNING 1", logger: logger)) > 0
     }
 
-    public func revokeRefreshTokens(userID: String) async throws {
+    package func revokeRefreshTokens(userID: String) async throws {
         try await client.query("UPDATE refresh_tokens SET revoked = TRUE WHERE user_id = \(userID)", logger: logger)
     }
 
-    public func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
+    package func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
         try await client.query(
             "UPDATE refresh_tokens SET revoked = TRUE WHERE api_key_id = \(apiKeyID) AND NOT revoked RETURNING device_id", logger: logger
         ).collect().map { try $0.decode(String.self) }
     }
 
-    public func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
+    package func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
         var live = Set<String>()
         for start in stride(from: 0, to: deviceIDs.count, by: 1_000) {
             let chunk = Array(deviceIDs[start..<min(start + 1_000, deviceIDs.count)])
@@ -381,7 +381,7 @@ public final class PostgresServerStore: ServerStore {
         return keys
     }
 
-    public func insertAPIKey(_ key: StoredAPIKey) async throws {
+    package func insertAPIKey(_ key: StoredAPIKey) async throws {
         try await client.query(
             """
             INSERT INTO api_keys (id, user_id, app_id, name, digest, disabled, created_at)
@@ -390,31 +390,31 @@ public final class PostgresServerStore: ServerStore {
             """, logger: logger)
     }
 
-    public func apiKeys(userID: String) async throws -> [StoredAPIKey] {
+    package func apiKeys(userID: String) async throws -> [StoredAPIKey] {
         try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE user_id = \(userID) ORDER BY created_at, id")
     }
 
-    public func apiKey(id: String, userID: String) async throws -> StoredAPIKey? {
+    package func apiKey(id: String, userID: String) async throws -> StoredAPIKey? {
         try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE id = \(id) AND user_id = \(userID)").first
     }
 
-    public func apiKey(appID: String, digest: String) async throws -> StoredAPIKey? {
+    package func apiKey(appID: String, digest: String) async throws -> StoredAPIKey? {
         try await apiKeys("SELECT \(unescaped: Self.apiKeyColumns) FROM api_keys WHERE app_id = \(appID) AND digest = \(digest)").first
     }
 
-    public func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
+    package func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
         try await count(client.query(
             "UPDATE api_keys SET disabled = \(disabled) WHERE id = \(id) AND user_id = \(userID) RETURNING 1", logger: logger)) > 0
     }
 
-    public func deleteAPIKey(id: String, userID: String) async throws -> Bool {
+    package func deleteAPIKey(id: String, userID: String) async throws -> Bool {
         try await count(client.query("DELETE FROM api_keys WHERE id = \(id) AND user_id = \(userID) RETURNING 1", logger: logger)) > 0
     }
 }
 
 /// An error of the PostgreSQL store itself (not of a request).
-public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

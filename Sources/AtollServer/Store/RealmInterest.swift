@@ -15,40 +15,40 @@ import AtollCore
 /// Dropping is safe whenever the coordinator marks a realm served before it reads the realm's
 /// history (a session's catch-up, a state's load): what was announced before was committed before,
 /// so that read sees it.
-public final class RealmInterest: Sendable {
+package final class RealmInterest: Sendable {
     private let served = Locked<Set<Int64>>([])
     private let counts = Locked(Counts())
 
     /// What the listener did with the history announcements it heard (for `/metrics` and tests).
-    public struct Counts: Sendable, Equatable {
+    package struct Counts: Sendable, Equatable {
         /// Lines of realms not served here, dropped from their header.
-        public var skipped = 0
+        package var skipped = 0
         /// This node's own lines, dropped from their header.
-        public var own = 0
+        package var own = 0
         /// Lines read in full (checked, decoded, acted on).
-        public var read = 0
+        package var read = 0
     }
 
     /// Told `skipped`, `own` or `read` for every history announcement heard (`/metrics`).
     private let record: (@Sendable (_ outcome: String) -> Void)?
 
-    public init(record: (@Sendable (_ outcome: String) -> Void)? = nil) { self.record = record }
+    package init(record: (@Sendable (_ outcome: String) -> Void)? = nil) { self.record = record }
 
     /// Whether announcements of `realmID` are acted on.
-    public func admits(_ realmID: Int64) -> Bool { served.withLock { $0.contains(realmID) } }
+    package func admits(_ realmID: Int64) -> Bool { served.withLock { $0.contains(realmID) } }
 
     /// Marks `realmID` as served here or not.
-    public func set(_ realmID: Int64, served isServed: Bool) {
+    package func set(_ realmID: Int64, served isServed: Bool) {
         served.withLock { realms in
             if isServed { realms.insert(realmID) } else { realms.remove(realmID) }
         }
     }
 
     /// The realms served here now.
-    public var realms: Set<Int64> { served.withLock { $0 } }
+    package var realms: Set<Int64> { served.withLock { $0 } }
 
     /// What the listener has done so far.
-    public var heard: Counts { counts.withLock { $0 } }
+    package var heard: Counts { counts.withLock { $0 } }
 
     /// What became of one history announcement (the label of its count in `/metrics`).
     enum Outcome: String {

@@ -30,7 +30,7 @@ extension SQLiteServerStore {
 
     // MARK: Pending registrations
 
-    public func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
+    package func insertPendingUser(_ user: StoredPendingUser, expiredBefore: Date) async throws {
         try await writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
@@ -57,7 +57,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func pendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
+    package func pendingUser(appID: String, email: String) async throws -> StoredPendingUser? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM pending_users WHERE app_id = ? AND email = ?", arguments: [appID, email]).map {
                 StoredPendingUser(appID: $0["app_id"], email: $0["email"], passwordHash: $0["password_hash"],
@@ -66,7 +66,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func deletePendingUser(appID: String, email: String) async throws -> Bool {
+    package func deletePendingUser(appID: String, email: String) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "DELETE FROM pending_users WHERE app_id = ? AND email = ?", arguments: [appID, email])
             let deleted = db.changesCount > 0
@@ -76,7 +76,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
+    package func confirmPendingUser(appID: String, email: String, as user: StoredUser, registered: ClosedRange<Date>) async throws
         -> StoredUser?
     {
         try await writer.write { db in
@@ -98,7 +98,7 @@ extension SQLiteServerStore {
 
     // MARK: Account tokens
 
-    public func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws {
+    package func insertAccountToken(_ token: StoredAccountToken, keepingAtMost: Int, now: Date) async throws {
         try await writer.write { db in
             try db.execute(
                 sql: """
@@ -120,7 +120,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
+    package func takeAccountToken(appID: String, tokenID: String, digest: String, purpose: AccountTokenPurpose, now: Date) async throws
         -> StoredAccountToken?
     {
         try await writer.write { db in
@@ -136,14 +136,14 @@ extension SQLiteServerStore {
         }
     }
 
-    public func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws {
+    package func deleteAccountTokens(appID: String, email: String, purpose: AccountTokenPurpose) async throws {
         try await writer.write { db in
             try db.execute(sql: "DELETE FROM account_tokens WHERE app_id = ? AND email = ? AND purpose = ?",
                            arguments: [appID, email, purpose.rawValue])
         }
     }
 
-    public func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
+    package func setPasswordHash(appID: String, email: String, _ hash: String) async throws -> Bool {
         try await writer.write { db in
             try db.execute(
                 sql: "UPDATE identities SET password_hash = ? WHERE app_id = ? AND provider_type = ? AND identity_id = ?",

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteServerStore {
-    public func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser {
+    package func addIdentity(_ identity: StoredIdentity, toUser userID: String, absorbing: String?) async throws -> StoredUser {
         try await writer.write { db in
             guard let user = try Self.fetchUser(db, id: userID) else {
                 throw ServerStoreError(.notFound, "no user \(userID)")

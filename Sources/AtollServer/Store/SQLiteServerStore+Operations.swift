@@ -5,14 +5,14 @@ import GRDB
 extension SQLiteServerStore {
     // MARK: Runtime settings
 
-    public func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool {
+    package func setClientRecovery(appID: String, _ allowed: Bool?) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "UPDATE apps SET client_recovery = ? WHERE id = ?", arguments: [allowed, appID])
             return db.changesCount > 0
         }
     }
 
-    public func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool {
+    package func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "UPDATE apps SET max_offline_time = ? WHERE id = ?", arguments: [seconds, appID])
             return db.changesCount > 0
@@ -21,7 +21,7 @@ extension SQLiteServerStore {
 
     // MARK: Backup and restore
 
-    public func archive(realmID: Int64) async throws -> RealmArchive {
+    package func archive(realmID: Int64) async throws -> RealmArchive {
         try await pool.read { db in
             guard let realm = try Row.fetchOne(db, sql: "SELECT * FROM realms WHERE id = ?", arguments: [realmID]) else {
                 throw ServerStoreError(.notFound, "no realm \(realmID)")
@@ -47,7 +47,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm {
+    package func restore(appID: String, _ archive: RealmArchive, epoch: SyncEpoch, reason: ResetReason, now: Date) async throws -> StoredRealm {
         try await writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(appID)")
@@ -93,7 +93,7 @@ extension SQLiteServerStore {
 
     // MARK: Retention
 
-    public func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws {
+    package func touchClientFiles(realmID: Int64, idents: [Int64], serverVersion: Int64?, now: Date) async throws {
         guard !idents.isEmpty else { return }
         try await writer.write { db in
             for ident in idents {
@@ -108,7 +108,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func compact(realmID: Int64, liveSince: Date,
+    package func compact(realmID: Int64, liveSince: Date,
                         _ snapshot: @Sendable ([HistoryEntry]) throws -> Changeset) async throws -> CompactionResult {
         try await writer.write { db in
             guard let realm = try Row.fetchOne(db, sql: "SELECT latest_version, compacted_through FROM realms WHERE id = ?", arguments: [realmID])

@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteServerStore {
     // MARK: Realms
 
-    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
+    package func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date, creator: String?, maxPerCreator: Int?)
         async throws -> StoredRealm
     {
         if let existing = try await pool.read({ db in try Self.fetchRealm(db, appID: appID, path: path) }) { return existing }
@@ -39,7 +39,7 @@ extension SQLiteServerStore {
             epochReason: ResetReason(rawValue: row["epoch_reason"]) ?? .epochChanged, compactedThrough: row["compacted_through"])
     }
 
-    public func latestServerVersion(realmID: Int64) async throws -> Int64 {
+    package func latestServerVersion(realmID: Int64) async throws -> Int64 {
         try await pool.read { db in try Self.latestVersion(db, realmID: realmID) }
     }
 
@@ -51,7 +51,7 @@ extension SQLiteServerStore {
 
     // MARK: Client files
 
-    public func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
+    package func newClientFile(realmID: Int64, salt: Int64, now: Date, userID: String?, maxPerUser: Int?) async throws -> StoredClientFile {
         try await writer.write { db in
             if let userID, let maxPerUser {
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM client_files WHERE user_id = ?", arguments: [userID]) ?? 0
@@ -70,7 +70,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
+    package func clientFile(realmID: Int64, ident: Int64) async throws -> StoredClientFile? {
         try await pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM client_files WHERE realm_id = ? AND ident = ?", arguments: [realmID, ident]
@@ -87,7 +87,7 @@ extension SQLiteServerStore {
 
     // MARK: History
 
-    public func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
+    package func history(realmID: Int64, after serverVersion: Int64, maxBytes: Int) async throws -> [HistoryEntry] {
         try await pool.read { db in
             let rows = try Row.fetchCursor(
                 db,
@@ -105,7 +105,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
+    package func lastClientVersion(realmID: Int64, fileIdent: Int64, atOrBefore serverVersion: Int64) async throws -> Int64 {
         // Changesets a compaction folded into its snapshot count through `compacted_client_version`.
         try await pool.read { db in
             let inHistory = try Int64.fetchOne(
@@ -126,7 +126,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func integrate(
+    package func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64, historyAfter: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {

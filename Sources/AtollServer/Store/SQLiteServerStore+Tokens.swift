@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteServerStore {
     // MARK: Refresh tokens
 
-    public func insertRefreshToken(_ token: StoredRefreshToken) async throws {
+    package func insertRefreshToken(_ token: StoredRefreshToken) async throws {
         try await writer.write { db in
             try db.execute(
                 sql: """
@@ -18,7 +18,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func refreshToken(digest: String) async throws -> StoredRefreshToken? {
+    package func refreshToken(digest: String) async throws -> StoredRefreshToken? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM refresh_tokens WHERE digest = ?", arguments: [digest]).map {
                 StoredRefreshToken(
@@ -29,7 +29,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func revokeRefreshToken(digest: String) async throws -> Bool {
+    package func revokeRefreshToken(digest: String) async throws -> Bool {
         try await writer.write { db in
             try db.execute(
                 sql: "UPDATE refresh_tokens SET revoked = 1 WHERE digest = ? AND revoked = 0", arguments: [digest])
@@ -37,13 +37,13 @@ extension SQLiteServerStore {
         }
     }
 
-    public func revokeRefreshTokens(userID: String) async throws {
+    package func revokeRefreshTokens(userID: String) async throws {
         try await writer.write { db in
             try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE user_id = ?", arguments: [userID])
         }
     }
 
-    public func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
+    package func revokeRefreshTokens(apiKeyID: String) async throws -> [String] {
         try await writer.write { db in
             let devices = try String.fetchAll(
                 db, sql: "SELECT device_id FROM refresh_tokens WHERE api_key_id = ? AND revoked = 0", arguments: [apiKeyID])
@@ -52,7 +52,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
+    package func liveDevices(_ deviceIDs: [String]) async throws -> Set<String> {
         try await pool.read { db in
             var live = Set<String>()
             // Bounded statements: SQLite takes at most 32,766 parameters.
@@ -75,7 +75,7 @@ extension SQLiteServerStore {
 
     // MARK: API keys
 
-    public func insertAPIKey(_ key: StoredAPIKey) async throws {
+    package func insertAPIKey(_ key: StoredAPIKey) async throws {
         try await writer.write { db in
             try db.execute(
                 sql: """
@@ -89,7 +89,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func apiKeys(userID: String) async throws -> [StoredAPIKey] {
+    package func apiKeys(userID: String) async throws -> [StoredAPIKey] {
         try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at, id", arguments: [userID]
@@ -97,7 +97,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func apiKey(id: String, userID: String) async throws -> StoredAPIKey? {
+    package func apiKey(id: String, userID: String) async throws -> StoredAPIKey? {
         try await pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM api_keys WHERE id = ? AND user_id = ?", arguments: [id, userID]
@@ -105,7 +105,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func apiKey(appID: String, digest: String) async throws -> StoredAPIKey? {
+    package func apiKey(appID: String, digest: String) async throws -> StoredAPIKey? {
         try await pool.read { db in
             try Row.fetchOne(
                 db, sql: "SELECT * FROM api_keys WHERE app_id = ? AND digest = ?", arguments: [appID, digest]
@@ -113,7 +113,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
+    package func setAPIKeyDisabled(id: String, userID: String, disabled: Bool) async throws -> Bool {
         try await writer.write { db in
             try db.execute(
                 sql: "UPDATE api_keys SET disabled = ? WHERE id = ? AND user_id = ?", arguments: [disabled, id, userID])
@@ -121,7 +121,7 @@ extension SQLiteServerStore {
         }
     }
 
-    public func deleteAPIKey(id: String, userID: String) async throws -> Bool {
+    package func deleteAPIKey(id: String, userID: String) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "DELETE FROM api_keys WHERE id = ? AND user_id = ?", arguments: [id, userID])
             return db.changesCount > 0

@@ -8,7 +8,7 @@ import GRDB
 /// ```swift
 /// let store = try SQLiteServerStore(path: dataDirectory.appendingPathComponent("atoll.sqlite").path)
 /// ```
-public final class SQLiteServerStore: ServerStore {
+package final class SQLiteServerStore: ServerStore {
     let pool: DatabasePool
     /// Every write transaction goes through it, so writes that queue share one commit.
     let writer: SQLiteGroupCommit
@@ -17,7 +17,7 @@ public final class SQLiteServerStore: ServerStore {
     ///
     /// - Parameter durability: `.full` (the default) syncs every commit, so an acknowledged upload
     ///   survives a power loss; `.normal` survives a crash of the process only.
-    public init(path: String, durability: ServerConfiguration.Durability = .full) throws {
+    package init(path: String, durability: ServerConfiguration.Durability = .full) throws {
         var configuration = Configuration()
         configuration.label = "atoll-server"
         configuration.busyMode = .timeout(10)
@@ -43,27 +43,27 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     /// Closes the database. The store must not be used afterwards.
-    public func close() throws {
+    package func close() throws {
         try pool.close()
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         try? close()
     }
 
-    public func checkReachable() async throws {
+    package func checkReachable() async throws {
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
     // MARK: Apps
 
-    public func app(id: String) async throws -> StoredApp? {
+    package func app(id: String) async throws -> StoredApp? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM apps WHERE id = ?", arguments: [id]).map(Self.app)
         }
     }
 
-    public func apps() async throws -> [StoredApp] {
+    package func apps() async throws -> [StoredApp] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM apps ORDER BY id").map(Self.app)
         }
@@ -74,24 +74,24 @@ public final class SQLiteServerStore: ServerStore {
                   clientRecovery: row["client_recovery"], maxOfflineTime: row["max_offline_time"])
     }
 
-    public func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
+    package func setSyncEnabled(appID: String, _ enabled: Bool) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "UPDATE apps SET sync_enabled = ? WHERE id = ?", arguments: [enabled, appID])
             return db.changesCount > 0
         }
     }
 
-    public func realms(appID: String) async throws -> [StoredRealm] {
+    package func realms(appID: String) async throws -> [StoredRealm] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM realms WHERE app_id = ? ORDER BY id", arguments: [appID]).map(Self.realm)
         }
     }
 
-    public func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
+    package func restartHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason, snapshot: Changeset) async throws {
         try await writer.write { db in try Self.restartHistory(db, realmID: realmID, epoch: epoch, reason: reason, snapshot: snapshot) }
     }
 
-    public func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
+    package func rewriteHistory(realmID: Int64, epoch: SyncEpoch, reason: ResetReason,
                                _ rewrite: @Sendable ([HistoryEntry]) throws -> Changeset?) async throws -> Bool {
         try await writer.write { db in
             let rows = try Row.fetchCursor(
@@ -120,7 +120,7 @@ public final class SQLiteServerStore: ServerStore {
                        arguments: [Int64(bitPattern: epoch.rawValue), reason.rawValue, hasData ? 1 : 0, realmID])
     }
 
-    public func createApp(_ app: StoredApp) async throws {
+    package func createApp(_ app: StoredApp) async throws {
         try await writer.write { db in
             try db.execute(
                 sql: """
@@ -133,11 +133,11 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Users
 
-    public func user(id: String) async throws -> StoredUser? {
+    package func user(id: String) async throws -> StoredUser? {
         try await pool.read { db in try Self.fetchUser(db, id: id) }
     }
 
-    public func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
+    package func user(appID: String, providerType: String, identityID: String) async throws -> StoredUser? {
         try await pool.read { db in
             let userID = try String.fetchOne(
                 db,
@@ -147,7 +147,7 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func createUser(_ user: StoredUser) async throws {
+    package func createUser(_ user: StoredUser) async throws {
         try await writer.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM apps WHERE id = ?", arguments: [user.appID]) == true else {
                 throw ServerStoreError(.missingOwner, "no app \(user.appID)")
@@ -179,7 +179,7 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
+    package func setUserMetadata(id: String, _ metadata: [String: JSONValue]) async throws -> Bool {
         let text = StoredUser(id: id, appID: "", identities: [], createdAt: Date(), metadata: metadata).metadataText
         return try await writer.write { db in
             try db.execute(sql: "UPDATE users SET metadata = ? WHERE id = ?", arguments: [text, id])
@@ -187,14 +187,14 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
+    package func setUserDisabled(id: String, disabled: Bool) async throws -> Bool {
         try await writer.write { db in
             try db.execute(sql: "UPDATE users SET disabled = ? WHERE id = ?", arguments: [disabled, id])
             return db.changesCount > 0
         }
     }
 
-    public func deleteUser(id: String) async throws -> Bool {
+    package func deleteUser(id: String) async throws -> Bool {
         // Identities, refresh tokens and API keys go with the user (ON DELETE CASCADE).
         try await writer.write { db in
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
@@ -202,7 +202,7 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    public func users(appID: String) async throws -> [StoredUser] {
+    package func users(appID: String) async throws -> [StoredUser] {
         try await pool.read { db in
             let ids = try String.fetchAll(
                 db, sql: "SELECT id FROM users WHERE app_id = ? ORDER BY created_at, id", arguments: [appID])

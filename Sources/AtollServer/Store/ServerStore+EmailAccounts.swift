@@ -4,7 +4,7 @@ import Foundation
 /// single-use tokens that confirm them or reset a password. Part of every ``ServerStore``.
 ///
 /// Tokens are kept as SHA-256 digests; a token is taken (deleted) by the one request that uses it.
-public protocol EmailAccountStore: Sendable {
+package protocol EmailAccountStore: Sendable {
     /// Records a registration waiting for confirmation. First, in the same transaction, the app's
     /// registrations made before `expiredBefore` are forgotten with their confirmation tokens:
     /// an expired registration frees its name, and no token made for it confirms the new one.
@@ -43,12 +43,12 @@ public protocol EmailAccountStore: Sendable {
 
 extension EmailAccountStore {
     /// Records a registration, forgetting none.
-    public func insertPendingUser(_ user: StoredPendingUser) async throws {
+    package func insertPendingUser(_ user: StoredPendingUser) async throws {
         try await insertPendingUser(user, expiredBefore: .distantPast)
     }
 
     /// Confirms the registration of `email`, whenever it was made.
-    public func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser? {
+    package func confirmPendingUser(appID: String, email: String, as user: StoredUser) async throws -> StoredUser? {
         try await confirmPendingUser(appID: appID, email: email, as: user, registered: Date.distantPast...Date.distantFuture)
     }
 }
@@ -69,14 +69,14 @@ extension StoredUser {
 }
 
 /// An e-mail/password registration waiting for confirmation.
-public struct StoredPendingUser: Sendable, Hashable {
-    public var appID: String
+package struct StoredPendingUser: Sendable, Hashable {
+    package var appID: String
     /// The normalized user name (the e-mail identity's id).
-    public var email: String
-    public var passwordHash: String
-    public var createdAt: Date
+    package var email: String
+    package var passwordHash: String
+    package var createdAt: Date
 
-    public init(appID: String, email: String, passwordHash: String, createdAt: Date) {
+    package init(appID: String, email: String, passwordHash: String, createdAt: Date) {
         self.appID = appID
         self.email = email
         self.passwordHash = passwordHash
@@ -85,24 +85,24 @@ public struct StoredPendingUser: Sendable, Hashable {
 }
 
 /// What a confirmation or reset token is for.
-public enum AccountTokenPurpose: String, Sendable, Hashable {
+package enum AccountTokenPurpose: String, Sendable, Hashable {
     case confirm
     case reset
 }
 
 /// A confirmation or reset token: its id in clear (the `tokenId` the app passes back), the token
 /// as its SHA-256 digest.
-public struct StoredAccountToken: Sendable, Hashable {
-    public var id: String
-    public var appID: String
-    public var email: String
-    public var purpose: AccountTokenPurpose
+package struct StoredAccountToken: Sendable, Hashable {
+    package var id: String
+    package var appID: String
+    package var email: String
+    package var purpose: AccountTokenPurpose
     /// Hex SHA-256 of the token.
-    public var digest: String
-    public var createdAt: Date
-    public var expiresAt: Date
+    package var digest: String
+    package var createdAt: Date
+    package var expiresAt: Date
 
-    public init(id: String, appID: String, email: String, purpose: AccountTokenPurpose, digest: String, createdAt: Date,
+    package init(id: String, appID: String, email: String, purpose: AccountTokenPurpose, digest: String, createdAt: Date,
                 expiresAt: Date) {
         self.id = id
         self.appID = appID

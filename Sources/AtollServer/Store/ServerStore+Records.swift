@@ -1,18 +1,18 @@
 import Foundation
 
 /// An app known to the server.
-public struct StoredApp: Sendable, Hashable {
-    public var id: String
-    public var createdAt: Date
+package struct StoredApp: Sendable, Hashable {
+    package var id: String
+    package var createdAt: Date
     /// Off between an operator's "terminate sync" and "enable sync".
-    public var syncEnabled: Bool
+    package var syncEnabled: Bool
     /// An operator's override of the configuration's `clientRecovery`; nil follows the configuration.
-    public var clientRecovery: Bool?
+    package var clientRecovery: Bool?
     /// An operator's override of the configuration's `maxOfflineTime`, in seconds; 0 keeps all
     /// history, nil follows the configuration.
-    public var maxOfflineTime: TimeInterval?
+    package var maxOfflineTime: TimeInterval?
 
-    public init(id: String, createdAt: Date, syncEnabled: Bool = true, clientRecovery: Bool? = nil,
+    package init(id: String, createdAt: Date, syncEnabled: Bool = true, clientRecovery: Bool? = nil,
                 maxOfflineTime: TimeInterval? = nil) {
         self.id = id
         self.createdAt = createdAt
@@ -26,40 +26,40 @@ public struct StoredApp: Sendable, Hashable {
 ///
 /// An e-mail identity keeps its own password: a user with two e-mail identities (one linked to the
 /// other) logs in with each address's own password, and linking never changes another identity's.
-public struct StoredIdentity: Sendable, Hashable {
+package struct StoredIdentity: Sendable, Hashable {
     /// The id within the provider: the email for `local-userpass`, `sub` for `custom-token`.
-    public var id: String
+    package var id: String
     /// The provider's name as in the HTTP API: `anon-user`, `local-userpass`, `api-key`, `custom-token`.
-    public var providerType: String
+    package var providerType: String
     /// The PBKDF2 hash of this identity's password (see ``PasswordHasher``), for `local-userpass`.
-    public var passwordHash: String?
+    package var passwordHash: String?
 
-    public init(id: String, providerType: String, passwordHash: String? = nil) {
+    package init(id: String, providerType: String, passwordHash: String? = nil) {
         self.id = id
         self.providerType = providerType
         self.passwordHash = passwordHash
     }
 
     /// Whether `other` names the same identity (provider and id), whatever its password.
-    public func isSame(as other: StoredIdentity) -> Bool {
+    package func isSame(as other: StoredIdentity) -> Bool {
         id == other.id && providerType == other.providerType
     }
 }
 
 /// A user of one app.
-public struct StoredUser: Sendable, Hashable {
-    public var id: String
-    public var appID: String
-    public var identities: [StoredIdentity]
-    public var email: String?
-    public var name: String?
-    public var disabled: Bool
-    public var createdAt: Date
+package struct StoredUser: Sendable, Hashable {
+    package var id: String
+    package var appID: String
+    package var identities: [StoredIdentity]
+    package var email: String?
+    package var name: String?
+    package var disabled: Bool
+    package var createdAt: Date
     /// The metadata fields of the user's last custom JWT (`customJWT.metadataFields`), by field
     /// name: the profile's `data` and `%user.data.<field>` in rules.
-    public var metadata: [String: JSONValue]
+    package var metadata: [String: JSONValue]
 
-    public init(
+    package init(
         id: String, appID: String, identities: [StoredIdentity], email: String? = nil, name: String? = nil,
         disabled: Bool = false, createdAt: Date, metadata: [String: JSONValue] = [:]
     ) {
@@ -92,26 +92,26 @@ public struct StoredUser: Sendable, Hashable {
     }
 
     /// The identity of `providerType` named `id`, or nil.
-    public func identity(_ providerType: String, id: String) -> StoredIdentity? {
+    package func identity(_ providerType: String, id: String) -> StoredIdentity? {
         identities.first { $0.providerType == providerType && $0.id == id }
     }
 }
 
 /// A refresh token, kept as the SHA-256 digest of the token the client holds.
-public struct StoredRefreshToken: Sendable, Hashable {
+package struct StoredRefreshToken: Sendable, Hashable {
     /// Hex SHA-256 of the token.
-    public var digest: String
-    public var userID: String
-    public var appID: String
-    public var deviceID: String
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var revoked: Bool
+    package var digest: String
+    package var userID: String
+    package var appID: String
+    package var deviceID: String
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var revoked: Bool
     /// The API key whose login issued the token (nil for every other login): deleting or disabling
     /// the key revokes it.
-    public var apiKeyID: String?
+    package var apiKeyID: String?
 
-    public init(
+    package init(
         digest: String, userID: String, appID: String, deviceID: String, createdAt: Date, expiresAt: Date,
         revoked: Bool = false, apiKeyID: String? = nil
     ) {
@@ -127,17 +127,17 @@ public struct StoredRefreshToken: Sendable, Hashable {
 }
 
 /// A user API key, kept as the SHA-256 digest of the key the client holds.
-public struct StoredAPIKey: Sendable, Hashable {
-    public var id: String
-    public var userID: String
-    public var appID: String
-    public var name: String
+package struct StoredAPIKey: Sendable, Hashable {
+    package var id: String
+    package var userID: String
+    package var appID: String
+    package var name: String
     /// Hex SHA-256 of the key.
-    public var digest: String
-    public var disabled: Bool
-    public var createdAt: Date
+    package var digest: String
+    package var disabled: Bool
+    package var createdAt: Date
 
-    public init(
+    package init(
         id: String, userID: String, appID: String, name: String, digest: String, disabled: Bool = false,
         createdAt: Date
     ) {

@@ -4,22 +4,22 @@ import Foundation
 /// One synced realm: a partition of an app, with the epoch of its history.
 ///
 /// The store gives each realm a numeric ``id`` that history rows and client files refer to.
-public struct StoredRealm: Sendable, Hashable {
-    public var id: Int64
-    public var appID: String
+package struct StoredRealm: Sendable, Hashable {
+    package var id: Int64
+    package var appID: String
     /// The partition's `PartitionValue.path` (`s:tasks`, `i:42`, `n:` …).
-    public var path: String
+    package var path: String
     /// Made at random when the realm is created; changes when its history is terminated or restored.
-    public var epoch: SyncEpoch
-    public var createdAt: Date
+    package var epoch: SyncEpoch
+    package var createdAt: Date
     /// Why the epoch last changed: the reason a client holding an older epoch is told when it must
     /// reset (`epochChanged` after terminate and enable, `historyRestored`, `breakingSchemaChange`).
-    public var epochReason: ResetReason
+    package var epochReason: ResetReason
     /// The server version the history is compacted through: entries up to it are one snapshot at
     /// this version (0 when nothing is compacted). A client that had integrated less must reset.
-    public var compactedThrough: Int64
+    package var compactedThrough: Int64
 
-    public init(id: Int64, appID: String, path: String, epoch: SyncEpoch, createdAt: Date,
+    package init(id: Int64, appID: String, path: String, epoch: SyncEpoch, createdAt: Date,
                 epochReason: ResetReason = .epochChanged, compactedThrough: Int64 = 0) {
         self.id = id
         self.appID = appID
@@ -32,19 +32,19 @@ public struct StoredRealm: Sendable, Hashable {
 }
 
 /// A client's copy of a realm, known by the file ident the server gave it.
-public struct StoredClientFile: Sendable, Hashable {
-    public var realmID: Int64
+package struct StoredClientFile: Sendable, Hashable {
+    package var realmID: Int64
     /// The ident and the random salt handed out with it.
-    public var ident: FileIdent
+    package var ident: FileIdent
     /// The newest client version of this file in the realm's history (0 for none).
-    public var lastIntegratedClientVersion: Int64
-    public var createdAt: Date
+    package var lastIntegratedClientVersion: Int64
+    package var createdAt: Date
     /// When the client last identified, uploaded, downloaded or left (its creation until then).
-    public var lastSeen: Date
+    package var lastSeen: Date
     /// The newest server version the client is known to have integrated (from its ident and uploads).
-    public var lastServerVersion: Int64
+    package var lastServerVersion: Int64
 
-    public init(realmID: Int64, ident: FileIdent, lastIntegratedClientVersion: Int64, createdAt: Date,
+    package init(realmID: Int64, ident: FileIdent, lastIntegratedClientVersion: Int64, createdAt: Date,
                 lastSeen: Date? = nil, lastServerVersion: Int64 = 0) {
         self.realmID = realmID
         self.ident = ident
@@ -57,39 +57,39 @@ public struct StoredClientFile: Sendable, Hashable {
 
 /// What ``ServerStore/integrate(realmID:fileIdent:baseServerVersion:_:)`` reads, inside its transaction,
 /// for the pure integration step (`ServerIntegrator.integrate`).
-public struct IntegrationInput: Sendable {
+package struct IntegrationInput: Sendable {
     /// The file ident an integration returns a changeset of the server's own with (a compensating
     /// write): the store records it under ``WriteCheck/serverFileIdent`` and does not count it as
     /// the uploader's.
-    public static let serverAuthored: Int64 = -1
+    package static let serverAuthored: Int64 = -1
 
     /// Every history entry after ``historyAfter`` (the upload's base version unless the caller
     /// asked for less), in order.
-    public var historyAfterBase: [HistoryEntry]
+    package var historyAfterBase: [HistoryEntry]
     /// The server version ``historyAfterBase`` starts after.
-    public var historyAfter: Int64 = 0
+    package var historyAfter: Int64 = 0
     /// The newest client version of the uploading file already in the history (0 for none).
-    public var lastIntegratedClientVersion: Int64
+    package var lastIntegratedClientVersion: Int64
     /// The newest server version before this upload.
-    public var latestServerVersion: Int64
+    package var latestServerVersion: Int64
     /// The realm's epoch now: an upload meant for an older epoch (a restore or schema change ran
     /// since the session bound) must not be integrated.
-    public var epoch: SyncEpoch = .none
+    package var epoch: SyncEpoch = .none
     /// The realm's ``StoredRealm/compactedThrough``: an upload based on an older version cannot be
     /// transformed against history that is gone.
-    public var compactedThrough: Int64 = 0
+    package var compactedThrough: Int64 = 0
 }
 
 /// What one integrated upload changed.
-public struct IntegrationResult: Sendable {
+package struct IntegrationResult: Sendable {
     /// The entries appended (none when the upload was already integrated).
-    public var appended: [HistoryEntry]
+    package var appended: [HistoryEntry]
     /// The newest server version after the upload.
-    public var latestServerVersion: Int64
+    package var latestServerVersion: Int64
     /// The newest client version of the uploading file in the history after the upload.
-    public var lastIntegratedClientVersion: Int64
+    package var lastIntegratedClientVersion: Int64
     /// Objects whose changes the server refused (a compensating write follows them).
-    public var rejected: [CompensatingWrite] = []
+    package var rejected: [CompensatingWrite] = []
 }
 
 extension IntegrationResult {

@@ -11,7 +11,7 @@ import Foundation
 /// let store = try SQLiteServerStore(path: "atoll-data/atoll.sqlite")
 /// try await store.createApp(StoredApp(id: "tasks", createdAt: .now))
 /// ```
-public protocol ServerStore: EmailAccountStore, Sendable {
+package protocol ServerStore: EmailAccountStore, Sendable {
     // MARK: Apps
 
     /// The app with this id, or nil.
@@ -203,15 +203,15 @@ extension ServerStore {
     /// A secret every server node on this store shares (the token secret, the admin key): the one
     /// stored under `name`, or `making()`'s, stored by the first node that asks. Nil from a store
     /// one node has to itself (SQLite), whose node keeps its secrets in its data folder.
-    public func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
+    package func sharedSecret(named name: String, making: @Sendable () -> String) async throws -> String? { nil }
     /// Stores `replacement` under `name` if the value stored is still `stored` (a secret wrapped
     /// in place); whether it did. False from a store that shares no secrets.
-    public func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool { false }
+    package func replaceSharedSecret(named name: String, stored: String, with replacement: String) async throws -> Bool { false }
 
-    public var integratesOutsideTheLock: Bool { false }
+    package var integratesOutsideTheLock: Bool { false }
 
     /// One ``latestServerVersion(realmID:)`` per realm (a store that can do better says so).
-    public func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
+    package func latestServerVersions(realmIDs: [Int64]) async throws -> [Int64: Int64] {
         var versions: [Int64: Int64] = [:]
         for id in Set(realmIDs) {
             do {
@@ -224,18 +224,18 @@ extension ServerStore {
     }
 
     /// A realm made by no one in particular (no limit applies).
-    public func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
+    package func realm(appID: String, path: String, creatingWith epoch: SyncEpoch, now: Date) async throws -> StoredRealm {
         try await realm(appID: appID, path: path, creatingWith: epoch, now: now, creator: nil, maxPerCreator: nil)
     }
 
     /// A client file registered for no one in particular.
-    public func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
+    package func newClientFile(realmID: Int64, salt: Int64, now: Date) async throws -> StoredClientFile {
         try await newClientFile(realmID: realmID, salt: salt, now: now, userID: nil, maxPerUser: nil)
     }
 
     /// ``integrate(realmID:fileIdent:baseServerVersion:historyAfter:_:)`` with the whole history
     /// after the upload's base.
-    public func integrate(
+    package func integrate(
         realmID: Int64, fileIdent: Int64, baseServerVersion: Int64,
         _ integrate: @Sendable (IntegrationInput) throws -> [Changeset]
     ) async throws -> IntegrationResult {
@@ -245,8 +245,8 @@ extension ServerStore {
 }
 
 /// An error a ``ServerStore`` reports for a request it cannot carry out.
-public struct ServerStoreError: Error, Sendable, CustomStringConvertible {
-    public enum Code: Sendable, Hashable {
+package struct ServerStoreError: Error, Sendable, CustomStringConvertible {
+    package enum Code: Sendable, Hashable {
         /// An identity (provider and id within the app) already belongs to a user.
         case duplicateIdentity
         /// A row names a user or app that does not exist.
@@ -257,13 +257,13 @@ public struct ServerStoreError: Error, Sendable, CustomStringConvertible {
         case limitExceeded
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "ServerStoreError.\(code): \(message)" }
+    package var description: String { "ServerStoreError.\(code): \(message)" }
 }

@@ -7,7 +7,7 @@ import Foundation
 /// A store one node has to itself (SQLite) has no feed; the PostgreSQL store carries changes with
 /// `LISTEN/NOTIFY` (``PostgresServerStore``). A feed may lose changes (a dropped connection): it
 /// then says ``missed`` and the node checks everything it holds against the store.
-public enum StoreChange: Sendable, Hashable {
+package enum StoreChange: Sendable, Hashable {
     /// Uploads were integrated into a realm's history, now at `latestServerVersion`. `entries` are
     /// the entries appended, when they fit in the notification (a few kilobytes): the receivers
     /// fan them out without reading them back; otherwise empty, and they read the table.
@@ -105,10 +105,10 @@ public enum StoreChange: Sendable, Hashable {
 
 extension ServerStore {
     /// Tells the other nodes on this store of `change` (nothing for a store no other node uses).
-    public func publish(_ change: StoreChange) async throws {}
+    package func publish(_ change: StoreChange) async throws {}
     /// The changes other nodes make, for as long as the stream is iterated; nil for a store no
     /// other node uses.
-    public func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? { nil }
+    package func changesFromOtherNodes(servedBy interest: RealmInterest?) -> AsyncStream<StoreChange>? { nil }
     /// Every change other nodes make (history of every realm included).
-    public func changesFromOtherNodes() -> AsyncStream<StoreChange>? { changesFromOtherNodes(servedBy: nil) }
+    package func changesFromOtherNodes() -> AsyncStream<StoreChange>? { changesFromOtherNodes(servedBy: nil) }
 }

@@ -59,7 +59,7 @@ extension ServerConfiguration.App {
     /// result is empty: everyone may read and write everything.
     ///
     /// - Complexity: O(*r*) in the rules, each role's condition checked at most once.
-    public func rules(for user: RuleUser) -> [ServerConfiguration.PermissionRule] {
+    package func rules(for user: RuleUser) -> [ServerConfiguration.PermissionRule] {
         var out: [ServerConfiguration.PermissionRule] = []
         var decided = Set<String?>()
         var holds: [String: Bool] = [:]

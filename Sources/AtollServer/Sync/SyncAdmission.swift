@@ -84,15 +84,15 @@ final class SyncAdmission: Sendable {
         }
     }
 
-    /// Counts session `session` of `user` on `connection`; returns the name of the limit that
-    /// refuses it (nothing counted then): ``ServerConfiguration/Limits/connectionsPerUser`` or
+    /// Counts session `session` of `user` on `connection`; returns the limit that refuses it
+    /// (nothing counted then): ``ServerConfiguration/Limits/connectionsPerUser`` or
     /// ``ServerConfiguration/Limits/sessionsPerUser``.
-    func admitSession(_ session: SessionID, user: String, connection: UInt64) -> String? {
+    func admitSession(_ session: SessionID, user: String, connection: UInt64) -> BindPolicy.Limit? {
         state.withLock { state in
             var connections = state.connectionsByUser[user, default: []]
             let isNewConnection = !connections.contains(connection)
-            if isNewConnection, connections.count >= limits.connectionsPerUser { return "connectionsPerUser" }
-            guard state.users[user, default: UserLoad()].sessions < limits.sessionsPerUser else { return "sessionsPerUser" }
+            if isNewConnection, connections.count >= limits.connectionsPerUser { return .connectionsPerUser }
+            guard state.users[user, default: UserLoad()].sessions < limits.sessionsPerUser else { return .sessionsPerUser }
             if isNewConnection {
                 connections.insert(connection)
                 state.connectionsByUser[user] = connections

@@ -9,26 +9,13 @@ extension SyncConnection {
         // One reading of the app's settings for the whole bind: its kind, its rules, their generation.
         let (app, appGeneration) = auth.apps.current(appID)
         let path: String
-        switch (bind.target, app.syncKind) {
-        case (.partition, .flexible?):
-            try await endSession(ErrorMessage(
-                code: .badSyncTarget, message: "app \"\(appID)\" uses flexible sync, not partitions", session: bind.session))
-            return
-        case (.flexible, .partition?):
-            try await endSession(ErrorMessage(
-                code: .badSyncTarget, message: "app \"\(appID)\" uses partition-based sync, not flexible sync", session: bind.session))
-            return
-        case (.partition(let partition), _):
-            path = partition.path
-        case (.flexible, _):
-            path = FlexibleSync.realmPath
+        switch BindPolicy.realmPath(bind, appKind: app.syncKind.map { $0 == .flexible ? .flexible : .partition }, appID: appID) {
+        case .realm(let named): path = named
+        case .refuse(let refusal): return try await endSession(refusal)
         }
         do {
             guard try await coordinator.isSyncEnabled(appID: appID) else {
-                try await endSession(ErrorMessage(
-                    code: .syncDisabled, message: "sync is not enabled for app \"\(appID)\" (an operator terminated it)",
-                    action: .retryLater, tryAgainAfterMilliseconds: 5_000, session: bind.session))
-                return
+                return try await endSession(BindPolicy.syncDisabled(bind, appID: appID))
             }
         } catch let close as Close {
             throw close
@@ -50,11 +37,7 @@ extension SyncConnection {
         }
         let rules = app.rules(for: ruleUser)
         if case .partition(let partition) = bind.target, !Permissions.canRead(partition, user: ruleUser, rules: rules) {
-            try await endSession(ErrorMessage(
-                code: .permissionDenied,
-                message: "user \(user.id) may not read partition \(partition.path) of app \"\(appID)\" (the app's read rule says no)",
-                session: bind.session))
-            return
+            return try await endSession(BindPolicy.partitionNotReadable(bind, partition: partition, userID: user.id, appID: appID))
         }
         if let refusal = admissionRefusal(user: user.id, session: bind.session) {
             try await endSession(refusal)
@@ -65,12 +48,10 @@ extension SyncConnection {
             realm = try await coordinator.realm(appID: appID, path: path, createdBy: user.id, maxPerUser: admission.limits.realmsPerUser)
         } catch let error as ServerStoreError where error.code == .limitExceeded {
             admission.releaseSession(bind.session, connection: id)
-            metrics.countRefusal(limit: "realmsPerUser")
+            metrics.countRefusal(limit: BindPolicy.Limit.realmsPerUser.rawValue)
             logger.notice("sync session refused", metadata: ["limit": "realmsPerUser", "user": "\(user.id)"])
-            try await endSession(ErrorMessage(
-                code: .tryAgainLater, message: "\(error.message) (limits.realmsPerUser)", action: .retryLater,
-                tryAgainAfterMilliseconds: 3_600_000, session: bind.session))
-            return
+            return try await endSession(BindPolicy.refusal(
+                .realmsPerUser, value: admission.limits.realmsPerUser, userID: user.id, session: bind.session, detail: error.message))
         } catch {
             try await storeFailed(error)
         }
@@ -90,36 +71,38 @@ extension SyncConnection {
 
     /// Why the server may not bind another session of `user` on this connection, or nil.
     func admissionRefusal(user: String, session: SessionID) -> ErrorMessage? {
-        let limit: String
-        let message: String
+        let limit: BindPolicy.Limit
         if sessions.count >= admission.limits.sessionsPerConnection {
-            (limit, message) = ("sessionsPerConnection", "too many sessions on one connection (limit \(admission.limits.sessionsPerConnection))")
+            limit = .sessionsPerConnection
         } else if let refused = admission.admitSession(session, user: user, connection: id) {
             limit = refused
-            message = refused == "sessionsPerUser"
-                ? "too many sync sessions of user \(user) across its connections (limit \(admission.limits.sessionsPerUser))"
-                : "too many sync connections of user \(user) (limit \(admission.limits.connectionsPerUser))"
         } else {
             return nil
         }
-        metrics.countRefusal(limit: limit)
-        logger.notice("sync session refused", metadata: ["limit": "\(limit)", "user": "\(user)"])
-        return ErrorMessage(code: .tryAgainLater, message: message, action: .retryLater, tryAgainAfterMilliseconds: 30_000, session: session)
+        metrics.countRefusal(limit: limit.rawValue)
+        logger.notice("sync session refused", metadata: ["limit": "\(limit.rawValue)", "user": "\(user)"])
+        let value = switch limit {
+        case .sessionsPerConnection: admission.limits.sessionsPerConnection
+        case .sessionsPerUser: admission.limits.sessionsPerUser
+        case .connectionsPerUser: admission.limits.connectionsPerUser
+        case .realmsPerUser: admission.limits.realmsPerUser
+        }
+        return BindPolicy.refusal(limit, value: value, userID: user, session: session)
     }
 
     func refreshAccessToken(_ refresh: RefreshAccessToken) async throws {
         guard let session = sessions[refresh.session] else { return }
         switch await auth.syncUser(accessToken: refresh.accessToken, appID: appID, session: refresh.session) {
-        case .user(let user, let deviceID, let expires, _) where user.id == session.userID:
+        case .user(let user, let deviceID, let expires, _):
+            if let refusal = BindPolicy.refresh(tokenUser: user.id, sessionUser: session.userID, session: refresh.session,
+                                                epoch: session.realm.epoch) {
+                return try await endSession(refusal)
+            }
             sessions[refresh.session]?.deviceID = deviceID
             logic.update(refresh.session) { $0.tokenExpires = expires }
             scheduleTokenExpiry(refresh.session)
             // The coordinator ends sessions by device: tell it the new one.
             if isIdentified(refresh.session) { await coordinator.rebound(connection: id, session: refresh.session, deviceID: deviceID) }
-        case .user:
-            try await endSession(ErrorMessage(
-                code: .invalidAccessToken, message: "the new access token is another user's", action: .protocolViolation,
-                session: refresh.session, epoch: session.realm.epoch))
         case .refused(var refusal):
             refusal.epoch = session.realm.epoch
             try await endSession(refusal)

@@ -3,13 +3,13 @@ import Foundation
 
 /// A backup of one realm or of a whole app: what ``SyncCoordinator/backup(appID:path:id:)`` makes
 /// and ``SyncCoordinator/restore(_:)`` puts back. ``BackupDirectory`` keeps them as JSON files.
-public struct ServerBackup: Sendable, Hashable, Codable {
-    public var id: String
-    public var appID: String
+package struct ServerBackup: Sendable, Hashable, Codable {
+    package var id: String
+    package var appID: String
     /// The realm backed up, or nil for every realm of the app.
-    public var path: String?
-    public var createdAt: Date
-    public var realms: [RealmArchive]
+    package var path: String?
+    package var createdAt: Date
+    package var realms: [RealmArchive]
 }
 
 extension SyncCoordinator {
@@ -17,7 +17,7 @@ extension SyncCoordinator {
     /// epochs, each read in one transaction.
     ///
     /// - Throws: `ServerStoreError.notFound` when the app has no realm at `path`.
-    public func backup(appID: String, path: String?, id: String) async throws -> ServerBackup {
+    package func backup(appID: String, path: String?, id: String) async throws -> ServerBackup {
         var realms = try await store.realms(appID: appID)
         if let path {
             realms = realms.filter { $0.path == path }
@@ -37,7 +37,7 @@ extension SyncCoordinator {
     ///
     /// - Returns: the paths of the realms restored or emptied.
     @discardableResult
-    public func restore(_ backup: ServerBackup) async throws -> [String] {
+    package func restore(_ backup: ServerBackup) async throws -> [String] {
         let message = "the server's history was restored from backup \(backup.id) of \(backup.createdAt)"
         var touched: [String] = []
         for archive in backup.realms {

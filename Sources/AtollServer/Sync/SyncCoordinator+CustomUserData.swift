@@ -10,7 +10,7 @@ extension SyncCoordinator {
     /// The realm's state is the one flexible sync keeps in memory (built once, then kept up to date
     /// by every upload); a field that is the primary key is looked up directly, another is found
     /// by a scan of the type's objects, and when several objects hold the user's id, none counts.
-    public func customUserData(appID: String, settings: ServerConfiguration.CustomUserData, userID: String) async throws
+    package func customUserData(appID: String, settings: ServerConfiguration.CustomUserData, userID: String) async throws
         -> [String: Value]?
     {
         let path = settings.partition.map { PartitionValue.string($0).path } ?? FlexibleSync.realmPath

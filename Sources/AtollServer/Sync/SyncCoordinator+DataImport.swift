@@ -3,19 +3,19 @@ import Foundation
 
 /// One batch of an operator's data import (`atoll data import`): mongoexport documents of one
 /// type, each with its index in the file for the report.
-public struct DataImportRequest: Sendable {
-    public var type: String
+package struct DataImportRequest: Sendable {
+    package var type: String
     /// Extended JSON documents (one each), unparsed: the server parses them within ``JSONLimits``.
-    public var documents: [String]
+    package var documents: [String]
     /// Partition-based apps: the member whose value chooses each document's realm.
-    public var partitionKey: String?
+    package var partitionKey: String?
     /// One realm for every document (`s:tasks`, `flx`); neither this nor a partition key: `flx`.
-    public var realm: String?
+    package var realm: String?
     /// Types and properties to add to the realm's schema first (the schema `atoll apps import`
     /// or `atoll data export` wrote), for a realm no device has declared its models in yet.
-    public var schema: [ObjectSchema]
+    package var schema: [ObjectSchema]
 
-    public init(type: String, documents: [String], partitionKey: String? = nil, realm: String? = nil, schema: [ObjectSchema] = []) {
+    package init(type: String, documents: [String], partitionKey: String? = nil, realm: String? = nil, schema: [ObjectSchema] = []) {
         self.type = type
         self.documents = documents
         self.partitionKey = partitionKey
@@ -25,36 +25,36 @@ public struct DataImportRequest: Sendable {
 }
 
 /// What a batch did: every document is imported or refused with its reason.
-public struct DataImportOutcome: Sendable {
-    public struct Refusal: Sendable, Hashable {
-        public var index: Int
-        public var error: DataImportError
+package struct DataImportOutcome: Sendable {
+    package struct Refusal: Sendable, Hashable {
+        package var index: Int
+        package var error: DataImportError
     }
-    public struct UnresolvedLink: Sendable, Hashable {
-        public var index: Int
-        public var target: ObjectLink
+    package struct UnresolvedLink: Sendable, Hashable {
+        package var index: Int
+        package var target: ObjectLink
     }
-    public var imported = 0
-    public var refused: [Refusal] = []
+    package var imported = 0
+    package var refused: [Refusal] = []
     /// Links whose target object exists neither in the realm nor in the batch: written (Atoll
     /// keeps a link to a missing object, which resolves when the target arrives), and reported.
-    public var unresolvedLinks: [UnresolvedLink] = []
+    package var unresolvedLinks: [UnresolvedLink] = []
     /// Members the schema has no property for, and how many documents had each.
-    public var ignoredFields: [String: Int] = [:]
+    package var ignoredFields: [String: Int] = [:]
     /// The realms written, by path.
-    public var realms: Set<String> = []
+    package var realms: Set<String> = []
 }
 
 extension SyncCoordinator {
     /// Most documents one batch may carry.
-    public static let maxImportBatch = 2_000
+    package static let maxImportBatch = 2_000
 
     /// Writes a batch of documents into the app's history as a server write: per realm one
     /// changeset, appended on the realm's newest version (``ImportChangeset`` says why it needs
     /// no rebase and no state-dependent validation), fanned out to the bound sessions, so devices
     /// download it like any change. Documents with a primary key already present overwrite its
     /// fields: importing a batch twice leaves the same objects.
-    public func importDocuments(appID: String, _ request: DataImportRequest, limits: JSONLimits = JSONLimits()) async throws -> DataImportOutcome {
+    package func importDocuments(appID: String, _ request: DataImportRequest, limits: JSONLimits = JSONLimits()) async throws -> DataImportOutcome {
         guard request.documents.count <= Self.maxImportBatch else {
             throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
         }
@@ -64,7 +64,7 @@ extension SyncCoordinator {
 
     /// ``importDocuments(appID:_:limits:)`` for documents already placed (``place(_:_:limits:)``,
     /// which needs no actor: the admin route runs it before it gets here). `request.documents` is not read.
-    public func importDocuments(appID: String, placed: [Result<PlacedDocument, DataImportError>],
+    package func importDocuments(appID: String, placed: [Result<PlacedDocument, DataImportError>],
                                 _ request: DataImportRequest, limits: JSONLimits = JSONLimits()) async throws -> DataImportOutcome {
         guard placed.count <= Self.maxImportBatch else {
             throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
@@ -86,15 +86,15 @@ extension SyncCoordinator {
     }
 
     /// One document's bytes and the path of the realm it goes into.
-    public struct PlacedDocument: Sendable {
-        public var realm: String
-        public var bytes: [UInt8]
+    package struct PlacedDocument: Sendable {
+        package var realm: String
+        package var bytes: [UInt8]
     }
 
     /// The realm each document goes into (or why it is refused). Only a partition-based import
     /// reads the documents here (their partition key member, every document checked whole);
     /// the others are parsed once, where they are typed.
-    public static func place(_ documents: [some Collection<UInt8>], _ request: DataImportRequest,
+    package static func place(_ documents: [some Collection<UInt8>], _ request: DataImportRequest,
                              limits: JSONLimits = JSONLimits()) -> [Result<PlacedDocument, DataImportError>] {
         documents.map { place(Array($0), request, limits: limits) }
     }
@@ -227,23 +227,23 @@ extension SyncCoordinator {
 }
 
 /// One page of an export: canonical Extended JSON documents of one type in one realm.
-public struct DataExportPage: Sendable {
-    public var documents: [String]
+package struct DataExportPage: Sendable {
+    package var documents: [String]
     /// Where the next page starts; nil after the last.
-    public var next: Int?
+    package var next: Int?
     /// The type's schema, for a later import into an app that has none yet.
-    public var schema: [ObjectSchema]
+    package var schema: [ObjectSchema]
 }
 
 extension SyncCoordinator {
     /// The realms of an app that hold data, by path.
-    public func dataRealms(appID: String) async throws -> [String] {
+    package func dataRealms(appID: String) async throws -> [String] {
         try await store.realms(appID: appID).map(\.path).sorted()
     }
 
     /// Objects of `type` (every top-level type when nil: then `schema` lists them) in the realm at
     /// `path`, from its newest state, `limit` from position `after` in primary key order.
-    public func exportDocuments(appID: String, path: String, type: String?, after: Int, limit: Int) async throws -> DataExportPage {
+    package func exportDocuments(appID: String, path: String, type: String?, after: Int, limit: Int) async throws -> DataExportPage {
         guard let realm = try await storedRealm(appID: appID, path: path) else {
             throw ServerStoreError(.notFound, "app \(appID) has no realm \(path)")
         }

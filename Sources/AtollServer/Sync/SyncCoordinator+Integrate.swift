@@ -17,7 +17,7 @@ extension SyncCoordinator {
     ///
     /// With `stillCurrent`, the upload is integrated only if it says yes inside the store's
     /// transaction (else `StaleEpoch`): the rules `check` came from are still the app's.
-    public func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil,
+    package func integrate(_ batch: UploadBatch, into realm: StoredRealm, check: WriteRule? = nil,
                           stillCurrent: (@Sendable () -> Bool)? = nil) async throws -> IntegrationResult {
         uploadsInFlight[realm.appID, default: 0] += 1
         defer { uploadsInFlight[realm.appID, default: 1] -= 1 }
@@ -35,7 +35,7 @@ extension SyncCoordinator {
         // the uploader's own changesets the whole rebase runs again under the lock, once.
         // (A store that integrates outside its lock anyway does it in one go.)
         let early = store.integratesOutsideTheLock ? nil : try await rebaseEarly(batch, realm: realm)
-        if early != nil { await afterEarlyRebase?() }
+        if early != nil { await interleaving.afterEarlyRebase(realmID: realm.id) }
         do {
             return try await integrate(batch, into: realm, check: check, stillCurrent: stillCurrent, snapshot: snapshot, early: early, start: start)
         } catch is RebaseAgain {

@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// (``StoreChange``), so a client may connect to any node and see every node's writes.
 extension SyncCoordinator {
     /// Acts on a change another node made to the store.
-    public func apply(_ change: StoreChange) async {
+    package func apply(_ change: StoreChange) async {
         switch change {
         case .history(let realmID, let latest, let entries, let epoch):
             // Announced after its commit, so possibly after the history was replaced (a restore,
@@ -117,7 +117,7 @@ extension SyncCoordinator {
 
     /// Checks what this node holds against the store: run periodically, and when the change feed
     /// was interrupted, so a lost notification only delays what it announced.
-    public func catchUpWithOtherNodes() async {
+    package func catchUpWithOtherNodes() async {
         syncEnabled = [:]
         storedApps = [:]
         // One read of each app's realms and one of every watched realm's version, whatever the

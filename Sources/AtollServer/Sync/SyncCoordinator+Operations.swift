@@ -19,12 +19,12 @@ extension SyncCoordinator {
 
     /// Whether clients of an app may recover unsynced changes on a reset: the operator's setting,
     /// else the configuration's `clientRecovery`.
-    public func clientRecoveryAllowed(appID: String) async throws -> Bool {
+    package func clientRecoveryAllowed(appID: String) async throws -> Bool {
         try await storedApp(appID)?.clientRecovery ?? appSettings(appID).clientRecovery
     }
 
     /// Turns client recovery on or off for an app (nil: as the configuration says); persisted.
-    public func setClientRecovery(appID: String, _ allowed: Bool?) async throws {
+    package func setClientRecovery(appID: String, _ allowed: Bool?) async throws {
         guard try await store.setClientRecovery(appID: appID, allowed) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         storedApps[appID] = nil
         try await store.publish(.appChanged(appID: appID))
@@ -33,14 +33,14 @@ extension SyncCoordinator {
 
     /// How long a client of the app may stay away before it must reset, in seconds; nil keeps all
     /// history. The operator's setting (0 meaning "keep all"), else the configuration's.
-    public func maxOfflineTime(appID: String) async throws -> TimeInterval? {
+    package func maxOfflineTime(appID: String) async throws -> TimeInterval? {
         let seconds = try await storedApp(appID)?.maxOfflineTime ?? appSettings(appID).maxOfflineTime
         guard let seconds, seconds > 0 else { return nil }
         return seconds
     }
 
     /// Sets an app's maximum offline time in seconds (0 keeps all history; nil: as configured); persisted.
-    public func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws {
+    package func setMaxOfflineTime(appID: String, _ seconds: TimeInterval?) async throws {
         guard try await store.setMaxOfflineTime(appID: appID, seconds) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         storedApps[appID] = nil
         try await store.publish(.appChanged(appID: appID))

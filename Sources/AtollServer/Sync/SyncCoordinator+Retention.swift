@@ -20,7 +20,7 @@ extension SyncCoordinator {
     ///
     /// - Returns: what was compacted, one result per realm looked at.
     @discardableResult
-    public func compact(appID: String? = nil) async throws -> [(path: String, result: CompactionResult)] {
+    package func compact(appID: String? = nil) async throws -> [(path: String, result: CompactionResult)] {
         let now = self.now()
         var apps = [appID].compactMap { $0 }
         if appID == nil { apps = try await store.apps().map(\.id) }

@@ -3,21 +3,21 @@ import Foundation
 
 /// A change to an app's schema that clients cannot merge (docs/merge.md): the server rewrites its
 /// data and every client resets.
-public enum BreakingSchemaChange: Sendable, Hashable, CustomStringConvertible {
+package enum BreakingSchemaChange: Sendable, Hashable, CustomStringConvertible {
     /// Removes property `name` of object type `type`.
     case removeProperty(type: String, name: String)
     /// Gives property `name` of `type` another scalar type (and optionality when `isOptional` is set).
     case changePropertyType(type: String, name: String, to: PropertyType, isOptional: Bool?)
 
-    public var type: String {
+    package var type: String {
         switch self { case .removeProperty(let type, _), .changePropertyType(let type, _, _, _): type }
     }
 
-    public var name: String {
+    package var name: String {
         switch self { case .removeProperty(_, let name), .changePropertyType(_, let name, _, _): name }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .removeProperty(let type, let name): "property \(type).\(name) was removed"
         case .changePropertyType(let type, let name, let newType, _): "property \(type).\(name) became \(newType.rawValue)"
@@ -25,7 +25,7 @@ public enum BreakingSchemaChange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `state` rewritten by the change (pure: `ReplicaState.removingProperty` or `changingPropertyType`).
-    public func apply(to state: ReplicaState) throws -> ReplicaState {
+    package func apply(to state: ReplicaState) throws -> ReplicaState {
         switch self {
         case .removeProperty(let type, let name):
             return try state.removingProperty(type: type, name: name)
@@ -45,7 +45,7 @@ extension SyncCoordinator {
     /// - Throws: `SchemaError` (`.unknownType`, `.unknownProperty`, `.invalidPrimaryKey`,
     ///   `.unsupportedType`) before anything is written when no realm can take the change.
     @discardableResult
-    public func applyBreakingChange(_ change: BreakingSchemaChange, appID: String) async throws -> [String] {
+    package func applyBreakingChange(_ change: BreakingSchemaChange, appID: String) async throws -> [String] {
         let realms = try await store.realms(appID: appID)
         // Check first, so a change that cannot apply leaves every realm as it was.
         var candidates: [StoredRealm] = []

@@ -4,18 +4,18 @@ import Foundation
 import Logging
 
 /// Why a client may not make the change of one object (nil: it may); see ``WriteCheck/Rule``.
-public typealias WriteRule = @Sendable (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
+package typealias WriteRule = @Sendable (_ id: ObjectID, _ before: [String: Value]?, _ after: [String: Value]?, _ state: ReplicaState) -> String?
 
 /// One identified sync session, as operators see it.
-public struct SessionInfo: Sendable, Hashable {
-    public var appID: String
-    public var userID: String
+package struct SessionInfo: Sendable, Hashable {
+    package var appID: String
+    package var userID: String
     /// The realm: a partition's path, or `flx` for flexible sync.
-    public var path: String
-    public var fileIdent: Int64
-    public var connection: UInt64
-    public var session: SessionID
-    public var epoch: SyncEpoch
+    package var path: String
+    package var fileIdent: Int64
+    package var connection: UInt64
+    package var session: SessionID
+    package var epoch: SyncEpoch
 }
 
 /// A session the coordinator can end from outside its connection.
@@ -48,8 +48,8 @@ struct HistoryAdvance: Sendable {
 /// let realm = try await coordinator.realm(appID: "tasks", path: PartitionValue.string("home").path)
 /// let result = try await coordinator.integrate(batch, into: realm)
 /// ```
-public actor SyncCoordinator {
-    public let store: any ServerStore
+package actor SyncCoordinator {
+    package let store: any ServerStore
     /// What one value or collection of an upload may cost (`ReplicaState.validate`).
     let limits = ChangesetLimits()
     let metrics: ServerMetrics
@@ -58,7 +58,7 @@ public actor SyncCoordinator {
     /// operator overrides take precedence over.
     let appSettings: @Sendable (String) -> ServerConfiguration.App
     /// The server's wall clock (tests pass one they move): last-seen times, compaction, backups.
-    public nonisolated let clock: WallClock
+    package nonisolated let clock: WallClock
     /// Flexible-sync query sets evaluated once per distinct set and version, for every session.
     nonisolated let evaluations: FlexibleEvaluations
 
@@ -85,14 +85,8 @@ public actor SyncCoordinator {
     private var nextConnectionID: UInt64 = 1
     /// Apps whose sync is being terminated (a count: terminations may overlap).
     private var terminating: [String: Int] = [:]
-    /// Tests only: runs inside ``terminateSync(appID:)`` once sessions ended, before histories restart.
-    var whileTerminating: (@Sendable () async -> Void)?
-
-    func setWhileTerminating(_ hook: (@Sendable () async -> Void)?) { whileTerminating = hook }
-    /// Tests only: runs between an upload's early rebase and its transaction.
-    var afterEarlyRebase: (@Sendable () async -> Void)?
-
-    func setAfterEarlyRebase(_ hook: (@Sendable () async -> Void)?) { afterEarlyRebase = hook }
+    /// Where a test holds the coordinator (``NoInterleaving`` in production).
+    let interleaving: any SyncInterleaving
     /// Uploads whose early rebase no longer fitted the history found under the lock (rebased again).
     var rebasedAgain = 0
 
@@ -100,7 +94,7 @@ public actor SyncCoordinator {
     /// The realms with sessions or a materialized state here: the store's change listener drops
     /// other realms' announcements unread (``noteServed(_:)`` keeps it after each change of
     /// ``subscribers`` or ``materialized``).
-    public nonisolated let interest: RealmInterest
+    package nonisolated let interest: RealmInterest
     /// Per realm with sessions here: the newest server version fanned out to them, by an
     /// integration here or a read of what another node appended (``otherNodeAppended(realmID:latest:)``).
     var fannedOut: [Int64: Int64] = [:]
@@ -119,7 +113,7 @@ public actor SyncCoordinator {
     /// The auth service's cache of live logins: what another node revoked is forgotten here.
     let liveLogins: LiveLoginCache?
 
-    public init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
+    package init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int = 256,
                 appSettings: @escaping @Sendable (String) -> ServerConfiguration.App = { ServerConfiguration.App(id: $0) },
                 clock: WallClock = .system) {
         self.init(store: store, metrics: metrics, logger: logger, cachedRealms: cachedRealms, appSettings: appSettings, clock: clock,
@@ -127,8 +121,10 @@ public actor SyncCoordinator {
     }
 
     init(store: any ServerStore, metrics: ServerMetrics, logger: Logger, cachedRealms: Int,
-         appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?) {
+         appSettings: @escaping @Sendable (String) -> ServerConfiguration.App, clock: WallClock, liveLogins: LiveLoginCache?,
+         interleaving: any SyncInterleaving = NoInterleaving()) {
         self.liveLogins = liveLogins
+        self.interleaving = interleaving
         self.store = store
         interest = RealmInterest(record: { metrics.countHistoryAnnouncement($0) })
         self.clock = clock
@@ -150,7 +146,7 @@ public actor SyncCoordinator {
 
     /// The realm of `appID` at `path`, created with a random epoch on first use, by `user` (who may
     /// create at most `maxPerUser` realms of the app: `ServerStoreError.limitExceeded` past it).
-    public func realm(appID: String, path: String, createdBy user: String? = nil, maxPerUser: Int? = nil) async throws -> StoredRealm {
+    package func realm(appID: String, path: String, createdBy user: String? = nil, maxPerUser: Int? = nil) async throws -> StoredRealm {
         let key = RealmKey(appID: appID, path: path)
         if let known = realms[key] {
             touch(known.id)
@@ -206,14 +202,14 @@ public actor SyncCoordinator {
     // MARK: Operations
 
     /// The identified sessions of an app, oldest connection first.
-    public func sessions(appID: String) -> [SessionInfo] {
+    package func sessions(appID: String) -> [SessionInfo] {
         bound.filter { $0.value.info.appID == appID }
             .sorted { ($0.key.connection, $0.key.session) < ($1.key.connection, $1.key.session) }
             .map(\.value.info)
     }
 
     /// Whether sync is on for an app (on for an app the store does not know yet).
-    public func isSyncEnabled(appID: String) async throws -> Bool {
+    package func isSyncEnabled(appID: String) async throws -> Bool {
         if let known = syncEnabled[appID] { return known }
         let enabled = try await store.app(id: appID)?.syncEnabled ?? true
         syncEnabled[appID] = enabled
@@ -224,14 +220,14 @@ public actor SyncCoordinator {
     /// ``enableSync(appID:)``, and starts every realm's history over under a new epoch from a
     /// snapshot of its data: the data stays, every client's sync state is forgotten, and a client
     /// that comes back holds an epoch the server no longer has and must reset.
-    public func terminateSync(appID: String) async throws {
+    package func terminateSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, false) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = false
         terminating[appID, default: 0] += 1
         defer { terminating[appID]! -= 1 }
         endAndForgetSessions(ofApp: appID)
         try await store.publish(.syncTerminated(appID: appID))
-        await whileTerminating?()
+        await interleaving.whileTerminating(appID: appID)
         for realm in try await store.realms(appID: appID) {
             let state = try await currentState(of: realm.id)
             try await store.restartHistory(realmID: realm.id, epoch: Self.randomEpoch(), reason: .epochChanged,
@@ -262,7 +258,7 @@ public actor SyncCoordinator {
     }
 
     /// Turns sync on again after ``terminateSync(appID:)``; realms start over with new epochs.
-    public func enableSync(appID: String) async throws {
+    package func enableSync(appID: String) async throws {
         guard try await store.setSyncEnabled(appID: appID, true) else { throw ServerStoreError(.missingOwner, "no app \(appID)") }
         syncEnabled[appID] = true
         try await store.publish(.appChanged(appID: appID))
@@ -271,7 +267,7 @@ public actor SyncCoordinator {
 
     /// Ends the sessions of a user who was disabled or deleted, or logged out on `deviceID` (nil:
     /// on every device): the client logs the user out.
-    public func endSessions(userID: String, deviceID: String? = nil, reason: String) async {
+    package func endSessions(userID: String, deviceID: String? = nil, reason: String) async {
         endSessionsHere(userID: userID, deviceID: deviceID, reason: reason)
         do {
             try await store.publish(.sessionsEnded(userID: userID, deviceID: deviceID, reason: reason))

@@ -14,10 +14,10 @@ import Foundation
 ///
 /// The commands and answers are described in `Sources/atoll-device/main.swift`. The executable is
 /// `ATOLL_DEVICE_EXECUTABLE`, or the one next to the running test binary.
-public final class DeviceProcess: Sendable {
-    public let rootDirectory: URL
+package final class DeviceProcess: Sendable {
+    package let rootDirectory: URL
     /// What the device wrote to stderr.
-    public let logURL: URL
+    package let logURL: URL
 
     private struct State {
         var lines: [String] = []
@@ -40,7 +40,7 @@ public final class DeviceProcess: Sendable {
 
     /// Starts a device and returns once it printed `ready` (its realm is open). `environment` is
     /// added to the test process's own (e.g. `ATOLL_DEVICE_DIE_MID_DOWNLOAD`).
-    public static func start(baseURL: String, rootDirectory: URL, appId: String, partition: String,
+    package static func start(baseURL: String, rootDirectory: URL, appId: String, partition: String,
                              resetMode: String = "recover", environment: [String: String] = [:],
                              timeout: Duration = .seconds(30)) async throws -> DeviceProcess {
         let executable = try ServerProcess.locateBuiltExecutable(named: "atoll-device", environmentVariable: "ATOLL_DEVICE_EXECUTABLE")
@@ -74,31 +74,31 @@ public final class DeviceProcess: Sendable {
     }
 
     /// Every line the device printed so far.
-    public var transcript: [String] { state.withLock { $0.lines } }
+    package var transcript: [String] { state.withLock { $0.lines } }
 
     /// How many lines the device printed so far: a mark for `lines(prefix:since:)`.
-    public var lineCount: Int { state.withLock { $0.lines.count } }
+    package var lineCount: Int { state.withLock { $0.lines.count } }
 
     /// The lines printed so far (after the first `since`) that start with `prefix`.
-    public func lines(prefix: String, since: Int = 0) -> [String] {
+    package func lines(prefix: String, since: Int = 0) -> [String] {
         state.withLock { $0.lines.dropFirst(since).filter { $0.hasPrefix(prefix) } }
     }
 
     /// Sends one command line.
-    public func send(_ command: String) throws {
+    package func send(_ command: String) throws {
         try input.write(contentsOf: Data((command + "\n").utf8))
     }
 
     /// Sends `command` and returns the first line after it that `isAnswer` accepts (lines before it
     /// are skipped); an `error …` line throws.
-    public func run(_ command: String, timeout: Duration = .seconds(60),
+    package func run(_ command: String, timeout: Duration = .seconds(60),
                     until isAnswer: @escaping @Sendable (String) -> Bool) async throws -> String {
         try send(command)
         return try await waitForLine(timeout: timeout) { isAnswer($0) }
     }
 
     /// The device's sorted object names (`dump`).
-    public func dump(timeout: Duration = .seconds(30)) async throws -> [String] {
+    package func dump(timeout: Duration = .seconds(30)) async throws -> [String] {
         let line = try await run("dump", timeout: timeout) { $0.hasPrefix("dump") }
         let names = line.dropFirst("dump".count).trimmingCharacters(in: .whitespaces)
         return names.isEmpty ? [] : names.split(separator: ",").map(String.init)
@@ -107,7 +107,7 @@ public final class DeviceProcess: Sendable {
     /// Consumes lines from the cursor on until one that `matches`; throws on an `error` line, when
     /// the device exits, or after `timeout`.
     @discardableResult
-    public func waitForLine(timeout: Duration = .seconds(60), _ matches: @Sendable (String) -> Bool) async throws -> String {
+    package func waitForLine(timeout: Duration = .seconds(60), _ matches: @Sendable (String) -> Bool) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (line, exited): (String?, Bool) = state.withLock { state in
@@ -130,7 +130,7 @@ public final class DeviceProcess: Sendable {
 
     /// Waits until `count` lines starting with `prefix` were printed after the first `since`
     /// lines (from the start by default, not from the cursor).
-    public func waitForLines(prefix: String, count: Int, since: Int = 0, timeout: Duration = .seconds(60)) async throws -> [String] {
+    package func waitForLines(prefix: String, count: Int, since: Int = 0, timeout: Duration = .seconds(60)) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         while true {
             let found = lines(prefix: prefix, since: since)
@@ -142,7 +142,7 @@ public final class DeviceProcess: Sendable {
     }
 
     /// Waits until the device process ended by itself; false after `timeout`.
-    public func waitUntilExited(timeout: Duration) async -> Bool {
+    package func waitUntilExited(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             if ContinuousClock.now >= deadline { return false }
@@ -153,12 +153,12 @@ public final class DeviceProcess: Sendable {
     }
 
     /// Kills the device with SIGKILL and waits until it is gone.
-    public func kill9() async {
+    package func kill9() async {
         await terminate(signal: SIGKILL)
     }
 
     /// Asks the device to quit; kills it after `grace`.
-    public func stop(grace: Duration = .seconds(10)) async {
+    package func stop(grace: Duration = .seconds(10)) async {
         try? send("quit")
         let deadline = ContinuousClock.now + grace
         while process.isRunning, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
@@ -190,7 +190,7 @@ public final class DeviceProcess: Sendable {
 }
 
 /// The device process did not answer as expected.
-public struct DeviceProcessError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct DeviceProcessError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }

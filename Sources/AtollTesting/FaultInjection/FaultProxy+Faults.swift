@@ -1,10 +1,10 @@
 extension FaultProxy {
     /// Which way bytes travel through the proxy.
-    public enum Direction: Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    package enum Direction: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case clientToServer
         case serverToClient
 
-        public var description: String { self == .clientToServer ? "client→server" : "server→client" }
+        package var description: String { self == .clientToServer ? "client→server" : "server→client" }
     }
 
     /// What the proxy does to the bytes of one direction. Frame faults (`duplicate`, `reorder`,
@@ -14,12 +14,12 @@ extension FaultProxy {
     /// ```swift
     /// proxy.set(.init(delay: .milliseconds(50), duplicate: 0.1), for: .clientToServer)
     /// ```
-    public struct Faults: Sendable, Hashable, CustomStringConvertible {
+    package struct Faults: Sendable, Hashable, CustomStringConvertible {
         /// Bytes are forwarded.
-        public static let none = Faults()
+        package static let none = Faults()
 
         /// What `drop` does with the bytes of a direction.
-        public enum Drop: Sendable, Hashable {
+        package enum Drop: Sendable, Hashable {
             /// Forward them.
             case none
             /// Discard them silently, the connection staying open: whole frames on a WebSocket
@@ -30,17 +30,17 @@ extension FaultProxy {
             case close
         }
 
-        public var drop: Drop
+        package var drop: Drop
         /// Latency added to every chunk (order is kept).
-        public var delay: Duration
+        package var delay: Duration
         /// The chance that a frame is sent twice.
-        public var duplicate: Double
+        package var duplicate: Double
         /// The chance that a frame is held back and sent after the next one.
-        public var reorder: Double
+        package var reorder: Double
         /// The chance that part of a frame is sent and then the connection closed.
-        public var cutMidFrame: Double
+        package var cutMidFrame: Double
 
-        public init(drop: Drop = .none, delay: Duration = .zero, duplicate: Double = 0, reorder: Double = 0,
+        package init(drop: Drop = .none, delay: Duration = .zero, duplicate: Double = 0, reorder: Double = 0,
                     cutMidFrame: Double = 0) {
             self.drop = drop
             self.delay = delay
@@ -49,7 +49,7 @@ extension FaultProxy {
             self.cutMidFrame = cutMidFrame
         }
 
-        public var description: String {
+        package var description: String {
             var parts: [String] = []
             if drop != .none { parts.append("drop \(drop)") }
             if delay > .zero { parts.append("delay \(delay)") }
@@ -61,32 +61,32 @@ extension FaultProxy {
     }
 
     /// What the proxy has done since it started.
-    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+    package struct Statistics: Sendable, Hashable, CustomStringConvertible {
         /// Client connections accepted.
-        public var connections = 0
+        package var connections = 0
         /// Connections that upgraded to WebSocket (the first response was 101).
-        public var webSocketConnections = 0
+        package var webSocketConnections = 0
         /// WebSocket frames passed on (a duplicated frame counts once here).
-        public var framesForwarded = 0
-        public var framesDropped = 0
-        public var framesDuplicated = 0
-        public var framesReordered = 0
+        package var framesForwarded = 0
+        package var framesDropped = 0
+        package var framesDuplicated = 0
+        package var framesReordered = 0
         /// Chunks of raw bytes (not whole frames) discarded: before an upgrade, or when black-holed.
-        public var chunksDropped = 0
+        package var chunksDropped = 0
         /// Chunks forwarded with added latency.
-        public var chunksDelayed = 0
+        package var chunksDelayed = 0
         /// Connections closed by a fault: a frame cut in the middle, `drop: .close`, `cutAll()`,
         /// or `healAll()` closing a connection that had lost data.
-        public var cuts = 0
+        package var cuts = 0
         /// Connections accepted while black-holed (never forwarded).
-        public var blackHoledConnections = 0
+        package var blackHoledConnections = 0
 
         /// Every fault that changed what a peer received (delays not counted).
-        public var faultsInjected: Int {
+        package var faultsInjected: Int {
             framesDropped + framesDuplicated + framesReordered + chunksDropped + cuts + blackHoledConnections
         }
 
-        public var description: String {
+        package var description: String {
             "\(connections) connections (\(webSocketConnections) WebSocket), \(framesForwarded) frames forwarded; "
                 + "faults: \(framesDropped) frames dropped, \(framesDuplicated) duplicated, \(framesReordered) reordered, "
                 + "\(chunksDropped) chunks dropped, \(cuts) cuts, \(blackHoledConnections) black-holed connections; "

@@ -22,11 +22,11 @@ import NIOPosix
 /// Memory is bounded: each direction of a connection holds at most about `maxBufferedBytes`
 /// (delayed chunks, a held frame, a partial frame) before the proxy stops reading from its
 /// sender; a frame longer than half of it streams through without frame faults.
-public final class FaultProxy: Sendable {
+package final class FaultProxy: Sendable {
     /// The port clients connect to.
-    public let port: Int
+    package let port: Int
     /// `http://127.0.0.1:<port>`, for `AppConfiguration(baseURL:)`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     let core: Core
     private let serverChannel: any Channel
@@ -40,7 +40,7 @@ public final class FaultProxy: Sendable {
     /// Starts a proxy on a free port of 127.0.0.1 that forwards to `host`:`port`.
     ///
     /// - Parameter seed: seeds the per-frame coin flips of the probabilistic faults.
-    public static func start(upstream host: String, _ port: Int, maxBufferedBytes: Int = 1 << 20,
+    package static func start(upstream host: String, _ port: Int, maxBufferedBytes: Int = 1 << 20,
                              seed: UInt64 = .random(in: 0 ... .max)) async throws -> FaultProxy {
         let core = Core(upstreamHost: host, upstreamPort: port, maxBufferedBytes: max(64 * 1024, maxBufferedBytes), seed: seed)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -61,30 +61,30 @@ public final class FaultProxy: Sendable {
     }
 
     /// Sets the faults of one direction (replacing the previous ones).
-    public func set(_ faults: Faults, for direction: Direction) {
+    package func set(_ faults: Faults, for direction: Direction) {
         core.state.withLock { $0.faults[direction] = faults }
     }
 
     /// Sets the same faults for both directions.
-    public func set(_ faults: Faults) {
+    package func set(_ faults: Faults) {
         for direction in Direction.allCases { set(faults, for: direction) }
     }
 
     /// The faults of `direction` now.
-    public func faults(for direction: Direction) -> Faults {
+    package func faults(for direction: Direction) -> Faults {
         core.state.withLock { $0.faults[direction] ?? .none }
     }
 
     /// While `true`, new connections are accepted and read but never forwarded nor answered, and
     /// open ones lose everything in both directions.
-    public var isBlackHoled: Bool {
+    package var isBlackHoled: Bool {
         get { core.state.withLock { $0.blackHoled } }
         set { core.state.withLock { $0.blackHoled = newValue } }
     }
 
     /// Whether the proxy closes connections with a TCP reset (RST, as a middlebox that forgot a
     /// flow does) rather than an orderly FIN (as a server that closes does). `false` by default.
-    public var resetsConnections: Bool {
+    package var resetsConnections: Bool {
         get { core.state.withLock { $0.resetsConnections } }
         set { core.state.withLock { $0.resetsConnections = newValue } }
     }
@@ -94,11 +94,11 @@ public final class FaultProxy: Sendable {
     /// reconnect at once instead. Other connections stay open.
     /// Sends new connections to `port` of the upstream host from now on (open ones stay where
     /// they are: ``cutAll()`` ends them), as a load balancer does when a node fails its checks.
-    public func redirect(toPort port: Int) {
+    package func redirect(toPort port: Int) {
         core.state.withLock { $0.upstreamPort = port }
     }
 
-    public func healAll() {
+    package func healAll() {
         core.state.withLock {
             $0.faults = [:]
             $0.blackHoled = false
@@ -111,27 +111,27 @@ public final class FaultProxy: Sendable {
     /// Makes every open connection lose everything from now on, in both directions, its sockets
     /// staying open (a flow a middlebox forgot, a peer that froze); new connections pass. Such a
     /// connection ends only when a peer gives up on it, or at ``healAll()`` or ``cutAll()``.
-    public func blackHoleOpenConnections() async {
+    package func blackHoleOpenConnections() async {
         for connection in core.openConnections() {
             try? await connection.eventLoop.submit { connection.blackHole() }.get()
         }
     }
 
     /// Closes every open connection now (each counts as a cut). Faults stay as they are.
-    public func cutAll() {
+    package func cutAll() {
         for connection in core.openConnections() {
             connection.eventLoop.execute { connection.cut() }
         }
     }
 
     /// What the proxy has done so far.
-    public var statistics: Statistics { core.state.withLock { $0.statistics } }
+    package var statistics: Statistics { core.state.withLock { $0.statistics } }
 
     /// The number of connections open now.
-    public var openConnectionCount: Int { core.state.withLock { $0.connections.count } }
+    package var openConnectionCount: Int { core.state.withLock { $0.connections.count } }
 
     /// Closes every connection and stops listening.
-    public func stop() async throws {
+    package func stop() async throws {
         for connection in core.openConnections() {
             connection.eventLoop.execute { connection.close() }
         }
@@ -140,9 +140,9 @@ public final class FaultProxy: Sendable {
 }
 
 /// The proxy could not start.
-public struct FaultProxyError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct FaultProxyError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }
 
 extension FaultProxy {

@@ -20,16 +20,16 @@ import NIOPosix
 /// The executable is looked up in `ATOLL_SERVER_EXECUTABLE`, then next to the running test binary
 /// (`.build/<triple>/debug/atoll-server`). `swift build --build-tests` and `swift test` build it;
 /// a test target that uses this type lists `atoll-server` among its dependencies as well.
-public final class ServerProcess: Sendable {
-    public let dataDirectory: URL
+package final class ServerProcess: Sendable {
+    package let dataDirectory: URL
     /// The port it listens on: the one the kernel chose at the first start (the server is started
     /// with `--port 0` and says which it bound), kept across restarts.
-    public var port: Int { boundPort.withLock { $0 } }
-    public let executableURL: URL
+    package var port: Int { boundPort.withLock { $0 } }
+    package let executableURL: URL
     /// What the server writes (stdout and stderr), appended across restarts.
-    public let logURL: URL
+    package let logURL: URL
     /// `http://127.0.0.1:<port>`.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private let process = Locked<Process?>(nil)
     private let boundPort: Locked<Int>
@@ -50,7 +50,7 @@ public final class ServerProcess: Sendable {
     /// The port is the one the child says it bound: a port picked here and handed to the child
     /// could be taken by another test's server in between, whose `/health` would then answer for
     /// a child that never started.
-    public static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil, arguments: [String] = [],
+    package static func start(dataDirectory: URL, port: Int? = nil, executable: URL? = nil, arguments: [String] = [],
                              timeout: Duration = .seconds(30)) async throws -> ServerProcess {
         let executableURL = try executable ?? locateExecutable()
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
@@ -61,24 +61,24 @@ public final class ServerProcess: Sendable {
     }
 
     /// The child's process id while it runs.
-    public var processIdentifier: Int32? {
+    package var processIdentifier: Int32? {
         process.withLock { $0?.isRunning == true ? $0?.processIdentifier : nil }
     }
 
     /// Kills the server with SIGKILL (no shutdown, no flush) and waits until it is gone.
-    public func kill9() async {
+    package func kill9() async {
         await terminate(signal: SIGKILL)
     }
 
     /// Asks the server to stop (SIGTERM); kills it if it is still there after `grace`.
-    public func stop(grace: Duration = .seconds(10)) async {
+    package func stop(grace: Duration = .seconds(10)) async {
         await terminate(signal: SIGTERM, grace: grace)
         await terminate(signal: SIGKILL)
     }
 
     /// Starts the server again on the same data folder and port (after `kill9()` or `stop()`).
     /// Retries while the port is still held by the previous process.
-    public func restart(timeout: Duration = .seconds(30)) async throws {
+    package func restart(timeout: Duration = .seconds(30)) async throws {
         await stop()
         try await launch(timeout: timeout)
     }
@@ -126,7 +126,7 @@ public final class ServerProcess: Sendable {
     }
 
     /// The last `count` lines the server wrote (for a failing test's report).
-    public func logTail(_ count: Int = 40) -> String {
+    package func logTail(_ count: Int = 40) -> String {
         guard let data = FileManager.default.contents(atPath: logURL.path) else { return "(no log at \(logURL.path))" }
         return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).suffix(count)
             .joined(separator: "\n")
@@ -168,13 +168,13 @@ public final class ServerProcess: Sendable {
 
     /// The `atoll-server` executable: `ATOLL_SERVER_EXECUTABLE`, or the one in the folder of the
     /// running binary (or of its bundle, on macOS).
-    public static func locateExecutable() throws -> URL {
+    package static func locateExecutable() throws -> URL {
         try locateBuiltExecutable(named: "atoll-server", environmentVariable: "ATOLL_SERVER_EXECUTABLE")
     }
 
     /// A product of this package: `environmentVariable`'s path, or `name` in the folder of the
     /// running binary (or of its bundle, on macOS).
-    public static func locateBuiltExecutable(named name: String, environmentVariable: String) throws -> URL {
+    package static func locateBuiltExecutable(named name: String, environmentVariable: String) throws -> URL {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment[environmentVariable], !path.isEmpty {
             return URL(fileURLWithPath: path)
@@ -208,7 +208,7 @@ public final class ServerProcess: Sendable {
 }
 
 /// `atoll-server` could not be found or started.
-public struct ServerProcessError: Error, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct ServerProcessError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 }

@@ -19,8 +19,8 @@ extension SyncTestServer {
         return configuration
     }
 
-    static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil) async throws -> SyncTestServer {
-        try await start(configuration: configuration, clock: clock ?? ManualClock())
+    static func start(_ configuration: ServerConfiguration, clock: ManualClock? = nil, interleaving: InterleavingGate? = nil) async throws -> SyncTestServer {
+        try await start(configuration: configuration, clock: clock ?? ManualClock(), interleaving: interleaving)
     }
 
     var running: RunningAtollServer { server }
@@ -40,9 +40,10 @@ extension SyncTestServer {
 func withServer(
     _ configuration: ServerConfiguration = TestServer.configuration(),
     clock: ManualClock? = nil,
+    interleaving: InterleavingGate? = nil,
     _ body: (TestServer) async throws -> Void
 ) async throws {
-    let server = try await TestServer.start(configuration, clock: clock)
+    let server = try await TestServer.start(configuration, clock: clock, interleaving: interleaving)
     do {
         try await body(server)
     } catch {

@@ -13,7 +13,7 @@ extension GeoShape {
 
     /// The shape as compact text for an SQL argument: `c lng lat r`, `b lng lat lng lat`, or
     /// `p` then each ring as `; lng lat lng lat …`. Doubles print exactly (shortest round-trip form).
-    public var encoded: String {
+    package var encoded: String {
         func point(_ p: GeoPoint) -> String { "\(p.longitude) \(p.latitude)" }
         switch self {
         case .circle(let c): return "c \(point(c.center)) \(c.radius.radians)"
@@ -24,7 +24,7 @@ extension GeoShape {
     }
 
     /// The shape ``encoded`` describes, or `nil` when the text is not one.
-    public init?(encoded text: String) {
+    package init?(encoded text: String) {
         func points(_ numbers: ArraySlice<Double>) -> [GeoPoint]? {
             guard numbers.count % 2 == 0 else { return nil }
             var out: [GeoPoint] = []
