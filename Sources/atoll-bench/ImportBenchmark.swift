@@ -44,7 +44,9 @@ struct ImportBenchmark {
         let before = RealmFileBenchmark.residentKiB()
         RealmFileBenchmark.resetPeak()
         var result = DataImportReport()
+        let cpuBefore = Self.processCPUSeconds()
         let time = try await measureAsync { result = try await run.run() }
+        let cpu = Self.processCPUSeconds() - cpuBefore
         let peak = RealmFileBenchmark.peakKiB() - before
         try await server.tearDown()
         guard result.imported == count, result.refusedCount == 0 else {
@@ -52,5 +54,16 @@ struct ImportBenchmark {
         }
         report("atoll", "W10", Double(count) / time, "docs/s")
         if peak > 0 { report("atoll", "W10_peak_rss_above_baseline", Double(peak) / 1024, "MiB") }
+        // CPU the process spent (client, server and store, both cores) per document: what the
+        // figure would be on one idle core, whatever else the machine runs.
+        report("atoll", "W10_cpu_per_document", cpu / Double(count) * 1e6, "us")
+        report("atoll", "W10_documents_per_cpu_second", Double(count) / cpu, "docs/s")
+    }
+
+    /// CPU time of the whole process so far, all its threads (`CLOCK_PROCESS_CPUTIME_ID`).
+    static func processCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }

@@ -1,7 +1,7 @@
 @_spi(Testing) import Atoll
 @testable import AtollAdminClient
 import AtollCore
-import AtollServer
+@testable import AtollServer
 import AtollTesting
 import Foundation
 import NIOCore
@@ -72,6 +72,36 @@ extension DataImportTests {
             #expect(seenBulk == seenUpload)
             let overwritten = try #require(fromBulk.object(ofType: ImportedTask.self, forPrimaryKey: ObjectId(MongoExportGenerator.objectId(25))!))
             #expect(overwritten.title == "Task 175 \"quoted\" é" && Array(overwritten.tags) == ["t1", "all"] && overwritten.owner?.name == "Person 1")
+        }
+    }
+
+    @Test func plainDocumentsLeaveTheRealmsStateUnreadAndACachedStateStaysExact() async throws {
+        try await withSyncTestServer { server in
+            let coordinator = server.server.coordinator
+            _ = try await device(server, "a", partition: "schema")
+            let schema = try await coordinator.exportDocuments(appID: server.appId, path: "s:schema", type: nil, after: 0, limit: 1).schema
+            func send(_ documents: [String]) async throws {
+                let outcome = try await coordinator.importDocuments(appID: server.appId, DataImportRequest(
+                    type: "ImportedTask", documents: documents, realm: "s:plain", schema: schema))
+                #expect(outcome.imported == documents.count && outcome.refused.isEmpty)
+            }
+            // No links to look up: the import does not build the state of a realm no session reads.
+            try await send((0..<20).map { MongoExportGenerator.task($0, format: .relaxed) })
+            let realm = try await coordinator.realm(appID: server.appId, path: "s:plain")
+            #expect(await coordinator.materialized[realm.id] == nil)
+            // Links are looked up in the state; later batches (overwrites included) keep it in step
+            // with the history, applied object by object.
+            try await send((20..<40).map { MongoExportGenerator.task($0, format: .canonical, owner: $0 % 3) })
+            #expect(await coordinator.materialized[realm.id] != nil)
+            try await send((10..<30).map { MongoExportGenerator.task($0 * 3, format: .relaxed)
+                .replacingOccurrences(of: MongoExportGenerator.objectId($0 * 3), with: MongoExportGenerator.objectId($0)) })
+            let cached = try #require(await coordinator.materialized[realm.id]?.state)
+            var rebuilt = ReplicaState()
+            for entry in try await coordinator.store.history(realmID: realm.id, after: 0, maxBytes: 64 << 20) {
+                for instruction in entry.changeset.instructions { rebuilt.apply(instruction) }
+            }
+            #expect(cached == rebuilt)
+            #expect(cached.objects["ImportedTask"]?.count == 40)
         }
     }
 

@@ -13,39 +13,14 @@ package enum ExtendedJSON {
         guard case .object(let members) = node, let first = members.first, first.0.hasPrefix("$") else { return nil }
         let (key, body) = first
         func bad(_ what: String) -> DataImportError { DataImportError(.badExtendedJSON, "\(key) \(what)", path: path) }
-        func text() throws(DataImportError) -> String {
-            guard members.count == 1, case .string(let s) = body else { throw bad("must hold one string") }
-            return s
-        }
         switch key {
-        case "$oid":
-            let s = try text()
-            guard s.utf8.count == 24, let id = ObjectId(s.lowercased()) else { throw bad("is not 24 hex digits") }
-            return .objectId(id)
-        case "$numberInt":
-            guard let i = Int32(try text()) else { throw bad("is not a 32-bit integer") }
-            return .int(Int64(i))
-        case "$numberLong":
-            guard let i = Int64(try text()) else { throw bad("is not a 64-bit integer") }
-            return .int(i)
-        case "$numberDouble":
-            switch try text() {
-            case "Infinity": return .double(.infinity)
-            case "-Infinity": return .double(-.infinity)
-            case "NaN": return .double(.nan)
-            case let s: guard let d = Double(s) else { throw bad("is not a number") }; return .double(d)
-            }
-        case "$numberDecimal":
-            do { return .decimal(try Decimal128(string: try text())) } catch { throw bad("is not a decimal") }
-        case "$uuid":
-            guard let u = UUID(uuidString: try text()) else { throw bad("is not a UUID") }
-            return .uuid(u)
+        case "$oid", "$numberInt", "$numberLong", "$numberDouble", "$numberDecimal", "$uuid":
+            guard members.count == 1, case .string(let text) = body else { throw bad("must hold one string") }
+            return try wrapped(key, text, path: path)
         case "$date":
             guard members.count == 1 else { throw bad("must be the only member") }
             switch body {
-            case .string(let iso):
-                guard let date = parseISODate(iso) else { throw bad("is not an ISO-8601 date") }
-                return .date(date)
+            case .string(let iso): return try wrapped(key, iso, path: path)
             case .number(let n, _):  // legacy relaxed form: milliseconds
                 guard let ms = Double(n) else { throw bad("is not a number") }
                 return .date(Date(timeIntervalSince1970: ms / 1000))
@@ -55,17 +30,58 @@ package enum ExtendedJSON {
             default: throw bad("must hold a string or $numberLong")
             }
         case "$binary":
-            guard members.count == 1, case .object = body, case .string(let b64)? = body["base64"],
-                  case .string(let subType)? = body["subType"], let bytes = Data(base64Encoded: b64), let sub = UInt8(subType, radix: 16)
+            guard members.count == 1, case .object = body, case .string(let b64)? = body["base64"], case .string(let subType)? = body["subType"]
             else { throw bad("must hold base64 and a hex subType") }
-            if sub == 4 || sub == 3 {
-                guard bytes.count == 16 else { throw bad("of subtype \(subType) must hold 16 bytes") }
-                return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
-            }
-            return .data(bytes)
+            return try binary(base64: b64, subType: subType, path: path)
         default:
             return nil
         }
+    }
+
+    /// The scalar of a wrapper whose body is one string (`$oid`, `$numberInt`, `$numberLong`,
+    /// `$numberDouble`, `$numberDecimal`, `$uuid`, and `$date` in its ISO-8601 form): the one
+    /// reading of those bodies, shared by ``scalar(_:path:)`` and the byte-level typer.
+    static func wrapped(_ key: String, _ text: String, path: String) throws(DataImportError) -> Value {
+        func bad(_ what: String) -> DataImportError { DataImportError(.badExtendedJSON, "\(key) \(what)", path: path) }
+        switch key {
+        case "$oid":
+            guard text.utf8.count == 24, let id = ObjectId(text.lowercased()) else { throw bad("is not 24 hex digits") }
+            return .objectId(id)
+        case "$numberInt":
+            guard let i = Int32(text) else { throw bad("is not a 32-bit integer") }
+            return .int(Int64(i))
+        case "$numberLong":
+            guard let i = Int64(text) else { throw bad("is not a 64-bit integer") }
+            return .int(i)
+        case "$numberDouble":
+            switch text {
+            case "Infinity": return .double(.infinity)
+            case "-Infinity": return .double(-.infinity)
+            case "NaN": return .double(.nan)
+            case let s: guard let d = Double(s) else { throw bad("is not a number") }; return .double(d)
+            }
+        case "$numberDecimal":
+            do { return .decimal(try Decimal128(string: text)) } catch { throw bad("is not a decimal") }
+        case "$uuid":
+            guard let u = UUID(uuidString: text) else { throw bad("is not a UUID") }
+            return .uuid(u)
+        case "$date":
+            guard let date = parseISODate(text) else { throw bad("is not an ISO-8601 date") }
+            return .date(date)
+        default:
+            throw bad("is not a wrapper with a string body")
+        }
+    }
+
+    /// `$binary`'s body: subtypes 04 and 03 (16 bytes) are UUIDs, the others data.
+    static func binary(base64: String, subType: String, path: String) throws(DataImportError) -> Value {
+        func bad(_ what: String) -> DataImportError { DataImportError(.badExtendedJSON, "$binary \(what)", path: path) }
+        guard let bytes = Data(base64Encoded: base64), let sub = UInt8(subType, radix: 16) else { throw bad("must hold base64 and a hex subType") }
+        if sub == 4 || sub == 3 {
+            guard bytes.count == 16 else { throw bad("of subtype \(subType) must hold 16 bytes") }
+            return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+        }
+        return .data(bytes)
     }
 
     /// The date of `$date`'s ISO-8601 form: `YYYY-MM-DDTHH:MM:SS`, optional fractional seconds (up to

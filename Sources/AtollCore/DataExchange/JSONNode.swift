@@ -97,7 +97,48 @@ struct JSONParser {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(DataImportError) {
+    /// Steps over one value as ``value(depth:)`` reads it (the same checks: depth, counts, strings,
+    /// numbers) without building it; strings are still made once, to check their UTF-8.
+    mutating func skipValue(depth: Int) throws(DataImportError) {
+        guard position < bytes.count else { throw error("unexpected end") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let isObject = bytes[position] == UInt8(ascii: "{")
+            let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            guard depth + 1 <= limits.maxDepth else { throw error("nested deeper than \(limits.maxDepth)", .tooDeep) }
+            position += 1
+            skipWhitespace()
+            if position < bytes.count, bytes[position] == close { position += 1; return }
+            var count = 0
+            while true {
+                skipWhitespace()
+                if isObject {
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+                    _ = try string()
+                    skipWhitespace()
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected ':'") }
+                    position += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                count += 1
+                guard count <= limits.maxElements else { throw error("more than \(limits.maxElements) elements", .tooLarge) }
+                skipWhitespace()
+                guard position < bytes.count else { throw error("unexpected end") }
+                if bytes[position] == UInt8(ascii: ",") { position += 1; continue }
+                if bytes[position] == close { position += 1; return }
+                throw error("expected ',' or a closing bracket")
+            }
+        case UInt8(ascii: "\""): _ = try string()
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try number()
+        default: throw error("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(DataImportError) {
         let count = word.utf8CodeUnitCount
         guard bytes.count - position >= count,
               word.withUTF8Buffer({ bytes[position..<position + count].elementsEqual($0) }) else {
@@ -148,7 +189,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func number() throws(DataImportError) -> JSONNode {
+    mutating func number() throws(DataImportError) -> JSONNode {
         let start = position
         let bytes = self.bytes
         var isInteger = true
@@ -174,7 +215,7 @@ struct JSONParser {
         return .number(String(decoding: bytes[start..<position], as: UTF8.self), isInteger: isInteger)
     }
 
-    private mutating func string() throws(DataImportError) -> String {
+    mutating func string() throws(DataImportError) -> String {
         position += 1
         // Most strings have no escape: made from their bytes at once.
         var end = position

@@ -3,8 +3,26 @@
 /// kind changes nothing.
 extension ReplicaState {
     /// Applies every instruction of `changeset`, in order.
+    ///
+    /// A run of instructions that change one object (an object created with all its fields, as
+    /// an upload or an import writes it) is applied to that object's fields taken out once and
+    /// stored back once, not looked up and stored again for every instruction: the same result as
+    /// applying them one by one, since an instruction on an object's fields reads nothing but
+    /// them and the schema.
     package mutating func apply(_ changeset: Changeset) {
-        for instruction in changeset.instructions { apply(instruction) }
+        let instructions = changeset.instructions
+        var start = instructions.startIndex
+        while start < instructions.endIndex {
+            guard let id = instructions[start].fieldTarget else {
+                apply(instructions[start])
+                start += 1
+                continue
+            }
+            var end = start + 1
+            while end < instructions.endIndex, instructions[end].fieldTarget == id { end += 1 }
+            applyFields(instructions[start..<end], to: id)
+            start = end
+        }
     }
 
     package mutating func apply(_ changesets: [Changeset]) {
@@ -24,37 +42,65 @@ extension ReplicaState {
             guard objects[id.type]?[id.primaryKey] != nil else { return }
             objects[id.type]![id.primaryKey] = nil
             if objects[id.type]!.isEmpty { objects[id.type] = nil }
-        case .set(let id, let path, let value):
+        case .set, .addInteger, .listInsert, .listErase, .listMove, .clear, .setInsert, .setErase, .mapErase:
+            guard let id = instruction.fieldTarget else { return }
+            applyFields(CollectionOfOne(instruction), to: id)
+        }
+    }
+
+    /// Instructions that all change fields of object `id`, applied to its fields taken out of
+    /// ``objects`` (so they are uniquely referenced while they change) and stored back once.
+    private mutating func applyFields(_ run: some Sequence<Instruction>, to id: ObjectID) {
+        guard var fields = objects[id.type]?[id.primaryKey] else { return }
+        objects[id.type]![id.primaryKey] = [:]
+        for instruction in run { applyField(instruction, of: id.type, to: &fields) }
+        objects[id.type]![id.primaryKey] = fields
+    }
+
+    /// One instruction on the fields of a top-level object of `type`.
+    private func applyField(_ instruction: Instruction, of type: String, to fields: inout [String: Value]) {
+        switch instruction {
+        case .set(_, let path, let value):
             guard let last = path.last else { return }
-            update(id, path.dropLast()) { container, kind, state in
+            if path.count == 1 {
+                // A field of the object itself: what `setChild` does to an object, on its dictionary.
+                guard case .property(let name) = last, let p = property(type, name), !p.isPrimaryKey else { return }
+                switch (p.collection, value) {
+                case (.single, _), (.list, .list), (.set, .set), (.map, .map): break
+                default: return
+                }
+                fields[name] = normalize(value, .field(p))
+                return
+            }
+            update(type, &fields, path.dropLast()) { container, kind, state in
                 state.setChild(&container, kind, last, value)
             }
-        case .addInteger(let id, let path, let delta):
-            update(id, path[...]) { slot, _, _ in
+        case .addInteger(_, let path, let delta):
+            update(type, &fields, path[...]) { slot, _, _ in
                 guard case .int(let n) = slot else { return false }
                 slot = .int(n &+ delta)
                 return true
             }
-        case .listInsert(let id, let path, let index, let value):
-            updateList(id, path) { items, p, state in
+        case .listInsert(_, let path, let index, let value):
+            updateList(type, &fields, path) { items, p, state in
                 guard index >= 0, index <= items.count else { return false }
                 items.insert(state.normalize(value, .element(p)), at: index)
                 return true
             }
-        case .listErase(let id, let path, let index):
-            updateList(id, path) { items, _, _ in
+        case .listErase(_, let path, let index):
+            updateList(type, &fields, path) { items, _, _ in
                 guard items.indices.contains(index) else { return false }
                 items.remove(at: index)
                 return true
             }
-        case .listMove(let id, let path, let from, let to):
-            updateList(id, path) { items, _, _ in
+        case .listMove(_, let path, let from, let to):
+            updateList(type, &fields, path) { items, _, _ in
                 guard items.indices.contains(from), items.indices.contains(to), from != to else { return false }
                 items.insert(items.remove(at: from), at: to)
                 return true
             }
-        case .clear(let id, let path):
-            update(id, path[...]) { slot, _, _ in
+        case .clear(_, let path):
+            update(type, &fields, path[...]) { slot, _, _ in
                 switch slot {
                 case .list(let items) where !items.isEmpty: slot = .list([])
                 case .set(let items) where !items.isEmpty: slot = .set([])
@@ -63,48 +109,58 @@ extension ReplicaState {
                 }
                 return true
             }
-        case .setInsert(let id, let path, let value):
-            update(id, path[...]) { slot, kind, _ in
+        case .setInsert(_, let path, let value):
+            update(type, &fields, path[...]) { slot, kind, _ in
                 guard case .field(let p) = kind, p.collection == .set, case .set(var items) = slot,
                       !items.contains(value) else { return false }
                 items.append(value)
                 slot = .set(items)
                 return true
             }
-        case .setErase(let id, let path, let value):
-            update(id, path[...]) { slot, _, _ in
+        case .setErase(_, let path, let value):
+            update(type, &fields, path[...]) { slot, _, _ in
                 guard case .set(var items) = slot, let i = items.firstIndex(of: value) else { return false }
                 items.remove(at: i)
                 slot = .set(items)
                 return true
             }
-        case .mapErase(let id, let path, let key):
-            update(id, path[...]) { slot, _, _ in
+        case .mapErase(_, let path, let key):
+            update(type, &fields, path[...]) { slot, _, _ in
                 guard case .map(var entries) = slot, entries.removeValue(forKey: key) != nil else { return false }
                 slot = .map(entries)
                 return true
             }
+        case .addTable, .addColumn, .createObject, .eraseObject:
+            return
         }
     }
-
-    // MARK: - Schema
 
     // MARK: - Navigation
 
     typealias SlotBody = (inout Value, SlotKind, ReplicaState) -> Bool
 
-    /// Runs `body` on the value at `path` in object `id`; writes back only what `body` changed.
-    private mutating func update(_ id: ObjectID, _ path: ArraySlice<PathElement>, _ body: SlotBody) {
-        guard let fields = objects[id.type]?[id.primaryKey] else { return }
-        var root = Value.object(fields)
-        objects[id.type]![id.primaryKey] = [:]   // keep the tree uniquely referenced while it changes
-        _ = descend(&root, .embedded(id.type), path, body)
-        guard case .object(let changed) = root else { return }
-        objects[id.type]![id.primaryKey] = changed
+    /// Runs `body` on the value at `path` in an object of `type` whose fields are `fields`;
+    /// writes back only what `body` changed. An empty path is the object itself, which no
+    /// instruction's body changes (they change fields, elements and entries).
+    private func update(_ type: String, _ fields: inout [String: Value], _ path: ArraySlice<PathElement>, _ body: SlotBody) {
+        guard case .property(let name)? = path.first, let p = property(type, name) else { return }
+        // The field taken out, so a list or map in it is uniquely referenced while it changes.
+        var child: Value
+        let present: Bool
+        if let stored = fields.removeValue(forKey: name) {
+            child = stored
+            present = true
+        } else {
+            child = defaultValue(p)
+            present = false
+        }
+        // A body that reports no change leaves the value as it was: put back only what was there.
+        if descend(&child, .field(p), path.dropFirst(), body) || present { fields[name] = child }
     }
 
-    private mutating func updateList(_ id: ObjectID, _ path: [PathElement], _ body: (inout [Value], Property, ReplicaState) -> Bool) {
-        update(id, path[...]) { slot, kind, state in
+    private func updateList(_ type: String, _ fields: inout [String: Value], _ path: [PathElement],
+                            _ body: (inout [Value], Property, ReplicaState) -> Bool) {
+        update(type, &fields, path[...]) { slot, kind, state in
             guard case .field(let p) = kind, p.collection == .list, case .list(var items) = slot else { return false }
             slot = .null
             let changed = body(&items, p, state)
@@ -189,5 +245,18 @@ extension ReplicaState {
             kept[name] = normalize(v, .field(p))
         }
         return .object(kept)
+    }
+}
+
+extension Instruction {
+    /// The object whose fields this instruction changes; nil for schema, create and erase instructions.
+    var fieldTarget: ObjectID? {
+        switch self {
+        case .set(let o, _, _), .addInteger(let o, _, _), .listInsert(let o, _, _, _), .listErase(let o, _, _),
+             .listMove(let o, _, _, _), .clear(let o, _), .setInsert(let o, _, _), .setErase(let o, _, _), .mapErase(let o, _, _):
+            o
+        case .addTable, .addColumn, .createObject, .eraseObject:
+            nil
+        }
     }
 }

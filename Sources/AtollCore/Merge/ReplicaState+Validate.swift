@@ -212,22 +212,20 @@ extension ReplicaState {
 
     /// What makes `instruction` too large (its values, primary key and map keys), or nil.
     static func sizeProblem(_ instruction: Instruction, _ limits: ChangesetLimits) -> String? {
-        var values: [Value] = []
-        var keys: [String] = []
-        if let id = instruction.object { values.append(id.primaryKey) }
+        // Keys first, then the primary key, then the value: the first problem is the one named.
+        // No arrays gathered: this runs for every instruction of every upload and import.
+        func keyProblem(_ key: String) -> String? {
+            key.utf8.count > limits.maximumValueSize ? "a map key of \(key.utf8.count) bytes, more than \(limits.maximumValueSize)" : nil
+        }
+        if case .mapErase(_, _, let key) = instruction, let problem = keyProblem(key) { return problem }
+        if let path = instruction.fieldPath {
+            for case .key(let key) in path { if let problem = keyProblem(key) { return problem } }
+        }
+        if let id = instruction.object, let problem = Self.sizeProblem(id.primaryKey, limits) { return problem }
         switch instruction {
-        case .set(_, _, let v), .listInsert(_, _, _, let v), .setInsert(_, _, let v), .setErase(_, _, let v): values.append(v)
-        case .mapErase(_, _, let key): keys.append(key)
-        default: break
+        case .set(_, _, let v), .listInsert(_, _, _, let v), .setInsert(_, _, let v), .setErase(_, _, let v): return Self.sizeProblem(v, limits)
+        default: return nil
         }
-        for case .key(let key) in instruction.fieldPath ?? [] { keys.append(key) }
-        for key in keys where key.utf8.count > limits.maximumValueSize {
-            return "a map key of \(key.utf8.count) bytes, more than \(limits.maximumValueSize)"
-        }
-        for value in values {
-            if let problem = Self.sizeProblem(value, limits) { return problem }
-        }
-        return nil
     }
 
     /// Strings, data and collections inside `value` over the limits. Recurses once per level of

@@ -58,51 +58,59 @@ extension SyncCoordinator {
         guard request.documents.count <= Self.maxImportBatch else {
             throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
         }
-        return try await importDocuments(appID: appID, placed: Self.place(request.documents.map { Array($0.utf8) }, request, limits: limits), request)
+        return try await importDocuments(appID: appID, placed: Self.place(request.documents.map { Array($0.utf8) }, request, limits: limits),
+                                         request, limits: limits)
     }
 
-    /// ``importDocuments(appID:_:limits:)`` for documents already parsed and placed (``place(_:_:limits:)``,
+    /// ``importDocuments(appID:_:limits:)`` for documents already placed (``place(_:_:limits:)``,
     /// which needs no actor: the admin route runs it before it gets here). `request.documents` is not read.
-    package func importDocuments(appID: String, placed: [Result<(String, JSONNode), DataImportError>],
-                                _ request: DataImportRequest) async throws -> DataImportOutcome {
+    package func importDocuments(appID: String, placed: [Result<PlacedDocument, DataImportError>],
+                                _ request: DataImportRequest, limits: JSONLimits = JSONLimits()) async throws -> DataImportOutcome {
         guard placed.count <= Self.maxImportBatch else {
             throw DataImportError(.tooLarge, "a batch holds at most \(Self.maxImportBatch) documents")
         }
         var outcome = DataImportOutcome()
-        var byRealm: [String: [(index: Int, node: JSONNode)]] = [:]
+        var byRealm: [String: [(index: Int, bytes: [UInt8])]] = [:]
         for (index, result) in placed.enumerated() {
             switch result {
-            case .success(let (path, node)): byRealm[path, default: []].append((index, node))
+            case .success(let document): byRealm[document.realm, default: []].append((index, document.bytes))
             case .failure(let error): outcome.refused.append(.init(index: index, error: error))
             }
         }
         for (path, documents) in byRealm.sorted(by: { $0.key < $1.key }) {
             let target = try await realm(appID: appID, path: path)
-            try await importDocuments(documents, request, into: target, outcome: &outcome)
+            try await importDocuments(documents, request, into: target, limits: limits, outcome: &outcome)
         }
         outcome.refused.sort { $0.index < $1.index }
         return outcome
     }
 
-    /// Each document parsed once, and the path of the realm it goes into (or why it is refused).
-    package static func place(_ documents: [some Collection<UInt8>], _ request: DataImportRequest,
-                             limits: JSONLimits = JSONLimits()) -> [Result<(String, JSONNode), DataImportError>] {
-        documents.map { place($0, request, limits: limits) }
+    /// One document's bytes and the path of the realm it goes into.
+    package struct PlacedDocument: Sendable {
+        package var realm: String
+        package var bytes: [UInt8]
     }
 
-    /// A document parsed, and the path of the realm it goes into.
-    static func place(_ bytes: some Collection<UInt8>, _ request: DataImportRequest, limits: JSONLimits) -> Result<(String, JSONNode), DataImportError> {
+    /// The realm each document goes into (or why it is refused). Only a partition-based import
+    /// reads the documents here (their partition key member, every document checked whole);
+    /// the others are parsed once, where they are typed.
+    package static func place(_ documents: [some Collection<UInt8>], _ request: DataImportRequest,
+                             limits: JSONLimits = JSONLimits()) -> [Result<PlacedDocument, DataImportError>] {
+        documents.map { place(Array($0), request, limits: limits) }
+    }
+
+    /// A document placed in its realm.
+    static func place(_ bytes: [UInt8], _ request: DataImportRequest, limits: JSONLimits) -> Result<PlacedDocument, DataImportError> {
+        guard let key = request.partitionKey else { return .success(PlacedDocument(realm: request.realm ?? FlexibleSync.realmPath, bytes: bytes)) }
         do throws(DataImportError) {
-            let node = try JSONNode.parse(bytes, limits: limits)
-            if let key = request.partitionKey { return .success((try DocumentTyping.partition(of: node, key: key).path, node)) }
-            return .success((request.realm ?? FlexibleSync.realmPath, node))
+            return .success(PlacedDocument(realm: try DocumentTyping.partition(ofBytes: bytes, key: key, limits: limits).path, bytes: bytes))
         } catch {
             return .failure(error)
         }
     }
 
-    private func importDocuments(_ documents: [(index: Int, node: JSONNode)], _ request: DataImportRequest,
-                                 into realm: StoredRealm, outcome: inout DataImportOutcome) async throws {
+    private func importDocuments(_ documents: [(index: Int, bytes: [UInt8])], _ request: DataImportRequest,
+                                 into realm: StoredRealm, limits jsonLimits: JSONLimits, outcome: inout DataImportOutcome) async throws {
         // The schema: the realm's, plus what the request adds.
         let current = try await currentSchema(of: realm)
         var history = current
@@ -122,8 +130,8 @@ extension SyncCoordinator {
         }
         let typing = DocumentTyping(schema: history.types, skippedField: request.partitionKey)
         var typed: [(index: Int, document: TypedDocument)] = []
-        for (index, node) in documents {
-            switch Result(catching: { () throws(DataImportError) in try typing.type(node, as: request.type) }) {
+        for (index, result) in await Self.type(documents, typing, as: request.type, limits: jsonLimits) {
+            switch result {
             case .success(let document):
                 typed.append((index, document))
                 for field in document.ignoredFields { outcome.ignoredFields[field, default: 0] += 1 }
@@ -132,7 +140,11 @@ extension SyncCoordinator {
             }
         }
         guard !typed.isEmpty || !schemaInstructions.isEmpty else { return }
-        let known = try await reportUnresolvedLinks(of: typed, in: realm, outcome: &outcome)
+        // The state is read (and, on first use, built) only for a batch with links to check: an
+        // import of plain documents leaves a realm no session materialized without it.
+        let known = typed.contains(where: { !$0.document.links.isEmpty })
+            ? try await reportUnresolvedLinks(of: typed, in: realm, outcome: &outcome)
+            : schemas[realm.id]?.version ?? 0
         var instructions = schemaInstructions
         instructions.reserveCapacity(typed.reduce(schemaInstructions.count) { $0 + $1.document.instructions.count })
         for (_, document) in typed { instructions += document.instructions }
@@ -158,6 +170,22 @@ extension SyncCoordinator {
         if !instructions.isEmpty { try await appendImport(instructions, into: realm, after: known) }
         outcome.imported += typed.count
         outcome.realms.insert(realm.path)
+    }
+
+    /// Each document typed (``DocumentTyping/type(bytes:as:limits:)``), in order; a large batch
+    /// in two halves at once, off the coordinator, so a second core types while the first does.
+    static func type(_ documents: [(index: Int, bytes: [UInt8])], _ typing: DocumentTyping, as type: String,
+                                 limits: JSONLimits) async -> [(index: Int, result: Result<TypedDocument, DataImportError>)] {
+        @Sendable func typed(_ part: ArraySlice<(index: Int, bytes: [UInt8])>) -> [(index: Int, result: Result<TypedDocument, DataImportError>)] {
+            part.map { document in
+                (document.index, Result { () throws(DataImportError) in try typing.type(bytes: document.bytes, as: type, limits: limits) })
+            }
+        }
+        guard documents.count >= 200 else { return typed(documents[...]) }
+        let half = documents.count / 2
+        async let first = typed(documents[..<half])
+        let second = typed(documents[half...])
+        return await first + second
     }
 
     /// Links to an object neither in the realm nor in the batch, reported (and kept); the
