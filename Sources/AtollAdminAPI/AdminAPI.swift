@@ -326,3 +326,71 @@ extension AdminAPI {
         }
     }
 }
+
+// MARK: Data import and export
+
+extension AdminAPI {
+    /// What the server did with one batch of `POST apps/:app/data/import`.
+    public struct ImportBatchResult: Codable, Sendable, Hashable {
+        /// A document not imported, by its index in the batch.
+        public struct Refusal: Codable, Sendable, Hashable {
+            public var index: Int
+            public var code: String
+            /// Where in the document (`tags.2`, `_id`).
+            public var path: String
+            public var message: String
+
+            public init(index: Int, code: String, path: String, message: String) {
+                self.index = index
+                self.code = code
+                self.path = path
+                self.message = message
+            }
+        }
+
+        /// A link to an object no realm of the app holds (set to null), by the document's index.
+        public struct Link: Codable, Sendable, Hashable {
+            public var index: Int
+            public var type: String
+            /// The target's primary key, as canonical Extended JSON.
+            public var id: String
+
+            public init(index: Int, type: String, id: String) {
+                self.index = index
+                self.type = type
+                self.id = id
+            }
+        }
+
+        public var imported: Int
+        public var refused: [Refusal]
+        public var unresolvedLinks: [Link]
+        /// Fields the schema does not have, by name, with how many documents had them.
+        public var ignoredFields: [String: Int]
+        /// The realms the batch wrote to.
+        public var realms: [String]
+
+        public init(imported: Int, refused: [Refusal], unresolvedLinks: [Link], ignoredFields: [String: Int], realms: [String]) {
+            self.imported = imported
+            self.refused = refused
+            self.unresolvedLinks = unresolvedLinks
+            self.ignoredFields = ignoredFields
+            self.realms = realms
+        }
+    }
+
+    /// One page of `GET apps/:app/data/export`: canonical Extended JSON documents, the cursor of
+    /// the next page (nil: the last), and the realm's schema (the server's object schemas; a
+    /// client that passes it on reads it as ``JSON``).
+    public struct ExportPage<Schema: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
+        public var documents: [String]
+        public var next: Int?
+        public var schema: Schema
+
+        public init(documents: [String], next: Int?, schema: Schema) {
+            self.documents = documents
+            self.next = next
+            self.schema = schema
+        }
+    }
+}

@@ -5,15 +5,7 @@ import NIOCore
 /// `atoll data import` / `atoll data export` over the admin API (docs/from-atlas.md, "Data").
 extension AdminClient {
     /// What the server said about one batch.
-    public struct ImportBatchResult: Codable, Sendable, Hashable {
-        public struct Refusal: Codable, Sendable, Hashable { public var index: Int; public var code: String; public var path: String; public var message: String }
-        public struct Link: Codable, Sendable, Hashable { public var index: Int; public var type: String; public var id: String }
-        public var imported: Int
-        public var refused: [Refusal]
-        public var unresolvedLinks: [Link]
-        public var ignoredFields: [String: Int]
-        public var realms: [String]
-    }
+    public typealias ImportBatchResult = AdminAPI.ImportBatchResult
 
     /// Sends one batch of Extended JSON documents of `type`. `schema` is a JSON array of Atoll
     /// object schemas (what `atoll data export` writes as `schema.json`), or nil.
@@ -28,7 +20,7 @@ extension AdminClient {
     /// ``importHeader(type:partitionKey:realm:schema:)``): the documents' bytes go as the file has them.
     public func importBatch(app: String, body: [UInt8]) async throws -> ImportBatchResult {
         let data = try await request("POST", "apps/\(app)/data/import", body: ByteBuffer(bytes: body), contentType: DataImportBody.contentType)
-        return try decode(ImportBatchResult.self, data, "data/import")
+        return try decodeAnswer(ImportBatchResult.self, from: data, to: "POST", "data/import")
     }
 
     /// The header of a compact import body: the JSON object of ``importBody(type:documents:partitionKey:realm:schema:)``
@@ -82,23 +74,15 @@ extension AdminClient {
         var components = URLComponents()
         components.queryItems = [URLQueryItem(name: "realm", value: realm), URLQueryItem(name: "after", value: "\(after)"),
                                  URLQueryItem(name: "limit", value: "\(limit)")] + (type.map { [URLQueryItem(name: "type", value: $0)] } ?? [])
-        let data = try await request("GET", "apps/\(app)/data/export?" + (components.percentEncodedQuery ?? ""), bodyData: nil)
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let documents = object["documents"] as? [String], let schema = object["schema"] else {
-            throw AdminClientError(status: 200, message: "the server's answer to data/export is not what was expected")
-        }
-        return ExportPage(documents: documents, next: object["next"] as? Int,
-                          schema: try JSONSerialization.data(withJSONObject: schema, options: [.prettyPrinted, .sortedKeys]))
+        let path = "apps/\(app)/data/export?" + (components.percentEncodedQuery ?? "")
+        let page = try decodeAnswer(AdminAPI.ExportPage<AdminAPI.JSON>.self, from: try await request("GET", path), to: "GET", path)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return ExportPage(documents: page.documents, next: page.next, schema: try encoder.encode(page.schema))
     }
 
     /// The paths of the app's realms.
     public func dataRealms(app: String) async throws -> [String] {
-        try decode([String: [String]].self, try await request("GET", "apps/\(app)/data/realms", bodyData: nil), "data/realms")["realms"] ?? []
-    }
-
-    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, _ what: String) throws -> T {
-        do { return try JSONDecoder().decode(T.self, from: data) } catch {
-            throw AdminClientError(status: 200, message: "the server's answer to \(what) is not what was expected: \(error)")
-        }
+        try await request("GET", "apps/\(app)/data/realms", as: AdminAPI.Realms.self).realms
     }
 }

@@ -1,3 +1,4 @@
+import AtollAdminAPI
 import AtollCore
 import Foundation
 import Hummingbird
@@ -31,7 +32,7 @@ extension AdminRoutes {
             } catch let error as MergeError {
                 throw ServerError(.badRequest, "the realm refused the batch: \(error)")
             }
-            return try JSONBody.response(ImportResponse(
+            return try JSONBody.response(AdminAPI.ImportBatchResult(
                 imported: outcome.imported,
                 refused: outcome.refused.map { .init(index: $0.index, code: $0.error.code.rawValue, path: $0.error.path, message: $0.error.message) },
                 unresolvedLinks: outcome.unresolvedLinks.map {
@@ -41,7 +42,7 @@ extension AdminRoutes {
         }
         admin.get("apps/:app/data/realms") { _, context in
             let app = try await requireApp(context)
-            return try JSONBody.response(["realms": try await coordinator.dataRealms(appID: app.id)])
+            return try JSONBody.response(AdminAPI.Realms(realms: try await coordinator.dataRealms(appID: app.id)))
         }
         admin.get("apps/:app/data/export") { request, context in
             let app = try await requireApp(context)
@@ -54,7 +55,7 @@ extension AdminRoutes {
             let limit = min(query["limit"].flatMap { Int(String($0)) } ?? 1_000, 5_000)
             do {
                 let page = try await coordinator.exportDocuments(appID: app.id, path: realm, type: type, after: after, limit: limit)
-                return try JSONBody.response(ExportResponse(documents: page.documents, next: page.next, schema: page.schema))
+                return try JSONBody.response(AdminAPI.ExportPage(documents: page.documents, next: page.next, schema: page.schema))
             } catch let error as ServerStoreError {
                 throw ServerError(.notFound, error.message)
             }
@@ -99,21 +100,5 @@ extension AdminRoutes {
         var partitionKey: String?
         var realm: String?
         var schema: [ObjectSchema]?
-    }
-
-    struct ImportResponse: Codable {
-        struct Refusal: Codable { var index: Int; var code: String; var path: String; var message: String }
-        struct Link: Codable { var index: Int; var type: String; var id: String }
-        var imported: Int
-        var refused: [Refusal]
-        var unresolvedLinks: [Link]
-        var ignoredFields: [String: Int]
-        var realms: [String]
-    }
-
-    struct ExportResponse: Codable {
-        var documents: [String]
-        var next: Int?
-        var schema: [ObjectSchema]
     }
 }
