@@ -205,7 +205,11 @@ actor SessionEngine {
         case .connecting: .connecting
         case .connected: .connected
         }
-        publicSession?.update(state: status.isActive ? .active : .inactive, connection: connection)
+        // A suspension the app asked for is shown at once (SyncSession.suspend()) and applied to
+        // the session in order, after commands queued before it: until then the session still
+        // reads active, and publishing that would flip the app's state back for a moment.
+        let suspended = suspensionRequested.load(ordering: .sequentiallyConsistent)
+        publicSession?.update(state: status.isActive && !suspended ? .active : .inactive, connection: connection)
     }
 }
 
