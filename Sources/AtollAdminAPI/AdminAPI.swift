@@ -255,13 +255,14 @@ extension AdminAPI {
 // MARK: Any JSON
 
 extension AdminAPI {
-    /// A JSON value read without a model, for a client that shows or passes on what the server
-    /// sent (an app's configuration): integers stay exact, objects keep their keys.
+    /// A JSON value read without a model: what a client shows or passes on of what the server
+    /// sent (an app's configuration), and on the server (as `JSONValue`) a reset function's
+    /// arguments and a user's custom data. Integers stay exact, objects keep their keys.
     public indirect enum JSON: Codable, Sendable, Hashable {
         case null
         case bool(Bool)
-        case integer(Int64)
-        case number(Double)
+        case int(Int64)
+        case double(Double)
         case string(String)
         case array([JSON])
         case object([String: JSON])
@@ -282,9 +283,9 @@ extension AdminAPI {
                 } else if let bool = try? value.decode(Bool.self) {
                     self = .bool(bool)
                 } else if let integer = try? value.decode(Int64.self) {
-                    self = .integer(integer)
+                    self = .int(integer)
                 } else if let number = try? value.decode(Double.self) {
-                    self = .number(number)
+                    self = .double(number)
                 } else {
                     self = .string(try value.decode(String.self))
                 }
@@ -299,10 +300,10 @@ extension AdminAPI {
             case .bool(let bool):
                 var value = encoder.singleValueContainer()
                 try value.encode(bool)
-            case .integer(let integer):
+            case .int(let integer):
                 var value = encoder.singleValueContainer()
                 try value.encode(integer)
-            case .number(let number):
+            case .double(let number):
                 var value = encoder.singleValueContainer()
                 try value.encode(number)
             case .string(let string):
