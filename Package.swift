@@ -120,6 +120,8 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                // The sync endpoint writes a connection's frames in batches (SyncRoutes.write).
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 // HTTPS and wss:// when the configuration has `tls` (HTTPServerBuilder is in the core).
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

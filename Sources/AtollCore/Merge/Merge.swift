@@ -13,18 +13,40 @@ package enum Merge {
     /// Rewrites `local` to apply after `remote` and `remote` to apply after `local`.
     ///
     /// Within the `remote` side, the server's history wins ties between equal stamps.
-    /// - Complexity: O(*l* × *r*) in the numbers of instructions on each side.
+    /// - Complexity: O(*l* + *r*) when no object is changed on both sides (each side is then
+    ///   unchanged), else O(*l* × *r*) in the numbers of instructions on each side.
     package static func transform(local: [Changeset], remote: [Changeset]) -> (local: [Changeset], remote: [Changeset]) {
         var local = local
         var rebasedRemote: [Changeset] = []
         rebasedRemote.reserveCapacity(remote.count)
+        // Two instructions interact only when they change the same object (MergeRules.rebase:
+        // schema instructions and different objects are left as they are, both ways), and a
+        // rebase never moves an instruction to another object; so a remote changeset that shares no
+        // object with the local side leaves both as they are. A server rebasing an upload over
+        // many entries of other devices' objects (a session behind) pays for the lookups only.
+        let localObjects = objects(of: local)
         for var r in remote {
+            if !r.instructions.contains(where: { $0.object.map(localObjects.contains) ?? false }) {
+                rebasedRemote.append(r)
+                continue
+            }
             for i in local.indices {
                 transform(&local[i], &r)
             }
             rebasedRemote.append(r)
         }
         return (local, rebasedRemote)
+    }
+
+    /// The objects `changesets` change (schema instructions change none).
+    static func objects(of changesets: [Changeset]) -> Set<ObjectID> {
+        var objects = Set<ObjectID>()
+        for changeset in changesets {
+            for instruction in changeset.instructions {
+                if let object = instruction.object { objects.insert(object) }
+            }
+        }
+        return objects
     }
 
     /// Rewrites one local and one remote changeset against each other, instruction by instruction.

@@ -1,12 +1,41 @@
+import Foundation
+
 /// One changeset in the server's history: the server version it produced, and the changeset as
 /// integrated (rebased), still stamped with its author's file ident, client version and timestamp.
 package struct HistoryEntry: Hashable, Sendable {
     package var serverVersion: Int64
-    package var changeset: Changeset
+    /// Changing it (as a read rule's hiding of fields does) forgets ``encodedChangeset``.
+    package var changeset: Changeset {
+        didSet { encodedChangeset = nil }
+    }
+    /// The bytes `changeset` was decoded from or encoded to, when known: a realm's new entry is
+    /// encoded once (by the store that writes it) and its bytes are shared by every session that
+    /// downloads it unchanged. Never stale: any change of `changeset` drops them. Not part of equality.
+    package private(set) var encodedChangeset: Data?
 
-    package init(serverVersion: Int64, changeset: Changeset) {
+    package init(serverVersion: Int64, changeset: Changeset, encodedChangeset: Data? = nil) {
         self.serverVersion = serverVersion
         self.changeset = changeset
+        self.encodedChangeset = encodedChangeset
+    }
+
+    /// The changeset's encoding: the known bytes, or encoded now.
+    package var encoded: Data { encodedChangeset ?? changeset.encoded() }
+
+    /// Encodes the changeset now, unless its bytes are known; returns them.
+    @discardableResult
+    package mutating func encodeOnce() -> Data {
+        if let encodedChangeset { return encodedChangeset }
+        let bytes = changeset.encoded()
+        encodedChangeset = bytes
+        return bytes
+    }
+
+    package static func == (a: Self, b: Self) -> Bool { a.serverVersion == b.serverVersion && a.changeset == b.changeset }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(serverVersion)
+        hasher.combine(changeset)
     }
 }
 

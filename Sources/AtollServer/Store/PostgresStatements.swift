@@ -165,7 +165,7 @@ enum PostgresStatements {
         init(realmID: Int64, _ entry: HistoryEntry) {
             self.init(realmID: realmID, serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
                       originClientVersion: entry.changeset.version, originTimestamp: entry.changeset.timestamp,
-                      changeset: entry.changeset.encoded())
+                      changeset: entry.encoded)
         }
 
         init(realmID: Int64, serverVersion: Int64, originFileIdent: Int64, originClientVersion: Int64, originTimestamp: Int64,

@@ -116,7 +116,8 @@ extension HistoryEntry {
     /// A history row read back from a store: a changeset that does not decode is `.notFound`.
     static func stored(serverVersion: Int64, _ data: Data) throws -> HistoryEntry {
         do {
-            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data))
+            // The bytes go with it: a catch-up sends them as read (the client decodes the same changeset).
+            return HistoryEntry(serverVersion: serverVersion, changeset: try Changeset(decoding: data), encodedChangeset: data)
         } catch {
             throw ServerStoreError(.notFound, "history entry \(serverVersion) does not decode: \(error)")
         }

@@ -41,7 +41,7 @@ package enum StoreChange: Sendable, Hashable {
         switch self {
         case .history(let realm, let version, let entries, let epoch):
             Self.historyLine(realmID: realm, epoch: epoch, latestServerVersion: version,
-                             encoded: entries.map { ($0.serverVersion, $0.changeset.encoded()) })
+                             encoded: entries.map { ($0.serverVersion, $0.encoded) })
         case .historyReplaced(let realm): "r\t\(realm)"
         case .syncTerminated(let app): "t\t\(app)"
         case .appChanged(let app): "a\t\(app)"

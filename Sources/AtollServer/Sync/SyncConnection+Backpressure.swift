@@ -88,6 +88,9 @@ final class OutboundBacklog: Sendable {
     func handled() { state.withLock { $0.queued -= 1 } }
 
     var hasOverflowed: Bool { state.withLock { $0.overflowed } }
+
+    /// Whether notifications are queued that the connection has not handled yet.
+    var hasQueued: Bool { state.withLock { $0.queued > 0 } }
 }
 
 /// When something a connection waits for started waiting, nil while nothing waits: the frame being

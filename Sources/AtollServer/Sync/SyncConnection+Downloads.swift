@@ -75,9 +75,13 @@ extension SyncConnection {
         }
         for var entry in entries where entry.serverVersion > cursor {
             if let access, entry.changeset.fileIdent != record.file.ident {
-                entry.changeset.instructions = Permissions.hiding(access, in: entry.changeset.instructions, schema: schema)
+                // A changed changeset drops the shared bytes (HistoryEntry.changeset): this session's
+                // are encoded from what its rules let it read. An unchanged one keeps them.
+                let visible = Permissions.hiding(access, in: entry.changeset.instructions, schema: schema)
+                if visible != entry.changeset.instructions { entry.changeset.instructions = visible }
             }
-            let encoded = entry.changeset.encoded()
+            // The entry's bytes as the store wrote them, shared by every session that gets it whole.
+            let encoded = entry.encoded
             let size = encoded.count
             if !changesets.isEmpty && bytes + size > Self.downloadMessageBytes { try await flush() }
             changesets.append(DownloadChangeset(
@@ -100,6 +104,7 @@ extension SyncConnection {
         logger.error("sync store failure", metadata: ["error": "\(error)"])
         try? await send(.error(ErrorMessage(
             code: .tryAgainLater, message: "the server could not reach its store; try again later", tryAgainAfterMilliseconds: 1000)))
+        try? await flush()
         throw Close()
     }
 }

@@ -234,7 +234,9 @@ extension SyncConnection {
         for entry in entries {
             changesets.append(DownloadChangeset(
                 serverVersion: entry.serverVersion, originFileIdent: entry.changeset.fileIdent,
-                originTimestamp: entry.changeset.timestamp, lastClientVersion: lastOwn, changeset: entry.changeset))
+                originTimestamp: entry.changeset.timestamp, lastClientVersion: lastOwn, changeset: entry.changeset,
+                // Bytes survive only on an entry no filter or hiding changed (HistoryEntry.changeset).
+                encodedChangeset: entry.encodedChangeset))
             if entry.changeset.fileIdent == current.file.ident { lastOwn = max(lastOwn, entry.changeset.version) }
         }
         var offset = 0
@@ -256,7 +258,7 @@ extension SyncConnection {
         guard let session = sessions[id] else { return }
         var messages: [(changesets: [DownloadChangeset], bytes: Int)] = [([], 0)]
         for var changeset in changesets {
-            let encoded = changeset.changeset.encoded()
+            let encoded = changeset.encodedChangeset ?? changeset.changeset.encoded()
             changeset.encodedChangeset = encoded
             let size = encoded.count
             if !messages[messages.count - 1].changesets.isEmpty && messages[messages.count - 1].bytes + size > Self.downloadMessageBytes {

@@ -62,7 +62,9 @@ final class SyncConnection {
     let auth: AuthService
     let metrics: ServerMetrics
     let logger: Logger
-    let writeFrame: @Sendable ([UInt8]) async throws -> Void
+    /// Writes frames to the socket, in order, and returns once they are written (its wait is the
+    /// connection's backpressure: a client that stops reading stops the connection here).
+    let writeFrames: @Sendable ([[UInt8]]) async throws -> Void
     let events: AsyncStream<Event>.Continuation
     /// Connection limits shared by the server's connections.
     let admission: SyncAdmission
@@ -95,12 +97,15 @@ final class SyncConnection {
     var reassembler: MessageReassembler
     var framer: MessageFramer
     var sessions: [SessionID: Session] = [:]
+    /// Frames of messages sent while handling events, written together (``flush()``): the downloads
+    /// of one fan-out to this connection's sessions leave in one socket write, not one each.
+    var outbox = Outbox()
 
     init(
         id: UInt64, appID: String, coordinator: SyncCoordinator, auth: AuthService,
         metrics: ServerMetrics, logger: Logger, limits: SyncLimits, admission: SyncAdmission, gate: InboundGate,
         partialMessage: StallWatch = StallWatch(),
-        events: AsyncStream<Event>.Continuation, writeFrame: @escaping @Sendable ([UInt8]) async throws -> Void
+        events: AsyncStream<Event>.Continuation, writeFrames: @escaping @Sendable ([[UInt8]]) async throws -> Void
     ) {
         self.admission = admission
         self.gate = gate
@@ -116,7 +121,7 @@ final class SyncConnection {
         logger[metadataKey: "sync.connection"] = "\(id)"
         self.logger = logger
         self.events = events
-        self.writeFrame = writeFrame
+        self.writeFrames = writeFrames
         // Small until a session is bound: an unauthenticated client cannot make the server hold much.
         reassembler = MessageReassembler(maxMessageBytes: admission.limits.unauthenticatedMessageBytes)
         framer = MessageFramer(maxFrameBytes: limits.outgoingFrameBytes)
@@ -125,7 +130,12 @@ final class SyncConnection {
     /// Handles events until the client leaves or a connection-level error closes the connection.
     func run(_ stream: AsyncStream<Event>) async {
         do {
-            for await event in stream { try await handle(event) }
+            for await event in stream {
+                try await handle(event)
+                // Written once nothing more is due at once: more history notifications queued
+                // (the rest of a fan-out) add their downloads to the same write.
+                if !backlog.hasQueued || outbox.isFull { try await flush() }
+            }
         } catch {
             logger.debug("sync connection closed", metadata: ["reason": "\(error)"])
         }
@@ -306,14 +316,24 @@ final class SyncConnection {
 
     // MARK: Sending
 
+    /// Queues `message`'s frames for the next ``flush()`` (at once when the outbox is full). The
+    /// event loop flushes after each event unless more history is queued.
     func send(_ message: ServerMessage) async throws {
-        for frame in framer.frames(for: message.encoded()) { try await writeFrame(frame) }
+        outbox.append(framer.frames(for: message.encoded()))
+        if outbox.isFull { try await flush() }
+    }
+
+    /// Writes what ``send(_:)`` queued.
+    func flush() async throws {
+        guard !outbox.isEmpty else { return }
+        try await writeFrames(outbox.take())
     }
 
     /// Sends a connection-level error and stops the connection.
     func closeConnection(_ error: ProtocolError) async throws -> Never {
         logger.info("closing sync connection", metadata: ["code": "\(error.code.rawValue)", "error": "\(error.message)"])
         try? await send(.error(ErrorMessage(code: error.code, message: error.message, action: error.action)))
+        try? await flush()
         throw Close()
     }
 
@@ -353,6 +373,29 @@ final class SyncConnection {
         // Only ids the client bound: an error about an unknown id leaves nothing behind.
         logic.endSession(id, epoch: epoch)
         try await send(answer)
+    }
+}
+
+/// Frames queued by a connection and written together: at most ``maxFrames`` frames or about
+/// ``maxBytes`` bytes (one message's frames are queued whole, so a large download may exceed it).
+struct Outbox {
+    static let maxFrames = 64
+    static let maxBytes = 256 << 10
+    private(set) var frames: [[UInt8]] = []
+    private(set) var bytes = 0
+
+    var isEmpty: Bool { frames.isEmpty }
+    var isFull: Bool { frames.count >= Self.maxFrames || bytes >= Self.maxBytes }
+
+    mutating func append(_ more: [[UInt8]]) {
+        frames += more
+        for frame in more { bytes += frame.count }
+    }
+
+    /// The frames queued, in order; the outbox is empty after.
+    mutating func take() -> [[UInt8]] {
+        defer { frames = []; bytes = 0 }
+        return frames
     }
 }
 

@@ -142,8 +142,10 @@ extension SyncCoordinator {
         materialized[realm.id]?.absorb(result.appended)
         // So the next upload's schema check need not read this upload back from the store.
         if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
-        let advance = HistoryAdvance(
-            realmID: realm.id, entries: result.appended, latestServerVersion: result.latestServerVersion)
+        // Encoded once for all the realm's sessions (a store that wrote them encoded has their bytes).
+        var appended = result.appended
+        for i in appended.indices { appended[i].encodeOnce() }
+        let advance = HistoryAdvance(realmID: realm.id, entries: appended, latestServerVersion: result.latestServerVersion)
         if let subscribed = subscribers[realm.id] {
             for deliver in subscribed.values { deliver(advance) }
             fannedOut[realm.id] = max(fannedOut[realm.id] ?? 0, result.latestServerVersion)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
 
 /// The WebSocket sync endpoint, `GET /api/client/v1/app/{app}/sync` (docs/protocol.md §2).
 ///
@@ -48,24 +49,24 @@ struct SyncRoutes: Sendable {
                 }
                 return .upgrade([:])
             },
-            onUpgrade: { inbound, outbound, context in
+            onUpgrade: { inbound, _, context in
                 guard let appID = context.requestContext.parameters.get("app") else { return }
                 try await serve(appID: appID, address: auth.clientAddresses.key(context.request, peer: context.requestContext.remoteAddress), channel: context.requestContext.channel,
-                                inbound: inbound, outbound: outbound)
+                                inbound: inbound)
             })
     }
 
     func serve(
-        appID: String, address: String, channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter
+        appID: String, address: String, channel: any Channel, inbound: WebSocketInboundStream
     ) async throws {
         _ = try await auth.app(appID)
         let id = await coordinator.newConnectionID()
         let clock = coordinator.clock
         let pending = StallWatch()
-        let writeFrame: @Sendable ([UInt8]) async throws -> Void = { frame in
+        let writeFrames: @Sendable ([[UInt8]]) async throws -> Void = { frames in
             pending.begin(at: clock.now())
             defer { pending.end() }
-            try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+            try await Self.write(frames, to: channel)
         }
         guard admission.open(connection: id, address: address) else {
             metrics.countRefusal(limit: "connectionsPerAddress")
@@ -74,7 +75,7 @@ struct SyncRoutes: Sendable {
             let refusal = ServerMessage.error(ErrorMessage(
                 code: .tryAgainLater, message: "too many sync connections from \(address) (limit \(admission.limits.connectionsPerAddress))",
                 tryAgainAfterMilliseconds: 5_000))
-            for frame in framer.frames(for: refusal.encoded()) { try? await writeFrame(frame) }
+            try? await writeFrames(framer.frames(for: refusal.encoded()))
             return
         }
         defer { admission.close(connection: id, address: address) }
@@ -84,7 +85,7 @@ struct SyncRoutes: Sendable {
         let connection = SyncConnection(
             id: id, appID: appID, coordinator: coordinator, auth: auth,
             metrics: metrics, logger: logger, limits: limits, admission: admission, gate: gate, partialMessage: partialMessage,
-            events: continuation, writeFrame: writeFrame)
+            events: continuation, writeFrames: writeFrames)
         let chunkTimeout = TimeInterval(admission.limits.messageChunkTimeoutSeconds)
         let maxMessage = limits.maxIncomingFrameBytes
         let writeTimeout = TimeInterval(admission.limits.writeTimeoutSeconds)
@@ -123,5 +124,31 @@ struct SyncRoutes: Sendable {
             gate.close()
             group.cancelAll()
         }
+    }
+}
+
+extension SyncRoutes {
+    /// Writes `frames` as binary WebSocket frames in one event-loop task with one flush, and waits
+    /// until the socket took them (or the channel failed). A connection's messages take this path
+    /// only, one call at a time, so they stay in order; the WebSocket handler's own frames (pings,
+    /// pongs, the close) are whole frames and may come between two of them, as WebSocket allows.
+    /// The pipeline's frame encoder does the framing (the server configures no WebSocket extension,
+    /// which the handler's own writer would otherwise apply).
+    static func write(_ frames: [[UInt8]], to channel: any Channel) async throws {
+        guard !frames.isEmpty else { return }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        channel.eventLoop.execute {
+            for (index, bytes) in frames.enumerated() {
+                var buffer = channel.allocator.buffer(capacity: bytes.count)
+                buffer.writeBytes(bytes)
+                let frame = WebSocketFrame(fin: true, opcode: .binary, data: buffer)
+                if index == frames.count - 1 {
+                    channel.writeAndFlush(frame, promise: written)
+                } else {
+                    channel.write(frame, promise: nil)
+                }
+            }
+        }
+        try await written.futureResult.get()
     }
 }
