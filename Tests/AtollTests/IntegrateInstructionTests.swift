@@ -58,10 +58,6 @@ import Testing
             #expect(n(r, 8)?.name == "first" && n(r, 8)?.count == 2)
             #expect(r.objects(FzNode.self).count == 4)
         },
-        Case(description: "createObject of a key of another type's kind changes nothing",
-             instructions: [.createObject(ObjectID(type: "FzNode", primaryKey: .string("2")))]) { r in
-            #expect(r.objects(FzNode.self).count == 3)
-        },
         Case(description: "eraseObject removes it and hides it from lists", instructions: [.eraseObject(node(2))]) { r in
             #expect(n(r, 2) == nil)
             #expect(n(r, 1)?.children.map(\._id) == [3])
