@@ -23,12 +23,12 @@ import Testing
         return Changeset(version: version, timestamp: timestamp, instructions: instructions)
     }
 
-    /// The transform without the shortcut: every remote changeset against every local one.
+    /// The transform without either shortcut: every instruction of every pair.
     static func pairwise(local: [Changeset], remote: [Changeset]) -> (local: [Changeset], remote: [Changeset]) {
         var local = local
         var out: [Changeset] = []
         for var r in remote {
-            for i in local.indices { Merge.transform(&local[i], &r) }
+            for i in local.indices { Merge.transformEveryPair(&local[i], &r) }
             out.append(r)
         }
         return (local, out)
