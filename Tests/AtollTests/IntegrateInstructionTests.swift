@@ -43,6 +43,21 @@ import Testing
              instructions: [.set(node(2), path: [.property("name")], value: .string("two")), .createObject(node(2))]) { r in
             #expect(n(r, 2)?.name == "two")
         },
+        // The insert itself finds the existing key (no lookup before it): the sets that came with
+        // the create then apply to the existing object, which keeps its row and its links.
+        Case(description: "createObject of an existing object with sets updates it",
+             instructions: [.createObject(node(2)), .set(node(2), path: [.property("name")], value: .string("again")),
+                            .set(node(2), path: [.property("count")], value: .int(4))]) { r in
+            #expect(n(r, 2)?.name == "again" && n(r, 2)?.count == 4)
+            #expect(n(r, 1)?.children.map(\._id) == [2, 3])
+            #expect(r.objects(FzNode.self).count == 3)
+        },
+        Case(description: "createObject twice in one changeset with sets between",
+             instructions: [.createObject(node(8)), .set(node(8), path: [.property("name")], value: .string("first")),
+                            .createObject(node(8)), .set(node(8), path: [.property("count")], value: .int(2))]) { r in
+            #expect(n(r, 8)?.name == "first" && n(r, 8)?.count == 2)
+            #expect(r.objects(FzNode.self).count == 4)
+        },
         Case(description: "eraseObject removes it and hides it from lists", instructions: [.eraseObject(node(2))]) { r in
             #expect(n(r, 2) == nil)
             #expect(n(r, 1)?.children.map(\._id) == [3])

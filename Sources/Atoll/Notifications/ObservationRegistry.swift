@@ -134,16 +134,26 @@ final class ObservationRegistry {
             table = tables[ObjectIdentifier(state.table)] ?? add(state.table)
             lastTable = table
         }
-        if let existing = table.rows[state.row] {
-            state.observation = existing
-            return existing
+        // One hash of the row: the slot is made with a placeholder and filled when it was new.
+        var made = false
+        let observation = Self.fill(&table.rows[state.row, default: Self.placeholder]) {
+            made = true
+            return RowObservation()
         }
-        let made = RowObservation()
-        table.rows[state.row] = made
-        rowCount += 1
-        state.observation = made
-        added()
-        return made
+        state.observation = observation
+        if made {
+            rowCount += 1
+            added()
+        }
+        return observation
+    }
+
+    /// What a new row's slot holds for the instant between its insertion and `fill`.
+    nonisolated(unsafe) private static let placeholder = RowObservation()
+
+    private static func fill(_ slot: inout RowObservation, _ make: () -> RowObservation) -> RowObservation {
+        if slot === placeholder { slot = make() }
+        return slot
     }
 
     private func add(_ info: TableInfo) -> TableRows {
@@ -192,7 +202,9 @@ final class ObservationRegistry {
             var gone: [Int64] = []
             var position = table.rows.values.startIndex
             while position != table.rows.values.endIndex {
-                table.rows.values[position].anchored.removeAll { $0.contents.holder == nil }
+                if !table.rows.values[position].anchored.isEmpty {
+                    table.rows.values[position].anchored.removeAll { $0.contents.holder == nil }
+                }
                 // Held by the registry alone: no accessor of the row is left.
                 if isKnownUniquelyReferenced(&table.rows.values[position]) { gone.append(table.rows.keys[position]) }
                 table.rows.values.formIndex(after: &position)

@@ -49,6 +49,10 @@ final class ClassInfo: @unchecked Sendable {
     /// Whether the class is `Encodable`: its managed accessors then keep their fields bound to
     /// the object, so the synthesized `encode(to:)` can read them (see `Persisted.encode(to:)`).
     let isEncodable: Bool
+    /// Whether an accessor's fields must be bound when it is made (`bind(_:)`): `Encodable` classes
+    /// (their synthesized `encode(to:)` reads fields directly) and classes with fields that keep
+    /// samples. Other accessors bind each field on its first access.
+    let bindsEagerly: Bool
     /// Classes this one links to or embeds.
     let linkedClasses: [ObjectBase.Type]
     /// An instance with every field bound to its property index and no realm: managed accessors
@@ -165,8 +169,10 @@ final class ClassInfo: @unchecked Sendable {
         self.propertyIndex = Dictionary(found.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         // Two properties mapped to one name make the schema invalid (reported when a realm opens).
         self.persistedIndex = Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        self.isEncodable = (type as Any.Type) is any Encodable.Type
+        let isEncodable = (type as Any.Type) is any Encodable.Type
+        self.isEncodable = isEncodable
         self.linkedClasses = linked
+        self.bindsEagerly = isEncodable || found.contains(where: \.field.keepsSample) || linkingFields.contains(where: \.field.keepsSample)
         self.probe = prototype
         bind(prototype)
     }

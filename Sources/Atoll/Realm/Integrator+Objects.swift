@@ -32,7 +32,12 @@ extension Integrator {
     @discardableResult
     func createObject(_ id: ObjectID, values: [Int: Value] = [:]) throws -> Bool {
         guard let table = realm.coordinator.table(named: id.type), !table.schema.isEmbedded,
-              validKey(id.primaryKey, table), try row(of: table, id.primaryKey) == nil else { return false }
+              validKey(id.primaryKey, table) else { return false }
+        // A non-null primary key is unique in its table (a unique index): the insert itself says
+        // whether the object exists, with no lookup before it (most downloaded objects are new).
+        // NULL keys are not unique to SQLite, and row numbers are checked, so those look first.
+        let insertFindsDuplicate = table.primaryKeyIndex != nil && !id.primaryKey.isNull
+        if !insertFindsDuplicate, try row(of: table, id.primaryKey) != nil { return false }
         let arguments: [SQLValue] = table.columns.map { index in
             index == table.primaryKeyIndex ? id.primaryKey.sqlValue
                 : (values[index] ?? table.property(index).initialValue).sqlValue(as: table.property(index).type)
@@ -42,7 +47,11 @@ extension Integrator {
             // A type without a primary key is addressed by row number: keep it.
             row = try store.insertRow(table, arguments, row: number)
         } else {
-            row = try store.insertRow(table, arguments)
+            do {
+                row = try store.insertRow(table, arguments)
+            } catch where insertFindsDuplicate && ObjectStore.isDuplicateKey(error) {
+                return false
+            }
         }
         transaction.summary.insert(table.name, row)
         try realm.resolveLinks(to: table, row, id: id, transaction)

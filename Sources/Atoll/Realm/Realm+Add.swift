@@ -156,8 +156,13 @@ extension Realm {
         return row
     }
 
+    /// Makes `object` the accessor of `row`. Its fields are bound on first access, as those of an
+    /// accessor made for a stored row are (`Persisted.managedIndex`): once the object has a managed
+    /// state, every read and write goes to the realm whatever its fields hold, and binding every
+    /// field of every added object was a tenth of a bulk insert. A class whose fields are read
+    /// without that access (`Encodable`) or keep samples is bound now.
     private func bind(_ object: ObjectBase, _ info: ClassInfo, _ table: TableInfo, _ row: Int64) -> _ManagedObjectState {
-        info.bind(object)
+        if info.bindsEagerly { info.bind(object) }
         let state = _ManagedObjectState(realm: self, table: table, row: row)
         object._managedState = state
         return state

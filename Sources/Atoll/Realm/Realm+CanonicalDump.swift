@@ -26,15 +26,26 @@ extension Realm {
         let tables = coordinator.allTables
         for table in tables { state.apply(.addTable(table.schema)) }
         var reader = DumpReader(realm: self)
+        // Applied as changesets of a few thousand instructions: each object's sets then form one
+        // run, applied to its fields taken out once (`ReplicaState.apply(_: Changeset)`), where
+        // one instruction at a time looked the object up again for every field.
+        var batch: [Instruction] = []
+        func flush() {
+            guard !batch.isEmpty else { return }
+            state.apply(Changeset(version: 0, timestamp: 0, instructions: batch))
+            batch.removeAll(keepingCapacity: true)
+        }
         for table in tables where !table.schema.isEmbedded {
             for (row, values) in try reader.rows(of: table) {
                 let id = ObjectID(type: table.name, primaryKey: reader.primaryKey(table, row: row, values: values))
-                state.apply(.createObject(id))
+                batch.append(.createObject(id))
                 for (name, value) in try reader.fields(table, row: row, values: values) where name != table.schema.primaryKey {
-                    state.apply(.set(id, path: [.property(name)], value: value))
+                    batch.append(.set(id, path: [.property(name)], value: value))
                 }
+                if batch.count >= 4096 { flush() }
             }
         }
+        flush()
         return state
     }
 }

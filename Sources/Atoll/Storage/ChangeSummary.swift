@@ -4,7 +4,8 @@ import AtollCore
 /// are computed from it.
 struct ChangeSummary: Sendable {
     struct TableChanges: Sendable {
-        var inserted: Set<Int64> = []
+        /// Rows are inserted in ascending runs: kept as ranges (RowSet), not hashed one by one.
+        var inserted = RowSet()
         var deleted: Set<Int64> = []
         /// Row → names of the properties that changed (collections included).
         var modified: [Int64: Set<String>] = [:]
@@ -22,17 +23,23 @@ struct ChangeSummary: Sendable {
         tables[type, default: .init()].inserted.insert(row)
     }
 
+    // Changed in place: a copy taken out of `tables` and stored back copied every set of the
+    // table on each call (the dictionary still held them), O(rows changed) per change.
     mutating func delete(_ type: String, _ row: Int64) {
-        var changes = tables[type, default: .init()]
-        if changes.inserted.remove(row) == nil { changes.deleted.insert(row) }
-        changes.modified[row] = nil
-        tables[type] = changes
+        Self.change(&tables[type, default: .init()]) { changes in
+            if changes.inserted.remove(row) == nil { changes.deleted.insert(row) }
+            changes.modified[row] = nil
+        }
     }
 
     mutating func modify(_ type: String, _ row: Int64, _ property: String) {
-        var changes = tables[type, default: .init()]
-        if !changes.inserted.contains(row) { changes.modified[row, default: []].insert(property) }
-        tables[type] = changes
+        Self.change(&tables[type, default: .init()]) { changes in
+            if !changes.inserted.contains(row) { changes.modified[row, default: []].insert(property) }
+        }
+    }
+
+    private static func change(_ changes: inout TableChanges, _ body: (inout TableChanges) -> Void) {
+        body(&changes)
     }
 
     /// The summary of `self` followed by `later`.

@@ -51,8 +51,8 @@ struct ObjectStore {
     }
 
     func row(_ table: TableInfo, primaryKey key: Value) throws -> Int64? {
-        guard let pk = table.primaryKeyIndex else { return nil }
-        return try connection.fetchInt("SELECT _row FROM \(table.table) WHERE \(table.column(pk)) IS ?", [key.sqlValue])
+        guard let sql = table.selectRowByPrimaryKey else { return nil }
+        return try connection.fetchInt(sql, [key.sqlValue])
     }
 
     /// Every row number of the table.

@@ -15,6 +15,8 @@ final class TableInfo: @unchecked Sendable {
     /// `insertRow` with the row number given first (objects without a primary key keep theirs).
     let insertNumberedRow: String
     let primaryKeyIndex: Int?
+    /// The row of an object by its primary key (`nil` without one): made once, not per lookup.
+    let selectRowByPrimaryKey: String?
     /// The class's bound probe, cached here: the hot path of field access reads it.
     var probe: ObjectBase {
         guard let classInfo else { preconditionFailure("No class is declared for '\(schema.name)' in this process") }
@@ -42,6 +44,10 @@ final class TableInfo: @unchecked Sendable {
         insertNumberedRow = "INSERT INTO \(table) (\(numbered.joined(separator: ", "))) VALUES (\(numbered.map { _ in "?" }.joined(separator: ", ")))"
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         quotedColumns = schema.properties.map { StorageLayout.quote($0.name) }
+        let table = table
+        selectRowByPrimaryKey = schema.properties.firstIndex(where: \.isPrimaryKey).map {
+            "SELECT _row FROM \(table) WHERE \(StorageLayout.quote(schema.properties[$0].name)) IS ?"
+        }
         quotedCollectionTables = schema.properties.map {
             $0.isSingle ? nil : StorageLayout.quote(StorageLayout.collectionTable(schema.name, $0))
         }

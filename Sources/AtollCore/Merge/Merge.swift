@@ -28,7 +28,23 @@ package enum Merge {
     }
 
     /// Rewrites one local and one remote changeset against each other, instruction by instruction.
+    ///
+    /// Two instructions that address different objects, or of which one addresses none (schema
+    /// instructions), pass each other unchanged (the first rule of `MergeRules.rebase`). So when
+    /// no object is addressed on both sides, both changesets stay as they are, with no pass over
+    /// every pair: what a fresh device's download meets (its own schema changeset, not yet
+    /// acknowledged, against every downloaded object).
     static func transform(_ local: inout Changeset, _ remote: inout Changeset) {
+        guard !local.instructions.isEmpty, !remote.instructions.isEmpty else { return }
+        var localObjects = Set<ObjectID>()
+        for instruction in local.instructions { if let object = instruction.object { localObjects.insert(object) } }
+        if localObjects.isEmpty { return }
+        if !remote.instructions.contains(where: { $0.object.map(localObjects.contains) ?? false }) { return }
+        transformEveryPair(&local, &remote)
+    }
+
+    /// ``transform(_:_:)`` without its shortcut: every local instruction against every remote one.
+    static func transformEveryPair(_ local: inout Changeset, _ remote: inout Changeset) {
         guard !local.instructions.isEmpty, !remote.instructions.isEmpty else { return }
         let localStamp = MergeStamp(local), remoteStamp = MergeStamp(remote)
         var ys = remote.instructions
