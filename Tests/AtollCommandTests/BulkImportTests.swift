@@ -105,6 +105,50 @@ extension DataImportTests {
         }
     }
 
+    @Test func aBatchTypedInTwoHalvesWritesItsDocumentsInFileOrderAndRefusesEachBadOneAlone() async throws {
+        try await withSyncTestServer { server in
+            let coordinator = server.server.coordinator
+            _ = try await device(server, "a", partition: "schema")
+            let schema = try await coordinator.exportDocuments(appID: server.appId, path: "s:schema", type: nil, after: 0, limit: 1).schema
+            // 500 documents (typed in two halves at once), bad ones in both halves and at their seam,
+            // one `_id` twice (the later must win), into a realm that gets its schema from the request.
+            let bad: Set<Int> = [0, 7, 249, 250, 251, 498]
+            let documents = (0..<500).map { n in
+                bad.contains(n) ? (n % 2 == 0 ? #"{"_id":{"$oid":"nope"}}"# : #"{"_id":{"$oid":"5f1f0d1a2b3c4d5e6f708192"},"priority":"high"}"#)
+                    : n == 400 ? MongoExportGenerator.task(3, format: .canonical).replacingOccurrences(of: "Task 3", with: "Task 3 again")
+                    : MongoExportGenerator.task(n, format: n % 3 == 0 ? .canonical : .relaxed)
+            }
+            let outcome = try await coordinator.importDocuments(appID: server.appId, DataImportRequest(
+                type: "ImportedTask", documents: documents, realm: "s:halves", schema: schema))
+            #expect(outcome.imported == 500 - bad.count)
+            #expect(outcome.refused.map(\.index) == bad.sorted())
+            let typing = DocumentTyping(schema: Dictionary(uniqueKeysWithValues: schema.map { ($0.name, $0) }))
+            for refusal in outcome.refused {
+                // Each refused with what typing it alone says.
+                #expect(throws: refusal.error) { try typing.type(bytes: Array(documents[refusal.index].utf8), as: "ImportedTask") }
+            }
+            // One entry: the schema first, then each admitted document as typed alone, in file order.
+            let realm = try await coordinator.realm(appID: server.appId, path: "s:halves")
+            let history = try await coordinator.store.history(realmID: realm.id, after: 0, maxBytes: 64 << 20)
+            let entry = try #require(history.last)
+            let expected = try documents.indices.filter { !bad.contains($0) }.flatMap {
+                try typing.type(bytes: Array(documents[$0].utf8), as: "ImportedTask").instructions
+            }
+            let schemaInstructions = entry.changeset.instructions.prefix { if case .addTable = $0 { true } else { false } }
+            #expect(schemaInstructions.count == schema.count)
+            #expect(Array(entry.changeset.instructions.dropFirst(schemaInstructions.count)) == expected)
+            // The cached schema took in the request's types (read from the leading instructions
+            // alone): a second batch is typed through them without the schema given again.
+            let second = try await coordinator.importDocuments(appID: server.appId, DataImportRequest(
+                type: "ImportedTask", documents: [MongoExportGenerator.task(9_000, format: .relaxed)], realm: "s:halves"))
+            #expect(second.imported == 1 && second.refused.isEmpty)
+            let exported = try await coordinator.exportDocuments(appID: server.appId, path: "s:halves", type: "ImportedTask", after: 0, limit: 1_000)
+            #expect(exported.documents.count == 500 - bad.count - 1 + 1)
+            #expect(exported.documents.filter { $0.contains("Task 3 again") }.count == 1)
+            #expect(!exported.documents.contains { $0.contains(#"Task 3 \""#) })
+        }
+    }
+
     @Test func aKilledImportResumesFromItsCheckpoint() async throws {
         try await withSyncTestServer { server in
             let folder = try TemporaryFolder()

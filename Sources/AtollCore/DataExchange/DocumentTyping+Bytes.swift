@@ -20,8 +20,23 @@ extension DocumentTyping {
     /// - Throws: ``DataImportError``, the node path's.
     /// - Complexity: O(*n*) in the document's bytes.
     package func type(bytes: [UInt8], as typeName: String, limits: JSONLimits = JSONLimits()) throws(DataImportError) -> TypedDocument {
-        if let typed = scanned(bytes, as: typeName, limits: limits) { return typed }
-        return try type(JSONNode.parse(bytes, limits: limits), as: typeName)
+        var instructions: [Instruction] = []
+        var typed = try type(bytes: bytes, as: typeName, limits: limits, appendingTo: &instructions)
+        typed.instructions = instructions
+        return typed
+    }
+
+    /// ``type(bytes:as:limits:)`` writing the document's instructions at the end of
+    /// `instructions` (a batch's one array) rather than into the document returned, whose
+    /// ``TypedDocument/instructions`` is empty. Nothing is appended when the document is refused.
+    /// - Throws: ``DataImportError``, the node path's.
+    package func type(bytes: [UInt8], as typeName: String, limits: JSONLimits = JSONLimits(),
+                      appendingTo instructions: inout [Instruction]) throws(DataImportError) -> TypedDocument {
+        if let typed = scanned(bytes, as: typeName, limits: limits, appendingTo: &instructions) { return typed }
+        var typed = try type(JSONNode.parse(bytes, limits: limits), as: typeName)
+        instructions += typed.instructions
+        typed.instructions = []
+        return typed
     }
 
     /// The realm a document of a partition-based app belongs to, from its bytes: its member `key`
@@ -74,11 +89,19 @@ extension DocumentTyping {
 
     /// The byte path alone: nil whenever it does not type the document itself (any error included).
     package func scanned(_ bytes: [UInt8], as typeName: String, limits: JSONLimits) -> TypedDocument? {
+        var instructions: [Instruction] = []
+        guard var typed = scanned(bytes, as: typeName, limits: limits, appendingTo: &instructions) else { return nil }
+        typed.instructions = instructions
+        return typed
+    }
+
+    /// ``scanned(_:as:limits:)`` appending the instructions to `instructions` (nothing when nil).
+    func scanned(_ bytes: [UInt8], as typeName: String, limits: JSONLimits, appendingTo instructions: inout [Instruction]) -> TypedDocument? {
         guard bytes.count <= limits.maxDocumentBytes, let objectSchema = schema[typeName], !objectSchema.isEmbedded,
               let key = objectSchema.primaryKeyProperty else { return nil }
         var scanner = DocumentScanner(typing: self, parser: JSONParser(bytes: bytes, limits: limits))
         do {
-            return try scanner.document(objectSchema, key: key)
+            return try scanner.document(objectSchema, key: key, appendingTo: &instructions)
         } catch {
             return nil
         }
@@ -140,7 +163,8 @@ private struct DocumentScanner {
         return name
     }
 
-    mutating func document(_ objectSchema: ObjectSchema, key: Property) throws -> TypedDocument {
+    /// The document typed, its instructions appended to `instructions` once it has been read whole.
+    mutating func document(_ objectSchema: ObjectSchema, key: Property, appendingTo instructions: inout [Instruction]) throws -> TypedDocument {
         parser.skipWhitespace()
         guard try peek() == UInt8(ascii: "{"), 1 <= limits.maxDepth else { throw NotScanned() }
         parser.position += 1
@@ -207,8 +231,7 @@ private struct DocumentScanner {
         guard parser.position == bytes.count, let primaryKey, !primaryKey.isNull || key.isOptional else { throw NotScanned() }
 
         let id = ObjectID(type: objectSchema.name, primaryKey: primaryKey)
-        var instructions: [Instruction] = [.createObject(id)]
-        instructions.reserveCapacity(members.count + 1)
+        instructions.append(.createObject(id))
         for member in members {
             switch member {
             case .single(let name, let value):
@@ -227,7 +250,7 @@ private struct DocumentScanner {
                 for (entry, value) in entries { instructions.append(.set(id, path: path + [.key(entry)], value: value)) }
             }
         }
-        return TypedDocument(id: id, instructions: instructions, links: links, ignoredFields: ignored)
+        return TypedDocument(id: id, instructions: [], links: links, ignoredFields: ignored)
     }
 
     /// The elements of an array (the scanner at its `[`), each typed for `property`.

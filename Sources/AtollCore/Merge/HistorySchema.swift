@@ -21,7 +21,12 @@ package struct HistorySchema: Hashable, Sendable {
     /// Takes in the schema instructions of a changeset already in history (never fails: history
     /// is trusted as it stands).
     package mutating func absorb(_ changeset: Changeset) {
-        for instruction in changeset.instructions { absorb(instruction) }
+        absorb(changeset.instructions[...])
+    }
+
+    /// ``absorb(_:)-(Changeset)`` of some of a changeset's instructions (those that can be schema instructions).
+    package mutating func absorb(_ instructions: ArraySlice<Instruction>) {
+        for instruction in instructions { absorb(instruction) }
     }
 
     mutating func absorb(_ instruction: Instruction) {

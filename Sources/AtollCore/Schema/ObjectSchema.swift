@@ -31,8 +31,13 @@ public struct ObjectSchema: Sendable, Hashable, Codable {
 
     public var primaryKey: String? { primaryKeyProperty?.name }
 
+    /// - Complexity: O(*p*) for *p* properties; compares names in place (no property copied
+    ///   but the one found: typing and checking an import look up every field this way).
     public subscript(property name: String) -> Property? {
-        properties.first { $0.name == name }
+        let index = properties.withUnsafeBufferPointer { properties in
+            properties.firstIndex { $0.name == name }
+        }
+        return index.map { properties[$0] }
     }
 }
 

@@ -40,9 +40,14 @@ extension SyncCoordinator {
         /// Takes in entries after ``version``, in order. Entries read from the store are the whole
         /// history after it (where a compacted prefix is one snapshot entry, versions jump);
         /// appended ones are taken only when they directly follow, the rest is read later.
-        mutating func absorb(_ entries: [HistoryEntry], readFromStore: Bool) {
+        /// `schemaInstructions`: only that many leading instructions of each are schema instructions.
+        mutating func absorb(_ entries: [HistoryEntry], readFromStore: Bool, schemaInstructions: Int? = nil) {
             for entry in entries where readFromStore ? entry.serverVersion > version : entry.serverVersion == version + 1 {
-                schema.absorb(entry.changeset)
+                if let schemaInstructions {
+                    schema.absorb(entry.changeset.instructions.prefix(schemaInstructions))
+                } else {
+                    schema.absorb(entry.changeset)
+                }
                 version = entry.serverVersion
             }
         }

@@ -129,73 +129,88 @@ extension SyncCoordinator {
             throw DataImportError(.unknownType, "the schema given does not fit the realm's: \(error)")
         }
         let typing = DocumentTyping(schema: history.types, skippedField: request.partitionKey)
-        var typed: [(index: Int, document: TypedDocument)] = []
-        for (index, result) in await Self.type(documents, typing, as: request.type, limits: jsonLimits) {
-            switch result {
-            case .success(let document):
-                typed.append((index, document))
-                for field in document.ignoredFields { outcome.ignoredFields[field, default: 0] += 1 }
-            case .failure(let error):
-                outcome.refused.append(.init(index: index, error: error))
-            }
+        // Each document checked alone where it is typed (``ImportChangeset/Checker``): one it
+        // refuses (a value past the limits …) must not take the batch with it.
+        let checker = ImportChangeset.Checker(schema: history, version: 1, limits: limits, offset: schemaInstructions.count)
+        let batch = await Self.type(documents, typing, as: request.type, limits: jsonLimits, checking: checker, after: schemaInstructions)
+        outcome.refused += batch.refused
+        for typed in batch.typed {
+            for field in typed.document.ignoredFields { outcome.ignoredFields[field, default: 0] += 1 }
         }
-        guard !typed.isEmpty || !schemaInstructions.isEmpty else { return }
+        guard !batch.typed.isEmpty || !schemaInstructions.isEmpty else { return }
         // The state is read (and, on first use, built) only for a batch with links to check: an
         // import of plain documents leaves a realm no session materialized without it.
-        let known = typed.contains(where: { !$0.document.links.isEmpty })
-            ? try await reportUnresolvedLinks(of: typed, in: realm, outcome: &outcome)
+        let known = batch.typed.contains(where: { !$0.document.links.isEmpty })
+            ? try await reportUnresolvedLinks(of: batch.typed, in: realm, outcome: &outcome)
             : schemas[realm.id]?.version ?? 0
-        var instructions = schemaInstructions
-        instructions.reserveCapacity(typed.reduce(schemaInstructions.count) { $0 + $1.document.instructions.count })
-        for (_, document) in typed { instructions += document.instructions }
-        do {
-            try ImportChangeset.check(Changeset(version: 1, timestamp: 0, instructions: instructions), schema: current, limits: limits)
-        } catch {
-            // One document the realm refuses (a value past the limits …) must not take the batch
-            // with it: each one checked on its own, so the report names exactly the refused ones.
-            instructions = schemaInstructions
-            var kept: [(index: Int, document: TypedDocument)] = []
-            for (index, document) in typed {
-                do {
-                    try ImportChangeset.check(Changeset(version: 1, timestamp: 0, instructions: schemaInstructions + document.instructions),
-                                              schema: current, limits: limits)
-                    kept.append((index, document))
-                    instructions += document.instructions
-                } catch {
-                    outcome.refused.append(.init(index: index, error: DataImportError(.wrongType, "the realm refused it: \(error)")))
-                }
-            }
-            typed = kept
+        if !batch.instructions.isEmpty {
+            try await appendImport(batch.instructions, schemaInstructions: batch.addsSchema ? nil : schemaInstructions.count,
+                                   into: realm, after: known)
         }
-        if !instructions.isEmpty { try await appendImport(instructions, into: realm, after: known) }
-        outcome.imported += typed.count
+        outcome.imported += batch.imported
         outcome.realms.insert(realm.path)
     }
 
-    /// Each document typed (``DocumentTyping/type(bytes:as:limits:)``), in order; a large batch
-    /// in two halves at once, off the coordinator, so a second core types while the first does.
-    static func type(_ documents: [(index: Int, bytes: [UInt8])], _ typing: DocumentTyping, as type: String,
-                                 limits: JSONLimits) async -> [(index: Int, result: Result<TypedDocument, DataImportError>)] {
-        @Sendable func typed(_ part: ArraySlice<(index: Int, bytes: [UInt8])>) -> [(index: Int, result: Result<TypedDocument, DataImportError>)] {
-            part.map { document in
-                (document.index, Result { () throws(DataImportError) in try typing.type(bytes: document.bytes, as: type, limits: limits) })
+    /// A batch's documents typed and checked: the import changeset's instructions (the schema's
+    /// first, then each document's that passed), every document typed (with its instructions in
+    /// that array, not its own), and the refusals of typing and of the check.
+    struct TypedBatch: Sendable {
+        var instructions: [Instruction]
+        /// Documents typed, in order, and whether the check let them in.
+        var typed: [(index: Int, document: TypedDocument, admitted: Bool)] = []
+        var refused: [DataImportOutcome.Refusal] = []
+        /// Whether an admitted document held schema instructions (one typed never does).
+        var addsSchema = false
+
+        var imported: Int { typed.reduce(0) { $0 + ($1.admitted ? 1 : 0) } }
+    }
+
+    /// Each document typed (``DocumentTyping/type(bytes:as:limits:appendingTo:)``) straight into
+    /// the batch's array after `leading` and checked there (``ImportChangeset/Checker``), in
+    /// order; a large batch in two halves at once, off the coordinator, so a second core types
+    /// and checks while the first does.
+    static func type(_ documents: [(index: Int, bytes: [UInt8])], _ typing: DocumentTyping, as type: String, limits: JSONLimits,
+                     checking checker: ImportChangeset.Checker, after leading: [Instruction]) async -> TypedBatch {
+        @Sendable func typed(_ part: ArraySlice<(index: Int, bytes: [UInt8])>, after leading: [Instruction]) -> TypedBatch {
+            var batch = TypedBatch(instructions: leading)
+            batch.instructions.reserveCapacity(leading.count + part.count * 16)
+            batch.typed.reserveCapacity(part.count)
+            for (index, bytes) in part {
+                let start = batch.instructions.count
+                do throws(DataImportError) {
+                    let document = try typing.type(bytes: bytes, as: type, limits: limits, appendingTo: &batch.instructions)
+                    if let refusal = checker.admit(&batch.instructions, from: start, addsSchema: &batch.addsSchema) {
+                        batch.refused.append(.init(index: index, error: DataImportError(.wrongType, "the realm refused it: \(refusal)")))
+                        batch.typed.append((index, document, false))
+                    } else {
+                        batch.typed.append((index, document, true))
+                    }
+                } catch {
+                    batch.refused.append(.init(index: index, error: error))
+                }
             }
+            return batch
         }
-        guard documents.count >= 200 else { return typed(documents[...]) }
+        guard documents.count >= 200 else { return typed(documents[...], after: leading) }
         let half = documents.count / 2
-        async let first = typed(documents[..<half])
-        let second = typed(documents[half...])
-        return await first + second
+        async let first = typed(documents[..<half], after: leading)
+        let second = typed(documents[half...], after: [])
+        var batch = await first
+        batch.instructions += second.instructions
+        batch.typed += second.typed
+        batch.refused += second.refused
+        batch.addsSchema = batch.addsSchema || second.addsSchema
+        return batch
     }
 
     /// Links to an object neither in the realm nor in the batch, reported (and kept); the
     /// version of the state looked in. No copy of the state outlives this: the import's own
     /// append, which changes the cached state, would otherwise copy all of it.
-    private func reportUnresolvedLinks(of typed: [(index: Int, document: TypedDocument)], in realm: StoredRealm,
+    private func reportUnresolvedLinks(of typed: [(index: Int, document: TypedDocument, admitted: Bool)], in realm: StoredRealm,
                                        outcome: inout DataImportOutcome) async throws -> Int64 {
         let snapshot = try await snapshot(of: realm)
         let inBatch = Set(typed.map(\.document.id))
-        for (index, document) in typed {
+        for (index, document, _) in typed {
             for link in document.links {
                 let target = ObjectID(type: link.objectType, primaryKey: link.primaryKey)
                 if !inBatch.contains(target), snapshot.state.object(target) == nil {
@@ -208,8 +223,9 @@ extension SyncCoordinator {
 
     /// One import changeset (checked by ``ImportChangeset/check(_:schema:limits:)``) appended on
     /// the realm's newest version, from a client file of its own: no history read, no rebase, no
-    /// validation against the state, whose cached copy then applies it once.
-    private func appendImport(_ instructions: [Instruction], into realm: StoredRealm, after known: Int64) async throws {
+    /// validation against the state, whose cached copy then applies it once. When its schema
+    /// instructions are known to be its first `schemaInstructions`, the cached schema takes in those alone.
+    private func appendImport(_ instructions: [Instruction], schemaInstructions: Int?, into realm: StoredRealm, after known: Int64) async throws {
         let file = try await store.newClientFile(realmID: realm.id, salt: Int64.random(in: 1...Int64.max), now: now())
         let changeset = Changeset(version: 1, timestamp: timestamp(), fileIdent: file.ident.ident, instructions: instructions)
         uploadsInFlight[realm.appID, default: 0] += 1
@@ -222,7 +238,7 @@ extension SyncCoordinator {
             return [changeset]
         }
         metrics.integrationLatency.record(ContinuousClock.now - start)
-        integrated(result, into: realm)
+        integrated(result, into: realm, schemaInstructions: schemaInstructions)
     }
 }
 

@@ -136,12 +136,16 @@ extension SyncCoordinator {
     }
 
     /// What follows a committed integration: the cached state and schema take in the appended
-    /// entries, and every session bound to the realm gets them.
-    func integrated(_ result: IntegrationResult, into realm: StoredRealm) {
+    /// entries, and every session bound to the realm gets them. `schemaInstructions`: every
+    /// appended changeset's schema instructions are known to be its first that many (an
+    /// import's), so the schema reads no others.
+    func integrated(_ result: IntegrationResult, into realm: StoredRealm, schemaInstructions: Int? = nil) {
         guard !result.appended.isEmpty else { return }
         materialized[realm.id]?.absorb(result.appended)
         // So the next upload's schema check need not read this upload back from the store.
-        if schemas[realm.id]?.epoch == realm.epoch { schemas[realm.id]!.absorb(result.appended, readFromStore: false) }
+        if schemas[realm.id]?.epoch == realm.epoch {
+            schemas[realm.id]!.absorb(result.appended, readFromStore: false, schemaInstructions: schemaInstructions)
+        }
         // Encoded once for all the realm's sessions (a store that wrote them encoded has their bytes).
         var appended = result.appended
         for i in appended.indices { appended[i].encodeOnce() }

@@ -66,7 +66,9 @@ struct SyncRoutes: Sendable {
         let writeFrames: @Sendable ([[UInt8]]) async throws -> Void = { frames in
             pending.begin(at: clock.now())
             defer { pending.end() }
-            try await Self.write(frames, to: channel)
+            // The wait ends on the event loop as the socket takes the frames, not when this task
+            // resumes (a clock moved meanwhile must not count that hop against the client).
+            try await Self.write(frames, to: channel, whenWritten: { pending.end() })
         }
         guard admission.open(connection: id, address: address) else {
             metrics.countRefusal(limit: "connectionsPerAddress")
@@ -134,7 +136,7 @@ extension SyncRoutes {
     /// pongs, the close) are whole frames and may come between two of them, as WebSocket allows.
     /// The pipeline's frame encoder does the framing (the server configures no WebSocket extension,
     /// which the handler's own writer would otherwise apply).
-    static func write(_ frames: [[UInt8]], to channel: any Channel) async throws {
+    static func write(_ frames: [[UInt8]], to channel: any Channel, whenWritten: @escaping @Sendable () -> Void = {}) async throws {
         guard !frames.isEmpty else { return }
         let written = channel.eventLoop.makePromise(of: Void.self)
         channel.eventLoop.execute {
@@ -149,6 +151,7 @@ extension SyncRoutes {
                 }
             }
         }
+        written.futureResult.whenComplete { _ in whenWritten() }
         try await written.futureResult.get()
     }
 }
