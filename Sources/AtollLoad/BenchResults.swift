@@ -34,6 +34,7 @@ package struct BenchResults: Codable, Sendable, Hashable {
         package var higherIsBetter: Bool {
             let unit = unit.lowercased()
             return unit.hasSuffix("/s") || unit == "x" && workload.lowercased().contains("speedup")
+                || unit == "sessions" && !workload.lowercased().contains("failed")
         }
     }
 
@@ -58,13 +59,16 @@ package struct BenchResults: Codable, Sendable, Hashable {
     package var suites: [String]
     package var machine: Machine
     package var figures: [Figure]
+    /// A load run's whole report (`atoll-bench load --json`): phases, failures, connections.
+    package var load: LoadReport?
 
-    package init(date: Date, commit: String?, suites: [String], machine: Machine, figures: [Figure] = []) {
+    package init(date: Date, commit: String?, suites: [String], machine: Machine, figures: [Figure] = [], load: LoadReport? = nil) {
         self.date = date
         self.commit = commit
         self.suites = suites
         self.machine = machine
         self.figures = figures
+        self.load = load
     }
 
     package func write(to path: String) throws {
@@ -88,7 +92,7 @@ package struct BenchResults: Codable, Sendable, Hashable {
         package var before: Double
         package var after: Double
         /// after ÷ before.
-        package var ratio: Double { before == 0 ? .infinity : after / before }
+        package var ratio: Double { before == 0 ? (after == 0 ? 1 : .infinity) : after / before }
         /// How much better (> 0) or worse (< 0) the second run is, as a fraction of the first:
         /// for a rate the gain, for a time or a size the saving.
         package var improvement: Double {

@@ -89,28 +89,34 @@ package struct LoadReport: Codable, Hashable, Sendable {
         return try encoder.encode(self)
     }
 
-    /// The bench's lines for this run: `atoll <workload>_<figure> <value> <unit>`.
-    package func lines() -> [String] {
-        func line(_ name: String, _ value: Double, _ unit: String) -> String {
-            "atoll \(workload)_\(name) \(String(format: value >= 100 ? "%.0f" : "%.3f", value)) \(unit)"
+    /// The bench's figures for this run, `<workload>_<figure>` with their units (what `--json`
+    /// keeps for `atoll-bench compare`, and what `lines()` prints).
+    package func figures() -> [BenchResults.Figure] {
+        func figure(_ name: String, _ value: Double, _ unit: String) -> BenchResults.Figure {
+            BenchResults.Figure(system: "atoll", workload: "\(workload)_\(name)", value: value, unit: unit)
         }
-        var lines = [
-            line("sessions", Double(sessionsActive), "sessions"),
-            line("generator_memory_per_session", generatorBytesPerSession / 1024, "KiB"),
+        var figures = [
+            figure("sessions", Double(sessionsActive), "sessions"),
+            figure("generator_memory_per_session", generatorBytesPerSession / 1024, "KiB"),
         ]
         for (i, phase) in phases.enumerated() {
             let suffix = phases.count > 1 ? "_r\(i + 1)" : ""
             let latency = phase.expectedDownloads > 0 ? phase.download : phase.acknowledgement
             let kind = phase.expectedDownloads > 0 ? "download" : "ack"
-            lines.append(line("rate\(suffix)", phase.rate, "writes/s"))
-            lines.append(line("\(kind)_p50\(suffix)", latency.p50, "ms"))
-            lines.append(line("\(kind)_p99\(suffix)", latency.p99, "ms"))
-            lines.append(line("\(kind)_p999\(suffix)", latency.p999, "ms"))
-            lines.append(line("uploads\(suffix)", phase.uploadsPerSecond, "uploads/s"))
-            if phase.expectedDownloads > 0 { lines.append(line("downloads\(suffix)", phase.downloadsPerSecond, "downloads/s")) }
-            lines.append(line("incomplete\(suffix)", Double(phase.writes - phase.acknowledged + phase.expectedDownloads - phase.downloads + phase.skipped), "writes"))
-            lines.append(line("failed_sessions\(suffix)", Double(phase.failedSessions), "sessions"))
+            figures.append(figure("rate\(suffix)", phase.rate, "writes/s"))
+            figures.append(figure("\(kind)_p50\(suffix)", latency.p50, "ms"))
+            figures.append(figure("\(kind)_p99\(suffix)", latency.p99, "ms"))
+            figures.append(figure("\(kind)_p999\(suffix)", latency.p999, "ms"))
+            figures.append(figure("uploads\(suffix)", phase.uploadsPerSecond, "uploads/s"))
+            if phase.expectedDownloads > 0 { figures.append(figure("downloads\(suffix)", phase.downloadsPerSecond, "downloads/s")) }
+            figures.append(figure("incomplete\(suffix)", Double(phase.writes - phase.acknowledged + phase.expectedDownloads - phase.downloads + phase.skipped), "writes"))
+            figures.append(figure("failed_sessions\(suffix)", Double(phase.failedSessions), "sessions"))
         }
-        return lines
+        return figures
+    }
+
+    /// The bench's lines for this run: `atoll <workload>_<figure> <value> <unit>`.
+    package func lines() -> [String] {
+        figures().map { "\($0.system) \($0.workload) \(String(format: $0.value >= 100 ? "%.0f" : "%.3f", $0.value)) \($0.unit)" }
     }
 }

@@ -134,7 +134,11 @@ struct LoadBenchmark {
         let result = generator.report(workload: options.workload, phases: phases)
         for line in result.lines() { print(line) }
         if let path = options.json {
-            try result.json().write(to: URL(fileURLWithPath: path))
+            // The same form as every suite's `--json`, so `atoll-bench compare` reads load runs
+            // too; the whole report rides along.
+            let figures = Figures.shared.withLock { $0 } + result.figures()
+            try BenchResults(date: Date(), commit: benchCommit(), suites: ["load"], machine: BenchResults.machineFacts(),
+                             figures: figures, load: result).write(to: path)
             print("# report: \(path)")
         }
         if let server { await server.stop() }

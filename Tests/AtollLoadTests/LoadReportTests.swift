@@ -39,6 +39,38 @@ import Testing
         #expect(lines.allSatisfy { $0.split(separator: " ").count == 4 })
     }
 
+    @Test func aLoadRunsJSONIsABenchRunThatCompareReads() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let machine = BenchResults.Machine(cores: 2, loadAverage: 1, fdatasyncMilliseconds: 0.1)
+        var slower = phase()
+        slower.download.p99 *= 3
+        for (name, run) in [("a", report([phase()])), ("b", report([slower]))] {
+            try BenchResults(date: Date(timeIntervalSince1970: 0), commit: name, suites: ["load"], machine: machine,
+                             figures: run.figures(), load: run).write(to: folder.appendingPathComponent(name).path)
+        }
+        let a = try BenchResults.read(from: folder.appendingPathComponent("a").path)
+        let b = try BenchResults.read(from: folder.appendingPathComponent("b").path)
+        #expect(a.load == report([phase()]))
+        let comparison = BenchResults.comparison(a, b)
+        #expect(comparison.regressions.map(\.figure.workload) == ["W11_download_p99"])
+        #expect(comparison.changes.count == report([phase()]).figures().count)
+        // An older run's file, from before load runs kept their report, still reads.
+        let old = try JSONSerialization.data(withJSONObject: [
+            "date": "1970-01-01T00:00:00Z", "suites": ["local"], "figures": [] as [Any],
+            "machine": ["cores": 2, "loadAverage": 1, "fdatasyncMilliseconds": 0.1]])
+        try old.write(to: folder.appendingPathComponent("old"))
+        #expect(try BenchResults.read(from: folder.appendingPathComponent("old").path).load == nil)
+    }
+
+    @Test func sessionCountsAreBetterHigherAndFailedSessionsLower() {
+        let figures = report([phase()]).figures()
+        #expect(figures.first { $0.workload == "W11_sessions" }?.higherIsBetter == true)
+        #expect(figures.first { $0.workload == "W11_failed_sessions" }?.higherIsBetter == false)
+        #expect(figures.first { $0.workload == "W11_download_p99" }?.higherIsBetter == false)
+    }
+
     @Test func aPhaseIsCompleteOnlyWhenEveryWriteWasAcknowledgedAndDownloaded() {
         #expect(phase().isComplete)
         #expect(!phase(acknowledged: 99).isComplete)
