@@ -164,25 +164,24 @@ final class Connection {
     }
 
     func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
-        try run { db in
-            let statement = try db.cachedStatement(sql: sql)
-            let raw = try bind(statement, arguments, db)
-            let code = sqlite3_step(raw)
-            guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, sql, db) }
-            sqlite3_reset(raw)
-        }
+        try run { db in try step(sql, arguments, db) }
     }
 
     /// Runs an `INSERT` and returns the row number it gave the new row.
     func insert(_ sql: String, _ arguments: [SQLValue]) throws -> Int64 {
         try run { db in
-            let statement = try db.cachedStatement(sql: sql)
-            let raw = try bind(statement, arguments, db)
-            let code = sqlite3_step(raw)
-            guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, sql, db) }
-            sqlite3_reset(raw)
+            try step(sql, arguments, db)
             return sqlite3_last_insert_rowid(db.sqliteConnection)
         }
+    }
+
+    /// Runs `sql`'s cached statement once with `arguments`, on the connection's queue.
+    private func step(_ sql: String, _ arguments: [SQLValue], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: sql)
+        let raw = try bind(statement, arguments, db)
+        let code = sqlite3_step(raw)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code, sql, db) }
+        sqlite3_reset(raw)
     }
 
     /// Every row of a query, columns decoded straight from SQLite (the hot path of reads).
